@@ -1,0 +1,28 @@
+// CLI subcommands: each file under app/cli/ adds one subcommand to the CLI11 app and returns the
+// function that runs it. Commands call the same core functions as the GUI.
+#pragma once
+
+#include "core/support/error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace qs::cli {
+
+/// Exit codes of quantscope-cli.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+};
+
+/// Prints `error` on stderr as one line and returns the exit code for it.
+int reportError(const Error& error);
+
+Command addInfoCommand(CLI::App& parent);
+
+} // namespace qs::cli
