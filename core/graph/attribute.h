@@ -19,9 +19,9 @@ struct OpaqueAttribute {
     bool operator==(const OpaqueAttribute&) const = default;
 };
 
-using AttributeValue = std::variant<float, int64_t, std::string, TensorPtr, std::vector<float>,
-                                    std::vector<int64_t>, std::vector<std::string>,
-                                    std::vector<TensorPtr>, OpaqueAttribute>;
+using AttributeValue =
+    std::variant<float, int64_t, std::string, TensorPtr, std::vector<float>, std::vector<int64_t>,
+                 std::vector<std::string>, std::vector<TensorPtr>, OpaqueAttribute>;
 
 struct Attribute {
     std::string name;

@@ -11,12 +11,12 @@ struct TypeInfo {
 };
 
 constexpr std::array<TypeInfo, kMaxDataTypeCode + 1> kTypes = {{
-    {"undefined", 0},     {"float", 32},          {"uint8", 8},   {"int8", 8},
-    {"uint16", 16},       {"int16", 16},          {"int32", 32},  {"int64", 64},
-    {"string", 0},        {"bool", 8},            {"float16", 16}, {"double", 64},
-    {"uint32", 32},       {"uint64", 64},         {"complex64", 64}, {"complex128", 128},
-    {"bfloat16", 16},     {"float8e4m3fn", 8},    {"float8e4m3fnuz", 8}, {"float8e5m2", 8},
-    {"float8e5m2fnuz", 8}, {"uint4", 4},          {"int4", 4},
+    {"undefined", 0},      {"float", 32},       {"uint8", 8},          {"int8", 8},
+    {"uint16", 16},        {"int16", 16},       {"int32", 32},         {"int64", 64},
+    {"string", 0},         {"bool", 8},         {"float16", 16},       {"double", 64},
+    {"uint32", 32},        {"uint64", 64},      {"complex64", 64},     {"complex128", 128},
+    {"bfloat16", 16},      {"float8e4m3fn", 8}, {"float8e4m3fnuz", 8}, {"float8e5m2", 8},
+    {"float8e5m2fnuz", 8}, {"uint4", 4},        {"int4", 4},
 }};
 static_assert(kTypes.size() == kMaxDataTypeCode + 1);
 
@@ -26,9 +26,13 @@ const TypeInfo& info(DataType type) {
 }
 } // namespace
 
-std::string_view dataTypeName(DataType type) { return info(type).name; }
+std::string_view dataTypeName(DataType type) {
+    return info(type).name;
+}
 
-int dataTypeBits(DataType type) { return info(type).bits; }
+int dataTypeBits(DataType type) {
+    return info(type).bits;
+}
 
 bool isFloatingPoint(DataType type) {
     switch (type) {

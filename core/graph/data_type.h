@@ -46,6 +46,8 @@ bool isFloatingPoint(DataType type);
 bool isInteger(DataType type);
 
 /// True for codes 1..22; anything else in a file is rejected at import.
-inline bool isKnownDataType(int32_t code) { return code >= 1 && code <= kMaxDataTypeCode; }
+inline bool isKnownDataType(int32_t code) {
+    return code >= 1 && code <= kMaxDataTypeCode;
+}
 
 } // namespace qs::graph

@@ -1,8 +1,9 @@
 #include "core/graph/graph.h"
 
+#include <queue>
+
 #include <algorithm>
 #include <functional>
-#include <queue>
 
 namespace qs::graph {
 
@@ -71,6 +72,14 @@ ValueId Graph::addValue(std::string name, DataType dtype, TensorShape shape) {
     m_valueByName.emplace(value.name, id);
     m_values.push_back(std::move(value));
     return id;
+}
+
+void Graph::renameValue(ValueId id, std::string newName) {
+    QS_ASSERT(!newName.empty() && !m_valueByName.contains(newName), "value names are unique");
+    Value& v = m_values[id.index()];
+    m_valueByName.erase(v.name);
+    v.name = std::move(newName);
+    m_valueByName.emplace(v.name, id);
 }
 
 ValueId Graph::addInitializer(std::string name, TensorPtr data) {
@@ -188,9 +197,9 @@ void Graph::compact() {
         if (n.removed) {
             continue;
         }
-        const NodeId id = out.addNode(std::move(n.name), std::move(n.opType), remap(n.inputs),
-                                      remap(n.outputs), std::move(n.attributes),
-                                      std::move(n.domain));
+        const NodeId id =
+            out.addNode(std::move(n.name), std::move(n.opType), remap(n.inputs), remap(n.outputs),
+                        std::move(n.attributes), std::move(n.domain));
         out.m_nodes[id.index()].implicitInputs = remap(n.implicitInputs);
         out.m_nodes[id.index()].docString = std::move(n.docString);
     }

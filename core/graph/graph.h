@@ -109,6 +109,9 @@ public:
                    std::vector<ValueId> outputs, std::vector<Attribute> attributes = {},
                    std::string domain = {});
 
+    /// Renames a value; the new name must be unused.
+    void renameValue(ValueId value, std::string newName);
+
     void addInput(ValueId value) { m_inputs.push_back(value); }
 
     void addOutput(ValueId value) { m_outputs.push_back(value); }

@@ -45,8 +45,7 @@ bool valuesEqual(const Value& va, const Value& vb, std::string* diff) {
     return true;
 }
 
-bool nodesEqual(const Graph& a, const Node& na, const Graph& b, const Node& nb,
-                std::string* diff) {
+bool nodesEqual(const Graph& a, const Node& na, const Graph& b, const Node& nb, std::string* diff) {
     if (na.name != nb.name || na.opType != nb.opType || na.domain != nb.domain) {
         return fail(diff, "node '" + na.name + "' (" + na.opType + ") vs '" + nb.name + "' (" +
                               nb.opType + ")");

@@ -52,15 +52,21 @@ bool isEmbedding(const Graph& graph, NodeId id) {
 struct Metatypes {
     Metatype unknown = simple("UnknownMetatype", "", Trait::NonQuantizable);
     Metatype conv = weighted("ONNXConvolutionMetatype", "Convolution", {1});
-    Metatype depthwiseConv = weighted("ONNXDepthwiseConvolutionMetatype", "DepthWiseConvolution", {1});
-    Metatype convTranspose = weighted("ONNXConvolutionTransposeMetatype", "ConvolutionBackpropData", {1});
+    Metatype depthwiseConv =
+        weighted("ONNXDepthwiseConvolutionMetatype", "DepthWiseConvolution", {1});
+    Metatype convTranspose =
+        weighted("ONNXConvolutionTransposeMetatype", "ConvolutionBackpropData", {1});
     Metatype deformConv = weighted("ONNXDeformableConvolutionMetatype", "Convolution", {1});
     Metatype gemm = weighted("ONNXGemmMetatype", "MatMul", {0, 1});
     Metatype matMul = weighted("ONNXMatMulMetatype", "MatMul", {0, 1});
-    Metatype embedding = Metatype{"ONNXEmbeddingMetatype", "Embedding",
-                                  Trait::OutputQuantizationAsWeights, {0}, true, {}};
-    Metatype attention = Metatype{"ONNXScaledDotProductAttentionMetatype", "ScaledDotProductAttention",
-                                  Trait::InputsQuantizable, {}, false, {0, 1}};
+    Metatype embedding = Metatype{
+        "ONNXEmbeddingMetatype", "Embedding", Trait::OutputQuantizationAsWeights, {0}, true, {}};
+    Metatype attention = Metatype{"ONNXScaledDotProductAttentionMetatype",
+                                  "ScaledDotProductAttention",
+                                  Trait::InputsQuantizable,
+                                  {},
+                                  false,
+                                  {0, 1}};
 };
 
 const Metatypes& metatypes() {
@@ -83,7 +89,10 @@ const std::vector<PlainEntry>& plainEntries() {
         {{"Mul"}, "ONNXMulLayerMetatype", "Multiply", Trait::InputsQuantizable},
         {{"Div"}, "ONNXDivLayerMetatype", "Divide", Trait::NonQuantizable},
         {{"AveragePool"}, "ONNXAveragePoolMetatype", "AvgPool", Trait::InputsQuantizable},
-        {{"GlobalAveragePool"}, "ONNXGlobalAveragePoolMetatype", "AvgPool", Trait::InputsQuantizable},
+        {{"GlobalAveragePool"},
+         "ONNXGlobalAveragePoolMetatype",
+         "AvgPool",
+         Trait::InputsQuantizable},
         {{"MaxPool"}, "ONNXMaxPoolMetatype", "MaxPool", Trait::QuantizationAgnostic},
         {{"GlobalMaxPool"}, "ONNXGlobalMaxPoolMetatype", "MaxPool", Trait::QuantizationAgnostic},
         {{"BatchNormalization"}, "ONNXBatchNormMetatype", "", Trait::InputsQuantizable},
@@ -173,7 +182,9 @@ const std::vector<PlainEntry>& plainEntries() {
         {{"LayerNormalization"}, "ONNXLayerNormalizationMetatype", "", Trait::NonQuantizable},
         {{"InstanceNormalization"}, "ONNXInstanceNormalizationMetatype", "", Trait::NonQuantizable},
         {{"GroupNormalization"}, "ONNXGroupNormalizationMetatype", "", Trait::NonQuantizable},
-        {{"MeanVarianceNormalization"}, "ONNXMeanVarianceNormalizationMetatype", "MVN",
+        {{"MeanVarianceNormalization"},
+         "ONNXMeanVarianceNormalizationMetatype",
+         "MVN",
          Trait::NonQuantizable},
         {{"LpNormalization"}, "ONNXLpNormalizationMetatype", "", Trait::NonQuantizable},
         {{"Einsum"}, "ONNXEinsumMetatype", "", Trait::NonQuantizable},
@@ -207,12 +218,18 @@ const std::vector<PlainEntry>& plainEntries() {
         {{"EyeLike"}, "ONNXEyeLikeMetatype", "", Trait::NonQuantizable},
         {{"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
           "Bernoulli"},
-         "ONNXRandomMetatype", "", Trait::NonQuantizable},
-        {{"Optional", "OptionalGetElement", "OptionalHasElement"}, "ONNXOptionalMetatype", "",
+         "ONNXRandomMetatype",
+         "",
+         Trait::NonQuantizable},
+        {{"Optional", "OptionalGetElement", "OptionalHasElement"},
+         "ONNXOptionalMetatype",
+         "",
          Trait::NonQuantizable},
         {{"SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert",
           "SequenceLength", "SplitToSequence", "ConcatFromSequence"},
-         "ONNXSequenceMetatype", "", Trait::NonQuantizable},
+         "ONNXSequenceMetatype",
+         "",
+         Trait::NonQuantizable},
     };
     return kEntries;
 }
@@ -269,7 +286,9 @@ const std::vector<MetatypeRegistration>& metatypeRegistry() {
     return kRegistry;
 }
 
-const Metatype& unknownMetatype() { return metatypes().unknown; }
+const Metatype& unknownMetatype() {
+    return metatypes().unknown;
+}
 
 bool isRegisteredOpType(std::string_view opType) {
     static const auto kOpTypes = [] {
@@ -304,7 +323,8 @@ std::vector<int> constantWeightPorts(const Graph& graph, NodeId id) {
         }
     }
     // Gemm/MatMul with two constants: NNCF takes the second input as the weight.
-    if (ports.size() > 1 && (meta.name == metatypes().gemm.name || meta.name == metatypes().matMul.name)) {
+    if (ports.size() > 1 &&
+        (meta.name == metatypes().gemm.name || meta.name == metatypes().matMul.name)) {
         ports = {ports.back()};
     }
     return ports;

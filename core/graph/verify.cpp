@@ -8,7 +8,9 @@
 namespace qs::graph {
 
 namespace {
-Error broken(std::string what) { return Error(Errc::InvalidModel, std::move(what)); }
+Error broken(std::string what) {
+    return Error(Errc::InvalidModel, std::move(what));
+}
 
 Result<void> verifyNodeLinks(const Graph& graph, NodeId id) {
     const Node& n = graph.node(id);
@@ -25,8 +27,8 @@ Result<void> verifyNodeLinks(const Graph& graph, NodeId id) {
             return broken("value '" + graph.value(input).name + "' does not list its consumer");
         }
         const Value& v = graph.value(input);
-        const bool isGraphInput = std::find(graph.inputs().begin(), graph.inputs().end(),
-                                            input) != graph.inputs().end();
+        const bool isGraphInput =
+            std::find(graph.inputs().begin(), graph.inputs().end(), input) != graph.inputs().end();
         if (!v.producer.valid() && !v.isInitializer() && !isGraphInput) {
             return broken("input '" + v.name + "' is produced by no node, input or initializer");
         }
@@ -56,10 +58,12 @@ Result<void> verify(const Graph& graph) {
                 return broken("value '" + v.name + "' lists a consumer that does not read it");
             }
         }
-        if (v.isInitializer() && v.initializer->bytes().size() != v.initializer->expectedByteSize() &&
+        if (v.isInitializer() &&
+            v.initializer->bytes().size() != v.initializer->expectedByteSize() &&
             v.dtype != DataType::String) {
             return broken("initializer '" + v.name + "' holds " +
-                          std::to_string(v.initializer->bytes().size()) + " bytes, its shape needs " +
+                          std::to_string(v.initializer->bytes().size()) +
+                          " bytes, its shape needs " +
                           std::to_string(v.initializer->expectedByteSize()));
         }
     }

@@ -1,11 +1,10 @@
 #include "core/onnx/external_data.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <unistd.h>
 
 namespace qs::onnx::detail {
 namespace fs = std::filesystem;
@@ -25,8 +24,8 @@ struct ExternalRef {
 Result<int64_t> parseNonNegative(const std::string& key, const std::string& text) {
     if (text.empty() || text.size() > 18 ||
         text.find_first_not_of("0123456789") != std::string::npos) {
-        return Error(Errc::InvalidModel, "external data " + key + " '" + text +
-                                             "' is not a non-negative integer");
+        return Error(Errc::InvalidModel,
+                     "external data " + key + " '" + text + "' is not a non-negative integer");
     }
     return std::stoll(text);
 }
@@ -52,9 +51,9 @@ Result<ExternalRef> readRef(const ::onnx::TensorProto& tensor) {
 Result<fs::path> resolveInside(const std::string& location, const fs::path& baseDir) {
     const fs::path rel(location);
     if (rel.is_absolute() || location.find('\0') != std::string::npos) {
-        return Error(Errc::InvalidModel,
-                     "external data location '" + location + "' is absolute; only paths inside "
-                                                             "the model's folder are allowed");
+        return Error(Errc::InvalidModel, "external data location '" + location +
+                                             "' is absolute; only paths inside "
+                                             "the model's folder are allowed");
     }
     for (const auto& part : rel) {
         if (part == "..") {
@@ -71,15 +70,15 @@ Result<fs::path> resolveInside(const std::string& location, const fs::path& base
     if (ec) {
         return Error(Errc::Io, "external data file '" + location + "' not found next to the model");
     }
-    const auto [baseEnd, unused] = std::mismatch(base.begin(), base.end(), resolved.begin(),
-                                                 resolved.end());
+    const auto [baseEnd, unused] =
+        std::mismatch(base.begin(), base.end(), resolved.begin(), resolved.end());
     if (baseEnd != base.end()) {
-        return Error(Errc::InvalidModel, "external data location '" + location +
-                                             "' links outside the model's folder");
+        return Error(Errc::InvalidModel,
+                     "external data location '" + location + "' links outside the model's folder");
     }
     if (!fs::is_regular_file(resolved, ec)) {
-        return Error(Errc::InvalidModel, "external data location '" + location +
-                                             "' is not a regular file");
+        return Error(Errc::InvalidModel,
+                     "external data location '" + location + "' is not a regular file");
     }
     return resolved;
 }
@@ -89,7 +88,8 @@ Result<fs::path> resolveInside(const std::string& location, const fs::path& base
 Result<void> loadExternalData(::onnx::TensorProto& tensor, const fs::path& baseDir) {
     const std::string where = "initializer '" + tensor.name() + "'";
     if (baseDir.empty()) {
-        return Error(Errc::InvalidModel, "uses external data but the model was not read from a file")
+        return Error(Errc::InvalidModel,
+                     "uses external data but the model was not read from a file")
             .context(where);
     }
     QS_ASSIGN_OR_RETURN(const ExternalRef ref, readRef(tensor).context(where));
@@ -97,14 +97,15 @@ Result<void> loadExternalData(::onnx::TensorProto& tensor, const fs::path& baseD
     std::error_code ec;
     const auto fileSize = static_cast<int64_t>(fs::file_size(file, ec));
     if (ec) {
-        return Error(Errc::Io, "cannot stat external data file '" + ref.location + "'").context(where);
+        return Error(Errc::Io, "cannot stat external data file '" + ref.location + "'")
+            .context(where);
     }
     const int64_t length = ref.length >= 0 ? ref.length : fileSize - ref.offset;
     if (ref.offset > fileSize || length < 0 || length > fileSize - ref.offset) {
         return Error(Errc::InvalidModel, "external data range [" + std::to_string(ref.offset) +
-                                             ", +" + std::to_string(length) + ") is past the end of '" +
-                                             ref.location + "' (" + std::to_string(fileSize) +
-                                             " bytes)")
+                                             ", +" + std::to_string(length) +
+                                             ") is past the end of '" + ref.location + "' (" +
+                                             std::to_string(fileSize) + " bytes)")
             .context(where);
     }
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);

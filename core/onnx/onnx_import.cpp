@@ -7,9 +7,6 @@
 #include "core/onnx/model_io.h"
 #include "core/onnx/proto_convert.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -19,6 +16,8 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
+#include <fcntl.h>
+#include <unistd.h>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -102,10 +101,9 @@ Result<void> checkModelHeader(const ::onnx::ModelProto& model) {
         return Error(Errc::InvalidModel, "the model imports no opset of the default ONNX domain");
     }
     if (opset < kMinOpset || opset > kMaxOpset) {
-        return Error(Errc::Unsupported, "opset " + std::to_string(opset) +
-                                            " is not supported (supported: " +
-                                            std::to_string(kMinOpset) + " to " +
-                                            std::to_string(kMaxOpset) + ")");
+        return Error(Errc::Unsupported,
+                     "opset " + std::to_string(opset) + " is not supported (supported: " +
+                         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
     }
     return success();
 }
@@ -149,8 +147,8 @@ Result<void> applyInputShapes(::onnx::GraphProto& graph,
             }
         }
         if (target == nullptr) {
-            return Error(Errc::InvalidArgument,
-                         "--input-shape names '" + item.inputName + "', which is not a graph input");
+            return Error(Errc::InvalidArgument, "--input-shape names '" + item.inputName +
+                                                    "', which is not a graph input");
         }
         auto* shape = target->mutable_type()->mutable_tensor_type()->mutable_shape();
         shape->clear_dim();
@@ -298,8 +296,9 @@ private:
 
     /// A Constant node whose value is a dense tensor or a scalar/list attribute.
     static bool isFoldableConstant(const ::onnx::NodeProto& node) {
-        if (node.op_type() != "Constant" || !(node.domain().empty() || node.domain() == "ai.onnx") ||
-            node.output_size() != 1 || node.attribute_size() != 1) {
+        if (node.op_type() != "Constant" ||
+            !(node.domain().empty() || node.domain() == "ai.onnx") || node.output_size() != 1 ||
+            node.attribute_size() != 1) {
             return false;
         }
         const std::string& attr = node.attribute(0).name();
@@ -325,8 +324,8 @@ private:
         }
         if (name == "value_floats") {
             const std::vector<float> v(attr.floats().begin(), attr.floats().end());
-            return TensorData::fromValues<float>(DataType::Float,
-                                                 {static_cast<int64_t>(v.size())}, v);
+            return TensorData::fromValues<float>(DataType::Float, {static_cast<int64_t>(v.size())},
+                                                 v);
         }
         const std::vector<int64_t> v(attr.ints().begin(), attr.ints().end());
         return TensorData::fromValues<int64_t>(DataType::Int64, {static_cast<int64_t>(v.size())},
@@ -379,8 +378,8 @@ private:
     Result<ValueId> lookup(const std::string& name) const {
         const auto id = m_graph.findValue(name);
         if (!id) {
-            return Error(Errc::InvalidModel,
-                         "consumes value '" + name + "', which no node, input or initializer produces");
+            return Error(Errc::InvalidModel, "consumes value '" + name +
+                                                 "', which no node, input or initializer produces");
         }
         return *id;
     }
@@ -409,8 +408,7 @@ private:
             attributes.push_back(std::move(converted));
         }
         const NodeId id = m_graph.addNode(name, node.op_type(), std::move(inputs),
-                                          std::move(outputs), std::move(attributes),
-                                          node.domain());
+                                          std::move(outputs), std::move(attributes), node.domain());
         graph::Node& added = m_graph.node(id);
         added.docString = node.doc_string();
         for (const std::string& outer : outerNames) {
@@ -424,8 +422,9 @@ private:
 
     Result<void> addGraphOutputs() {
         for (const auto& output : m_proto.output()) {
-            QS_ASSIGN_OR_RETURN(const ValueId id,
-                                lookup(output.name()).context("graph output '" + output.name() + "'"));
+            QS_ASSIGN_OR_RETURN(
+                const ValueId id,
+                lookup(output.name()).context("graph output '" + output.name() + "'"));
             m_graph.addOutput(id);
         }
         return success();
@@ -500,7 +499,8 @@ Result<InputShapeOverride> parseInputShapeOverride(std::string_view text) {
         const std::string_view item = dims.substr(0, comma);
         int64_t dim = 0;
         const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), dim);
-        if (ec != std::errc() || end != item.data() + item.size() || dim < -1 || dim > kMaxDimSize) {
+        if (ec != std::errc() || end != item.data() + item.size() || dim < -1 ||
+            dim > kMaxDimSize) {
             return Error(Errc::InvalidArgument, "--input-shape: '" + std::string(item) +
                                                     "' is not a dimension (a size, or -1 for "
                                                     "dynamic)");

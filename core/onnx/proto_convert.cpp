@@ -63,8 +63,7 @@ Result<std::string> typedFieldBytes(const ::onnx::TensorProto& proto, DataType d
     case DataType::UInt4:
         return packNibbles(proto.int32_data(), count);
     default:
-        return Error(Errc::Unsupported, "tensor type '" +
-                                            std::string(graph::dataTypeName(dtype)) +
+        return Error(Errc::Unsupported, "tensor type '" + std::string(graph::dataTypeName(dtype)) +
                                             "' is not supported");
     }
 }
@@ -100,7 +99,8 @@ Result<graph::TensorPtr> takeTensor(::onnx::TensorProto& proto) {
     } else {
         QS_ASSIGN_OR_RETURN(bytes, typedFieldBytes(proto, dtype, count).context(where));
     }
-    auto tensor = std::make_shared<const graph::TensorData>(dtype, std::move(dims), std::move(bytes));
+    auto tensor =
+        std::make_shared<const graph::TensorData>(dtype, std::move(dims), std::move(bytes));
     if (tensor->bytes().size() != tensor->expectedByteSize()) {
         return Error(Errc::InvalidModel, "holds " + std::to_string(tensor->bytes().size()) +
                                              " bytes but its type and shape need " +

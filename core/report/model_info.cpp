@@ -19,17 +19,19 @@ TensorSummary summarize(const graph::Value& value) {
     return {value.name, std::string(graph::dataTypeName(value.dtype)), value.shape.toString()};
 }
 
-std::optional<std::vector<int64_t>> staticDims(const Graph& graph, graph::ValueId id) {
+/// Dims of a value with a known rank; symbolic dims (a dynamic batch) count as 1.
+std::optional<std::vector<int64_t>> macDims(const Graph& graph, graph::ValueId id, bool& assumed) {
     if (!id.valid()) {
         return std::nullopt;
     }
     const graph::TensorShape& shape = graph.value(id).shape;
-    if (!shape.isStatic()) {
+    if (!shape.rankKnown) {
         return std::nullopt;
     }
     std::vector<int64_t> dims;
     for (const graph::Dim& dim : shape.dims) {
-        dims.push_back(dim.size);
+        assumed = assumed || !dim.isKnown();
+        dims.push_back(dim.isKnown() ? dim.size : 1);
     }
     return dims;
 }
@@ -44,7 +46,8 @@ int64_t product(const std::vector<int64_t>& dims, size_t from = 0) {
 
 std::string withThousands(int64_t value) {
     std::string digits = std::to_string(value);
-    for (int pos = static_cast<int>(digits.size()) - 3; pos > 0 && digits[static_cast<size_t>(pos) - 1] != '-'; pos -= 3) {
+    for (int pos = static_cast<int>(digits.size()) - 3;
+         pos > 0 && digits[static_cast<size_t>(pos) - 1] != '-'; pos -= 3) {
         digits.insert(static_cast<size_t>(pos), ",");
     }
     return digits;
@@ -67,13 +70,17 @@ std::string humanBytes(int64_t bytes) {
 
 } // namespace
 
-std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id) {
+std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id, bool* dynamicDimsAssumedOne) {
     const graph::Node& n = graph.node(id);
     if (!n.isDefaultDomain() || n.inputs.size() < 2 || n.outputs.empty()) {
         return std::nullopt;
     }
-    const auto out = staticDims(graph, n.outputs[0]);
-    const auto weight = staticDims(graph, n.inputs[1]);
+    bool assumed = false;
+    const auto out = macDims(graph, n.outputs[0], assumed);
+    const auto weight = macDims(graph, n.inputs[1], assumed);
+    if (dynamicDimsAssumedOne != nullptr) {
+        *dynamicDimsAssumedOne = assumed;
+    }
     if (n.opType == "Conv") {
         // Each output element sums C_in/group x kernel products: weight is [C_out, C_in/g, k...].
         if (!out || !weight || weight->size() < 2) {
@@ -82,8 +89,9 @@ std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id) {
         return product(*out) * product(*weight, 1);
     }
     if (n.opType == "ConvTranspose") {
-        // Each input element scatters into C_out/group x kernel outputs: weight is [C_in, C_out/g, k...].
-        const auto in = staticDims(graph, n.inputs[0]);
+        // Each input element scatters into C_out/group x kernel outputs: weight is [C_in, C_out/g,
+        // k...].
+        const auto in = macDims(graph, n.inputs[0], assumed);
         if (!in || !weight || weight->size() < 2) {
             return std::nullopt;
         }
@@ -91,7 +99,7 @@ std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id) {
     }
     if (n.opType == "Gemm" || n.opType == "MatMul") {
         // M x N outputs (per batch), each a K-long dot product.
-        const auto a = staticDims(graph, n.inputs[0]);
+        const auto a = macDims(graph, n.inputs[0], assumed);
         if (!out || !a || a->empty()) {
             return std::nullopt;
         }
@@ -110,7 +118,8 @@ ModelInfo computeModelInfo(const Graph& graph) {
     info.irVersion = meta.irVersion;
     info.opsets = meta.opsetImports;
     info.defaultOpset = graph.opsetVersion();
-    info.producer = meta.producerName + (meta.producerVersion.empty() ? "" : " " + meta.producerVersion);
+    info.producer =
+        meta.producerName + (meta.producerVersion.empty() ? "" : " " + meta.producerVersion);
     for (const graph::ValueId id : graph.runtimeInputs()) {
         info.inputs.push_back(summarize(graph.value(id)));
     }
@@ -132,8 +141,10 @@ ModelInfo computeModelInfo(const Graph& graph) {
         }
         if (n.opType == "Conv" || n.opType == "ConvTranspose" || n.opType == "Gemm" ||
             n.opType == "MatMul") {
-            if (const auto macs = nodeMacs(graph, id)) {
+            bool assumed = false;
+            if (const auto macs = nodeMacs(graph, id, &assumed)) {
                 info.macs += *macs;
+                info.macsDynamicDimsAsOne = info.macsDynamicDimsAsOne || assumed;
             } else {
                 ++info.macsUnknownNodes;
             }
@@ -174,11 +185,14 @@ std::string formatModelInfo(const ModelInfo& info) {
         out << "  " << t.name << "  " << t.dtype << "  " << t.shape << '\n';
     }
     out << "Nodes:       " << info.nodeCount << '\n';
-    out << "Parameters:  " << withThousands(info.parameterCount) << " in "
-        << info.initializerCount << " initializers (" << humanBytes(info.parameterBytes) << ")\n";
+    out << "Parameters:  " << withThousands(info.parameterCount) << " in " << info.initializerCount
+        << " initializers (" << humanBytes(info.parameterBytes) << ")\n";
     out << "MACs:        " << withThousands(info.macs);
+    if (info.macsDynamicDimsAsOne) {
+        out << " (dynamic dims counted as 1)";
+    }
     if (info.macsUnknownNodes > 0) {
-        out << " (+" << info.macsUnknownNodes << " Conv/Gemm/MatMul nodes with dynamic shapes)";
+        out << " (+" << info.macsUnknownNodes << " Conv/Gemm/MatMul nodes of unknown rank)";
     }
     out << '\n';
     out << "Op types:\n";
@@ -236,6 +250,7 @@ nlohmann::json modelInfoToJson(const ModelInfo& info) {
                 {"parameter_bytes", info.parameterBytes},
                 {"macs", info.macs},
                 {"macs_unknown_nodes", info.macsUnknownNodes},
+                {"macs_dynamic_dims_as_one", info.macsDynamicDimsAsOne},
                 {"opaque_nodes", opaque},
                 {"warnings", info.warnings}};
 }

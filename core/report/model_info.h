@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,16 +38,19 @@ struct ModelInfo {
     size_t nodeCount = 0;
     std::vector<std::pair<std::string, size_t>> opTypeCounts; ///< most frequent first
     size_t initializerCount = 0;
-    int64_t parameterCount = 0;  ///< elements of all initializers
+    int64_t parameterCount = 0; ///< elements of all initializers
     int64_t parameterBytes = 0;
-    int64_t macs = 0;            ///< Conv, ConvTranspose, Gemm, MatMul with static shapes
-    size_t macsUnknownNodes = 0; ///< such nodes whose shapes were not static
+    int64_t macs = 0;                  ///< Conv, ConvTranspose, Gemm, MatMul with static shapes
+    size_t macsUnknownNodes = 0;       ///< such nodes whose ranks were unknown
+    bool macsDynamicDimsAsOne = false; ///< a symbolic dim (e.g. batch) was counted as 1
     std::vector<OpaqueNode> opaqueNodes;
     std::vector<std::string> warnings;
 };
 
-/// Multiply-accumulates of one node, when it is Conv/ConvTranspose/Gemm/MatMul with known shapes.
-std::optional<int64_t> nodeMacs(const graph::Graph& graph, graph::NodeId node);
+/// Multiply-accumulates of one Conv/ConvTranspose/Gemm/MatMul with known ranks; symbolic dims
+/// count as 1 (then `*dynamicDimsAssumedOne` is set).
+std::optional<int64_t> nodeMacs(const graph::Graph& graph, graph::NodeId node,
+                                bool* dynamicDimsAssumedOne = nullptr);
 
 ModelInfo computeModelInfo(const graph::Graph& graph);
 

@@ -1,15 +1,14 @@
 #include "core/support/atomic_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <system_error>
+#include <unistd.h>
 
 namespace qs {
 namespace fs = std::filesystem;
@@ -109,7 +108,8 @@ Result<std::string> readFile(const fs::path& path) {
         return Error(Errc::Io, "no such file").context("file '" + path.string() + "'");
     }
     if (fs::is_directory(status)) {
-        return Error(Errc::Io, "is a directory, not a file").context("file '" + path.string() + "'");
+        return Error(Errc::Io, "is a directory, not a file")
+            .context("file '" + path.string() + "'");
     }
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {

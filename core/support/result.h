@@ -105,7 +105,9 @@ private:
     bool m_failed = false;
 };
 
-inline Result<void> success() { return {}; }
+inline Result<void> success() {
+    return {};
+}
 
 } // namespace qs
 
@@ -115,14 +117,15 @@ inline Result<void> success() { return {}; }
 /// Returns the error of `expr` (a Result) from the enclosing function.
 #define QS_TRY(expr)                                                                               \
     do {                                                                                           \
-        auto qsTryResult = (expr);                                                               \
+        auto qsTryResult = (expr);                                                                 \
         if (!qsTryResult.ok()) {                                                                   \
             return std::move(qsTryResult).error();                                                 \
         }                                                                                          \
     } while (false)
 
 /// `QS_ASSIGN_OR_RETURN(auto graph, importModel(path));` unwraps or returns the error.
-#define QS_ASSIGN_OR_RETURN(decl, expr) QS_ASSIGN_OR_RETURN_IMPL(QS_CONCAT(qsRes, __LINE__), decl, expr)
+#define QS_ASSIGN_OR_RETURN(decl, expr)                                                            \
+    QS_ASSIGN_OR_RETURN_IMPL(QS_CONCAT(qsRes, __LINE__), decl, expr)
 #define QS_ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                                                  \
     auto tmp = (expr);                                                                             \
     if (!tmp.ok()) {                                                                               \
