@@ -185,6 +185,7 @@ void Graph::compact() {
         moved.initializer = std::move(old.initializer);
         moved.constantNodeName = std::move(old.constantNodeName);
         moved.docString = std::move(old.docString);
+        moved.opaqueType = std::move(old.opaqueType);
         newValue[valueIdx] = id;
     }
     auto remap = [&](std::vector<ValueId> ids) {

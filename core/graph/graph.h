@@ -41,6 +41,7 @@ struct Value {
     TensorPtr initializer;        ///< set for weights and other constants
     std::string constantNodeName; ///< the Constant node this initializer was imported from
     std::string docString;
+    std::string opaqueType; ///< serialized ONNX TypeProto of sequence/map/optional values
 
     bool isInitializer() const { return initializer != nullptr; }
 };

@@ -31,7 +31,7 @@ bool sameValueLists(const Graph& a, const std::vector<ValueId>& la, const Graph&
 }
 
 bool valuesEqual(const Value& va, const Value& vb, std::string* diff) {
-    if (va.dtype != vb.dtype) {
+    if (va.dtype != vb.dtype || va.opaqueType != vb.opaqueType) {
         return fail(diff, "value '" + va.name + "': dtype differs");
     }
     if (!(va.shape == vb.shape)) {
@@ -77,8 +77,14 @@ bool graphsEqual(const Graph& a, const Graph& b, std::string* diff) {
         !sameValueLists(a, a.outputs(), b, b.outputs())) {
         return fail(diff, "graph inputs or outputs differ");
     }
-    const auto nodesA = a.nodeIds();
-    const auto nodesB = b.nodeIds();
+    // Files may list nodes in any valid order; compare in the stable topological order.
+    const auto orderA = a.topologicalOrder();
+    const auto orderB = b.topologicalOrder();
+    if (!orderA.ok() || !orderB.ok()) {
+        return fail(diff, "a graph has a cycle");
+    }
+    const std::vector<NodeId>& nodesA = *orderA;
+    const std::vector<NodeId>& nodesB = *orderB;
     if (nodesA.size() != nodesB.size()) {
         return fail(diff, "node count " + std::to_string(nodesA.size()) + " vs " +
                               std::to_string(nodesB.size()));

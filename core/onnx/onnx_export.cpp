@@ -26,6 +26,8 @@ void fillValueInfo(const graph::Value& value, ::onnx::ValueInfoProto& info) {
     }
     if (value.dtype != graph::DataType::Undefined) {
         detail::fillTensorType(value.dtype, value.shape, *info.mutable_type());
+    } else if (!value.opaqueType.empty()) {
+        info.mutable_type()->ParseFromString(value.opaqueType);
     }
 }
 
@@ -87,12 +89,6 @@ Result<::onnx::ModelProto> toProto(const Graph& graph) {
     }
     for (const ValueId id : graph.initializers()) {
         const graph::Value& value = graph.value(id);
-        if (value.consumers.empty() &&
-            std::find(graph.outputs().begin(), graph.outputs().end(), id) ==
-                graph.outputs().end() &&
-            std::find(graph.inputs().begin(), graph.inputs().end(), id) == graph.inputs().end()) {
-            continue; // nothing reads it any more
-        }
         auto* tensor = proto.add_initializer();
         tensor->set_name(value.name);
         if (!value.docString.empty()) {
@@ -107,7 +103,8 @@ Result<::onnx::ModelProto> toProto(const Graph& graph) {
     for (const NodeId id : order) {
         for (const ValueId out : graph.node(id).outputs) {
             if (out.valid() && !listed.contains(out.index()) &&
-                graph.value(out).dtype != graph::DataType::Undefined) {
+                (graph.value(out).dtype != graph::DataType::Undefined ||
+                 !graph.value(out).opaqueType.empty())) {
                 fillValueInfo(graph.value(out), *proto.add_value_info());
             }
         }

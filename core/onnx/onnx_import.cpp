@@ -98,7 +98,15 @@ Result<void> checkModelHeader(const ::onnx::ModelProto& model) {
         }
     }
     if (opset < 0) {
-        return Error(Errc::InvalidModel, "the model imports no opset of the default ONNX domain");
+        // Legal when every op comes from another domain (e.g. ai.onnx.preview.training).
+        for (const auto& node : model.graph().node()) {
+            if (node.domain().empty() || node.domain() == "ai.onnx") {
+                return Error(Errc::InvalidModel, "node '" + node.name() + "' (" + node.op_type() +
+                                                     ") uses the default ONNX domain, which the "
+                                                     "model does not import");
+            }
+        }
+        return success();
     }
     if (opset < kMinOpset || opset > kMaxOpset) {
         return Error(Errc::Unsupported,
@@ -242,10 +250,12 @@ private:
         for (const auto* list : {&m_proto.input(), &m_proto.output(), &m_proto.value_info()}) {
             for (const auto& info : *list) {
                 TypeInfo typeInfo;
-                if (detail::readTensorType(info.type(), typeInfo.dtype, typeInfo.shape)) {
-                    typeInfo.docString = info.doc_string();
-                    m_types[info.name()] = std::move(typeInfo);
+                typeInfo.docString = info.doc_string();
+                if (!detail::readTensorType(info.type(), typeInfo.dtype, typeInfo.shape) &&
+                    info.has_type()) {
+                    typeInfo.opaqueType = info.type().SerializeAsString();
                 }
+                m_types[info.name()] = std::move(typeInfo);
             }
         }
     }
@@ -263,6 +273,7 @@ private:
         }
         const ValueId id = m_graph.addValue(name, it->second.dtype, it->second.shape);
         m_graph.value(id).docString = it->second.docString;
+        m_graph.value(id).opaqueType = it->second.opaqueType;
         return id;
     }
 
@@ -434,6 +445,7 @@ private:
         graph::DataType dtype = graph::DataType::Undefined;
         graph::TensorShape shape;
         std::string docString;
+        std::string opaqueType;
     };
 
     ::onnx::ModelProto& m_model;
