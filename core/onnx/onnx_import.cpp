@@ -456,7 +456,9 @@ private:
 
 void inferShapes(::onnx::ModelProto& model, ImportNotes* notes) {
     try {
-        ::onnx::shape_inference::InferShapes(model);
+        // Data propagation lets shapes flow through Shape -> Gather -> Concat -> Reshape chains.
+        const ::onnx::ShapeInferenceOptions options(false, 0, true);
+        ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), options);
     } catch (const std::exception& e) {
         if (notes != nullptr) {
             notes->warnings.push_back(std::string("shape inference stopped early: ") + e.what());
