@@ -6,7 +6,9 @@
 namespace qs::graph {
 namespace {
 
-std::vector<float> zeros(size_t count) { return std::vector<float>(count, 0.0F); }
+std::vector<float> zeros(size_t count) {
+    return std::vector<float>(count, 0.0F);
+}
 
 TEST(Metatype, DepthwiseConvolutionNeedsGroupEqualToInputChannels) {
     GraphBuilder b;

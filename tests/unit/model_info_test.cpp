@@ -17,9 +17,9 @@ graph::Graph smallNet() {
     GraphBuilder b;
     const ValueId x = b.input("x", {1, 3, 10, 10});
     const ValueId w = b.weight("w", {8, 3, 3, 3}, std::vector<float>(216, 0.1F));
-    const ValueId c = b.op("Conv", "conv", {x, w},
-                           {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                            {"kernel_shape", std::vector<int64_t>{3, 3}}});
+    const ValueId c = b.op(
+        "Conv", "conv", {x, w},
+        {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"kernel_shape", std::vector<int64_t>{3, 3}}});
     const ValueId f = b.op("Flatten", "flat", {c});
     const ValueId gw = b.weight("gw", {5, 800}, std::vector<float>(4000, 0.0F));
     const ValueId y = b.op("Gemm", "fc", {f, gw}, {{"transB", int64_t{1}}});
@@ -48,8 +48,8 @@ TEST(ModelInfo, CountsNodesParametersAndMacs) {
 }
 
 TEST(ModelInfo, DemoModelIsTheDocumentedShape) {
-    auto graph = onnx::importModel(std::filesystem::path(QS_SOURCE_DIR) /
-                                   "resources/models/demo_cnn.onnx");
+    auto graph =
+        onnx::importModel(std::filesystem::path(QS_SOURCE_DIR) / "resources/models/demo_cnn.onnx");
     ASSERT_TRUE(graph.ok()) << graph.error().toString();
     const ModelInfo info = computeModelInfo(*graph);
     EXPECT_GE(info.nodeCount, 40U);

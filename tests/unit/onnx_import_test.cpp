@@ -1,5 +1,6 @@
 // Import, export and bad-input behaviour of core/onnx.
 
+#include "core/graph/graph_builder.h"
 #include "core/graph/metatype.h"
 #include "core/onnx/model_io.h"
 #include "core/support/atomic_file.h"
@@ -164,6 +165,33 @@ TEST(OnnxExport, WritesAtomicallyAndKeepsTheOldFileOnFailure) {
         EXPECT_EQ(entry.path().filename(), "out.onnx") << "temp file left behind";
     }
     EXPECT_FALSE(exportModel(cyclic, dir.path() / "no" / "such" / "dir.onnx").ok());
+}
+
+} // namespace
+} // namespace qs::onnx
+
+namespace qs::onnx {
+namespace {
+
+TEST(OnnxImport, ModelsOver64MegabytesImportWithoutCopyingWeights) {
+    // Protobuf's old default limit was 64 MB; a 72 MB weight must still load, byte for byte.
+    graph::GraphBuilder b;
+    const auto x = b.input("x", {1, 18'000'000});
+    std::vector<float> big(18'000'000);
+    for (size_t i = 0; i < big.size(); ++i) {
+        big[i] = static_cast<float>(i % 1000);
+    }
+    const auto w = b.weight("big", {1, 18'000'000}, big);
+    const auto y = b.op("Add", "add", {x, w});
+    b.output(y, graph::DataType::Float, {1, 18'000'000});
+    auto bytes = serializeModel(b.take());
+    ASSERT_TRUE(bytes.ok());
+    ASSERT_GT(bytes->size(), 64U << 20);
+    auto graph = importModelFromBytes(*bytes, {});
+    ASSERT_TRUE(graph.ok()) << graph.error().toString();
+    const auto& tensor = *graph->value(*graph->findValue("big")).initializer;
+    EXPECT_EQ(tensor.numElements(), 18'000'000);
+    EXPECT_EQ(tensor.as<float>()[17'999'999], 999.0F);
 }
 
 } // namespace
