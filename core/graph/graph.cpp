@@ -271,22 +271,29 @@ std::optional<NodeId> Graph::findNode(std::string_view name) const {
     return std::nullopt;
 }
 
-Result<std::vector<NodeId>> Graph::topologicalOrder() const {
-    const size_t count = m_nodes.size();
-    std::vector<uint32_t> pending(count, 0);
-    std::vector<std::vector<uint32_t>> dependents(count);
+namespace {
+/// For each live node: how many producers it waits for, and who waits for it.
+struct Dependencies {
+    std::vector<uint32_t> pending;
+    std::vector<std::vector<uint32_t>> dependents;
+};
+
+Dependencies collectDependencies(const std::vector<Node>& nodes, const std::vector<Value>& values) {
+    Dependencies deps;
+    deps.pending.assign(nodes.size(), 0);
+    deps.dependents.resize(nodes.size());
     auto addDependency = [&](uint32_t nodeIdx, ValueId input) {
         if (!input.valid()) {
             return;
         }
-        const NodeId producer = m_values[input.index()].producer;
-        if (producer.valid() && !m_nodes[producer.index()].removed) {
-            ++pending[nodeIdx];
-            dependents[producer.index()].push_back(nodeIdx);
+        const NodeId producer = values[input.index()].producer;
+        if (producer.valid() && !nodes[producer.index()].removed) {
+            ++deps.pending[nodeIdx];
+            deps.dependents[producer.index()].push_back(nodeIdx);
         }
     };
-    for (uint32_t nodeIdx = 0; nodeIdx < count; ++nodeIdx) {
-        const Node& n = m_nodes[nodeIdx];
+    for (uint32_t nodeIdx = 0; nodeIdx < nodes.size(); ++nodeIdx) {
+        const Node& n = nodes[nodeIdx];
         if (n.removed) {
             continue;
         }
@@ -297,14 +304,20 @@ Result<std::vector<NodeId>> Graph::topologicalOrder() const {
             addDependency(nodeIdx, input);
         }
     }
+    return deps;
+}
+} // namespace
+
+Result<std::vector<NodeId>> Graph::topologicalOrder() const {
+    Dependencies deps = collectDependencies(m_nodes, m_values);
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
     size_t live = 0;
-    for (uint32_t nodeIdx = 0; nodeIdx < count; ++nodeIdx) {
+    for (uint32_t nodeIdx = 0; nodeIdx < m_nodes.size(); ++nodeIdx) {
         if (m_nodes[nodeIdx].removed) {
             continue;
         }
         ++live;
-        if (pending[nodeIdx] == 0) {
+        if (deps.pending[nodeIdx] == 0) {
             ready.push(nodeIdx);
         }
     }
@@ -314,22 +327,21 @@ Result<std::vector<NodeId>> Graph::topologicalOrder() const {
         const uint32_t nodeIdx = ready.top();
         ready.pop();
         order.emplace_back(nodeIdx);
-        for (const uint32_t dependent : dependents[nodeIdx]) {
-            if (--pending[dependent] == 0) {
+        for (const uint32_t dependent : deps.dependents[nodeIdx]) {
+            if (--deps.pending[dependent] == 0) {
                 ready.push(dependent);
             }
         }
     }
-    if (order.size() != live) {
-        for (uint32_t nodeIdx = 0; nodeIdx < count; ++nodeIdx) {
-            if (!m_nodes[nodeIdx].removed && pending[nodeIdx] > 0) {
-                return Error(Errc::InvalidModel, "the graph has a cycle through node '" +
-                                                     m_nodes[nodeIdx].name + "' (" +
-                                                     m_nodes[nodeIdx].opType + ")");
-            }
-        }
+    if (order.size() == live) {
+        return order;
     }
-    return order;
+    uint32_t stuck = 0;
+    while (m_nodes[stuck].removed || deps.pending[stuck] == 0) {
+        ++stuck;
+    }
+    return Error(Errc::InvalidModel, "the graph has a cycle through node '" + m_nodes[stuck].name +
+                                         "' (" + m_nodes[stuck].opType + ")");
 }
 
 int64_t Graph::opsetVersion(std::string_view domain) const {

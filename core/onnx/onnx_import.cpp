@@ -345,33 +345,13 @@ private:
 
     Result<void> addNodes() {
         auto& nodes = *m_proto.mutable_node();
-        // Pass 1: every output gets its value first, so unsorted files still link up.
+        // Every output gets its value first, so files with unsorted nodes still link up.
         std::vector<std::vector<ValueId>> outputs(static_cast<size_t>(nodes.size()));
         for (int nodeIdx = 0; nodeIdx < nodes.size(); ++nodeIdx) {
-            auto& node = nodes[nodeIdx];
-            const std::string where = "node '" + node.name() + "' (" + node.op_type() + ")";
-            if (isFoldableConstant(node)) {
-                QS_ASSIGN_OR_RETURN(graph::TensorPtr tensor, constantTensor(node).context(where));
-                if (m_graph.findValue(node.output(0))) {
-                    return Error(Errc::InvalidModel,
-                                 "value '" + node.output(0) + "' is defined more than once")
-                        .context(where);
-                }
-                const ValueId id = m_graph.addInitializer(node.output(0), std::move(tensor));
-                m_graph.value(id).constantNodeName =
-                    node.name().empty() ? "Constant_nncf_" + std::to_string(nodeIdx) : node.name();
-                continue;
-            }
-            for (const auto& output : node.output()) {
-                if (output.empty()) {
-                    outputs[static_cast<size_t>(nodeIdx)].emplace_back();
-                    continue;
-                }
-                QS_ASSIGN_OR_RETURN(const ValueId id, newValue(output).context(where));
-                outputs[static_cast<size_t>(nodeIdx)].push_back(id);
-            }
+            QS_ASSIGN_OR_RETURN(outputs[static_cast<size_t>(nodeIdx)],
+                                declareOutputs(nodes[nodeIdx], nodeIdx));
         }
-        // Pass 2: nodes, in file order (names of unnamed nodes follow NNCF's scheme).
+        // Then the nodes, in file order (unnamed nodes are named as NNCF names them).
         for (int nodeIdx = 0; nodeIdx < nodes.size(); ++nodeIdx) {
             auto& node = nodes[nodeIdx];
             if (isFoldableConstant(node)) {
@@ -384,6 +364,33 @@ private:
                        .context("node '" + name + "' (" + node.op_type() + ")"));
         }
         return success();
+    }
+
+    /// Creates the output values of one node; a foldable Constant becomes an initializer.
+    Result<std::vector<ValueId>> declareOutputs(::onnx::NodeProto& node, int nodeIdx) {
+        const std::string where = "node '" + node.name() + "' (" + node.op_type() + ")";
+        std::vector<ValueId> outputs;
+        if (isFoldableConstant(node)) {
+            QS_ASSIGN_OR_RETURN(graph::TensorPtr tensor, constantTensor(node).context(where));
+            if (m_graph.findValue(node.output(0))) {
+                return Error(Errc::InvalidModel,
+                             "value '" + node.output(0) + "' is defined more than once")
+                    .context(where);
+            }
+            const ValueId id = m_graph.addInitializer(node.output(0), std::move(tensor));
+            m_graph.value(id).constantNodeName =
+                node.name().empty() ? "Constant_nncf_" + std::to_string(nodeIdx) : node.name();
+            return outputs;
+        }
+        for (const auto& output : node.output()) {
+            if (output.empty()) {
+                outputs.emplace_back(); // an omitted optional output keeps its port
+                continue;
+            }
+            QS_ASSIGN_OR_RETURN(const ValueId id, newValue(output).context(where));
+            outputs.push_back(id);
+        }
+        return outputs;
     }
 
     Result<ValueId> lookup(const std::string& name) const {
@@ -466,16 +473,32 @@ void inferShapes(::onnx::ModelProto& model, ImportNotes* notes) {
     }
 }
 
-Result<Graph> importProto(::onnx::ModelProto& model, const ImportOptions& options,
-                          const fs::path& baseDir, ImportNotes* notes) {
-    QS_TRY(checkModelHeader(model));
-    ::onnx::GraphProto& graphProto = *model.mutable_graph();
-    QS_TRY(checkDeclaredShapes(graphProto));
+void noteOpaqueNodes(const Graph& graph, ImportNotes& notes) {
+    for (const NodeId id : graph.nodeIds()) {
+        const graph::Node& n = graph.node(id);
+        if (!n.isDefaultDomain() || !graph::isRegisteredOpType(n.opType) || n.hasSubgraph()) {
+            notes.warnings.push_back("node '" + n.name + "' (" +
+                                     (n.domain.empty() ? "" : n.domain + ".") + n.opType +
+                                     ") is kept as an opaque node");
+        }
+    }
+}
+
+Result<void> loadAllExternalData(::onnx::GraphProto& graphProto, const fs::path& baseDir) {
     for (auto& init : *graphProto.mutable_initializer()) {
         if (detail::usesExternalData(init)) {
             QS_TRY(detail::loadExternalData(init, baseDir));
         }
     }
+    return success();
+}
+
+Result<Graph> importProto(::onnx::ModelProto& model, const ImportOptions& options,
+                          const fs::path& baseDir, ImportNotes* notes) {
+    QS_TRY(checkModelHeader(model));
+    ::onnx::GraphProto& graphProto = *model.mutable_graph();
+    QS_TRY(checkDeclaredShapes(graphProto));
+    QS_TRY(loadAllExternalData(graphProto, baseDir));
     QS_TRY(applyInputShapes(graphProto, options.inputShapes));
     if (options.inferShapes) {
         inferShapes(model, notes);
@@ -484,14 +507,7 @@ Result<Graph> importProto(::onnx::ModelProto& model, const ImportOptions& option
     QS_ASSIGN_OR_RETURN(Graph graph, GraphBuilder(model).build());
     QS_TRY(graph::verify(graph));
     if (notes != nullptr) {
-        for (const NodeId id : graph.nodeIds()) {
-            const graph::Node& n = graph.node(id);
-            if (!n.isDefaultDomain() || !graph::isRegisteredOpType(n.opType) || n.hasSubgraph()) {
-                notes->warnings.push_back("node '" + n.name + "' (" +
-                                          (n.domain.empty() ? "" : n.domain + ".") + n.opType +
-                                          ") is kept as an opaque node");
-            }
-        }
+        noteOpaqueNodes(graph, *notes);
     }
     return graph;
 }

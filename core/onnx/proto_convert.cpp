@@ -24,7 +24,9 @@ std::string packNibbles(const google::protobuf::RepeatedField<int32_t>& field, i
     std::string bytes(static_cast<size_t>((count + 1) / 2), '\0');
     for (int64_t i = 0; i < count && i < field.size(); ++i) {
         const auto nibble = static_cast<uint8_t>(field.Get(static_cast<int>(i)) & 0x0F);
-        bytes[static_cast<size_t>(i / 2)] |= static_cast<char>(i % 2 == 0 ? nibble : nibble << 4);
+        const auto shifted = static_cast<uint8_t>(i % 2 == 0 ? nibble : nibble << 4);
+        bytes[static_cast<size_t>(i / 2)] =
+            static_cast<char>(static_cast<uint8_t>(bytes[static_cast<size_t>(i / 2)]) | shifted);
     }
     return bytes;
 }

@@ -52,8 +52,8 @@ public:
     /// One line: outermost context first, then the message.
     std::string toString() const {
         std::string out;
-        for (auto it = m_contexts.rbegin(); it != m_contexts.rend(); ++it) {
-            out += *it;
+        for (size_t depth = m_contexts.size(); depth > 0; --depth) {
+            out += m_contexts[depth - 1];
             out += ": ";
         }
         out += m_message;

@@ -126,9 +126,12 @@ inline Result<void> success() {
 /// `QS_ASSIGN_OR_RETURN(auto graph, importModel(path));` unwraps or returns the error.
 #define QS_ASSIGN_OR_RETURN(decl, expr)                                                            \
     QS_ASSIGN_OR_RETURN_IMPL(QS_CONCAT(qsRes, __LINE__), decl, expr)
+// `decl` is a declaration and `tmp` a name, so neither can be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define QS_ASSIGN_OR_RETURN_IMPL(tmp, decl, expr)                                                  \
     auto tmp = (expr);                                                                             \
     if (!tmp.ok()) {                                                                               \
         return std::move(tmp).error();                                                             \
     }                                                                                              \
     decl = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -25,7 +25,7 @@ public:
 
     constexpr explicit operator bool() const { return valid(); }
 
-    constexpr auto operator<=>(const StrongId&) const = default;
+    constexpr auto operator<=>(const StrongId&) const = default; // NOLINT(modernize-use-nullptr)
 
 private:
     uint32_t m_index = kInvalid;
