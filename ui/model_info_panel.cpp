@@ -1,0 +1,235 @@
+#include "ui/model_info_panel.h"
+
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QSplitter>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <array>
+
+namespace qs::ui {
+
+namespace {
+using Field = ModelInfoPanel::Field;
+
+constexpr int kThousand = 1000;
+
+QString qs(const std::string& text) {
+    return QString::fromStdString(text);
+}
+
+/// "12.3 G" for 12 345 678 901: a quick sense of scale next to the exact number.
+QString compactCount(int64_t count) {
+    static const std::array<QLatin1String, 5> kUnits = {QLatin1String(""), QLatin1String(" K"),
+                                                        QLatin1String(" M"), QLatin1String(" G"),
+                                                        QLatin1String(" T")};
+    double scaled = static_cast<double>(count);
+    size_t unit = 0;
+    while (scaled >= kThousand && unit + 1 < kUnits.size()) {
+        scaled /= kThousand;
+        ++unit;
+    }
+    return unit == 0 ? QString::number(count) : QString::number(scaled, 'f', 1) + kUnits[unit];
+}
+
+QTreeWidget* makeTable(const QStringList& headers, QWidget* parent) {
+    auto* table = new QTreeWidget(parent);
+    table->setColumnCount(static_cast<int>(headers.size()));
+    table->setHeaderLabels(headers);
+    table->setRootIsDecorated(false);
+    table->setAlternatingRowColors(true);
+    table->setUniformRowHeights(true);
+    table->header()->setStretchLastSection(true);
+    return table;
+}
+
+/// A titled box holding `table`; an empty table shows `emptyText` instead.
+QGroupBox* makeTableBox(QTreeWidget* table, const QString& emptyText, QWidget* parent) {
+    auto* box = new QGroupBox(parent);
+    auto* layout = new QVBoxLayout(box);
+    layout->addWidget(table);
+    auto* empty = new QLabel(emptyText, box);
+    empty->setObjectName(QStringLiteral("emptyText"));
+    empty->setEnabled(false);
+    layout->addWidget(empty);
+    return box;
+}
+
+void setTableBoxTitle(QGroupBox* box, QTreeWidget* table, const QString& title) {
+    const int rows = table->topLevelItemCount();
+    box->setTitle(rows == 0 ? title : QStringLiteral("%1 (%2)").arg(title).arg(rows));
+    table->setVisible(rows > 0);
+    box->findChild<QLabel*>(QStringLiteral("emptyText"))->setVisible(rows == 0);
+}
+
+void fillTensors(QTreeWidget* table, const std::vector<report::TensorSummary>& tensors) {
+    table->clear();
+    for (const report::TensorSummary& tensor : tensors) {
+        auto* item =
+            new QTreeWidgetItem(table, {qs(tensor.name), qs(tensor.dtype), qs(tensor.shape)});
+        item->setToolTip(0, qs(tensor.name));
+    }
+    table->resizeColumnToContents(0);
+    table->resizeColumnToContents(1);
+}
+
+QString opsetsText(const report::ModelInfo& info) {
+    QStringList parts;
+    for (const graph::OpsetImport& opset : info.opsets) {
+        const QString domain = opset.domain.empty() ? QStringLiteral("ai.onnx") : qs(opset.domain);
+        parts.push_back(QStringLiteral("%1 %2").arg(domain).arg(opset.version));
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+QString macsText(const report::ModelInfo& info) {
+    const QLocale locale;
+    QString text = QStringLiteral("%1 (%2)")
+                       .arg(locale.toString(static_cast<qlonglong>(info.macs)))
+                       .arg(compactCount(info.macs));
+    if (info.macsUnknownNodes > 0) {
+        text += ModelInfoPanel::tr("; %n Conv/Gemm/MatMul node(s) with dynamic shapes not counted",
+                                   nullptr, static_cast<int>(info.macsUnknownNodes));
+    }
+    return text;
+}
+
+QString parametersText(const report::ModelInfo& info) {
+    const QLocale locale;
+    return QStringLiteral("%1 (%2)")
+        .arg(locale.toString(static_cast<qlonglong>(info.parameterCount)))
+        .arg(locale.formattedDataSize(info.parameterBytes));
+}
+} // namespace
+
+ModelInfoPanel::ModelInfoPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_inputs(makeTable({tr("Name"), tr("Type"), tr("Shape")}, this))
+    , m_outputs(makeTable({tr("Name"), tr("Type"), tr("Shape")}, this))
+    , m_opTypes(makeTable({tr("Op type"), tr("Count")}, this))
+    , m_opaqueOps(makeTable({tr("Node"), tr("Op type"), tr("Reason")}, this))
+    , m_warnings(makeTable({tr("Warning")}, this)) {
+    m_opTypes->setSortingEnabled(true);
+    m_warnings->setHeaderHidden(true);
+    m_warnings->setWordWrap(true);
+    m_warnings->setUniformRowHeights(false);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(makeLeftColumn());
+    splitter->addWidget(makeRightColumn());
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    splitter->setChildrenCollapsible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(splitter);
+    setInfo({});
+}
+
+void ModelInfoPanel::setInfo(const report::ModelInfo& info) {
+    fillSummary(info);
+    fillTensors(m_inputs, info.inputs);
+    fillTensors(m_outputs, info.outputs);
+    setTableBoxTitle(m_inputsBox, m_inputs, tr("Inputs"));
+    setTableBoxTitle(m_outputsBox, m_outputs, tr("Outputs"));
+    fillOpTables(info);
+}
+
+QString ModelInfoPanel::summaryValue(Field field) const {
+    const auto it = m_summary.find(field);
+    return it == m_summary.end() ? QString() : it->second->text();
+}
+
+QGroupBox* ModelInfoPanel::makeSummaryBox() {
+    const std::array<std::pair<Field, QString>, 8> rows = {{
+        {Field::File, tr("File")},
+        {Field::Producer, tr("Producer")},
+        {Field::IrVersion, tr("IR version")},
+        {Field::Opsets, tr("Opsets")},
+        {Field::Nodes, tr("Nodes")},
+        {Field::Initializers, tr("Initializers")},
+        {Field::Parameters, tr("Parameters")},
+        {Field::Macs, tr("MACs")},
+    }};
+    auto* box = new QGroupBox(tr("Model"), this);
+    auto* form = new QFormLayout(box);
+    for (const auto& [field, name] : rows) {
+        auto* value = new QLabel(box);
+        value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        value->setWordWrap(true);
+        form->addRow(name + QLatin1Char(':'), value);
+        m_summary.emplace(field, value);
+    }
+    return box;
+}
+
+QWidget* ModelInfoPanel::makeLeftColumn() {
+    auto* column = new QWidget(this);
+    auto* layout = new QVBoxLayout(column);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_inputsBox = makeTableBox(m_inputs, tr("The model has no runtime inputs."), column);
+    m_outputsBox = makeTableBox(m_outputs, tr("The model has no outputs."), column);
+    layout->addWidget(makeSummaryBox());
+    layout->addWidget(m_inputsBox, 1);
+    layout->addWidget(m_outputsBox, 1);
+    return column;
+}
+
+QWidget* ModelInfoPanel::makeRightColumn() {
+    auto* column = new QWidget(this);
+    auto* layout = new QVBoxLayout(column);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_opTypesBox = makeTableBox(m_opTypes, tr("The model has no nodes."), column);
+    m_opaqueBox = makeTableBox(m_opaqueOps, tr("None: every op is known."), column);
+    m_warningsBox = makeTableBox(m_warnings, tr("None."), column);
+    layout->addWidget(m_opTypesBox, 3);
+    layout->addWidget(m_opaqueBox, 1);
+    layout->addWidget(m_warningsBox, 1);
+    return column;
+}
+
+void ModelInfoPanel::fillSummary(const report::ModelInfo& info) {
+    const QLocale locale;
+    const auto set = [this](Field field, const QString& text) {
+        m_summary.at(field)->setText(text);
+    };
+    set(Field::File, qs(info.path));
+    set(Field::Producer, info.producer.empty() ? tr("unknown") : qs(info.producer));
+    set(Field::IrVersion, QString::number(info.irVersion));
+    set(Field::Opsets, opsetsText(info));
+    set(Field::Nodes, locale.toString(static_cast<qulonglong>(info.nodeCount)));
+    set(Field::Initializers, locale.toString(static_cast<qulonglong>(info.initializerCount)));
+    set(Field::Parameters, parametersText(info));
+    set(Field::Macs, macsText(info));
+}
+
+void ModelInfoPanel::fillOpTables(const report::ModelInfo& info) {
+    m_opTypes->setSortingEnabled(false);
+    m_opTypes->clear();
+    for (const auto& [opType, count] : info.opTypeCounts) {
+        auto* item = new QTreeWidgetItem(m_opTypes, {qs(opType)});
+        item->setData(1, Qt::DisplayRole, static_cast<qulonglong>(count));
+        item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    m_opTypes->setSortingEnabled(true);
+    m_opTypes->sortByColumn(1, Qt::DescendingOrder);
+    m_opTypes->resizeColumnToContents(0);
+    setTableBoxTitle(m_opTypesBox, m_opTypes, tr("Op types"));
+
+    m_opaqueOps->clear();
+    for (const report::OpaqueNode& node : info.opaqueNodes) {
+        new QTreeWidgetItem(m_opaqueOps, {qs(node.name), qs(node.opType), qs(node.reason)});
+    }
+    setTableBoxTitle(m_opaqueBox, m_opaqueOps, tr("Opaque ops"));
+
+    m_warnings->clear();
+    for (const std::string& warning : info.warnings) {
+        auto* item = new QTreeWidgetItem(m_warnings, {qs(warning)});
+        item->setToolTip(0, qs(warning));
+    }
+    setTableBoxTitle(m_warningsBox, m_warnings, tr("Warnings"));
+}
+
+} // namespace qs::ui
