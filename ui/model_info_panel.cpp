@@ -9,6 +9,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <array>
 
 namespace qs::ui {
@@ -17,12 +18,13 @@ namespace {
 using Field = ModelInfoPanel::Field;
 
 constexpr int kThousand = 1000;
+constexpr int kMaxFittedRows = 8;
 
 QString qs(const std::string& text) {
     return QString::fromStdString(text);
 }
 
-/// "12.3 G" for 12 345 678 901: a quick sense of scale next to the exact number.
+/// "12.3 G" for 12 345 678 901: a quick sense of scale; empty below a thousand.
 QString compactCount(int64_t count) {
     static const std::array<QLatin1String, 5> kUnits = {QLatin1String(""), QLatin1String(" K"),
                                                         QLatin1String(" M"), QLatin1String(" G"),
@@ -33,7 +35,27 @@ QString compactCount(int64_t count) {
         scaled /= kThousand;
         ++unit;
     }
-    return unit == 0 ? QString::number(count) : QString::number(scaled, 'f', 1) + kUnits[unit];
+    return unit == 0 ? QString() : QString::number(scaled, 'f', 1) + kUnits[unit];
+}
+
+/// "1,234,567 (1.2 M)", or just "108" when the short form adds nothing.
+QString countWithScale(int64_t count) {
+    const QString exact = QLocale().toString(static_cast<qlonglong>(count));
+    const QString compact = compactCount(count);
+    return compact.isEmpty() ? exact : QStringLiteral("%1 (%2)").arg(exact, compact);
+}
+
+/// Makes `table` as tall as its header and rows, up to kMaxFittedRows; more rows scroll.
+void fitTableHeight(QTreeWidget* table) {
+    const int rows = std::min(table->topLevelItemCount(), kMaxFittedRows);
+    int height = 2 * table->frameWidth();
+    if (!table->isHeaderHidden()) {
+        height += table->header()->sizeHint().height();
+    }
+    for (int row = 0; row < rows; ++row) {
+        height += table->sizeHintForRow(row);
+    }
+    table->setFixedHeight(height);
 }
 
 QTreeWidget* makeTable(const QStringList& headers, QWidget* parent) {
@@ -59,6 +81,7 @@ QGroupBox* makeTableBox(QTreeWidget* table, const QString& emptyText, QWidget* p
     return box;
 }
 
+/// Titles `box` with the row count of `table` and shows the table or its empty text.
 void setTableBoxTitle(QGroupBox* box, QTreeWidget* table, const QString& title) {
     const int rows = table->topLevelItemCount();
     box->setTitle(rows == 0 ? title : QStringLiteral("%1 (%2)").arg(title).arg(rows));
@@ -87,10 +110,7 @@ QString opsetsText(const report::ModelInfo& info) {
 }
 
 QString macsText(const report::ModelInfo& info) {
-    const QLocale locale;
-    QString text = QStringLiteral("%1 (%2)")
-                       .arg(locale.toString(static_cast<qlonglong>(info.macs)))
-                       .arg(compactCount(info.macs));
+    QString text = countWithScale(info.macs);
     if (info.macsUnknownNodes > 0) {
         text += ModelInfoPanel::tr("; %n Conv/Gemm/MatMul node(s) with dynamic shapes not counted",
                                    nullptr, static_cast<int>(info.macsUnknownNodes));
@@ -99,10 +119,8 @@ QString macsText(const report::ModelInfo& info) {
 }
 
 QString parametersText(const report::ModelInfo& info) {
-    const QLocale locale;
-    return QStringLiteral("%1 (%2)")
-        .arg(locale.toString(static_cast<qlonglong>(info.parameterCount)))
-        .arg(locale.formattedDataSize(info.parameterBytes));
+    return QStringLiteral("%1, %2").arg(countWithScale(info.parameterCount),
+                                        QLocale().formattedDataSize(info.parameterBytes));
 }
 } // namespace
 
@@ -114,14 +132,17 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
     , m_opaqueOps(makeTable({tr("Node"), tr("Op type"), tr("Reason")}, this))
     , m_warnings(makeTable({tr("Warning")}, this)) {
     m_opTypes->setSortingEnabled(true);
+    m_opTypes->header()->setStretchLastSection(false);
+    m_opTypes->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_opTypes->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     m_warnings->setHeaderHidden(true);
     m_warnings->setWordWrap(true);
     m_warnings->setUniformRowHeights(false);
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(makeLeftColumn());
     splitter->addWidget(makeRightColumn());
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 2);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
     splitter->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(splitter);
@@ -135,6 +156,9 @@ void ModelInfoPanel::setInfo(const report::ModelInfo& info) {
     setTableBoxTitle(m_inputsBox, m_inputs, tr("Inputs"));
     setTableBoxTitle(m_outputsBox, m_outputs, tr("Outputs"));
     fillOpTables(info);
+    for (QTreeWidget* table : {m_inputs, m_outputs, m_opaqueOps, m_warnings}) {
+        fitTableHeight(table);
+    }
 }
 
 QString ModelInfoPanel::summaryValue(Field field) const {
@@ -169,11 +193,9 @@ QWidget* ModelInfoPanel::makeLeftColumn() {
     auto* column = new QWidget(this);
     auto* layout = new QVBoxLayout(column);
     layout->setContentsMargins(0, 0, 0, 0);
-    m_inputsBox = makeTableBox(m_inputs, tr("The model has no runtime inputs."), column);
-    m_outputsBox = makeTableBox(m_outputs, tr("The model has no outputs."), column);
+    m_opTypesBox = makeTableBox(m_opTypes, tr("The model has no nodes."), column);
     layout->addWidget(makeSummaryBox());
-    layout->addWidget(m_inputsBox, 1);
-    layout->addWidget(m_outputsBox, 1);
+    layout->addWidget(m_opTypesBox, 1);
     return column;
 }
 
@@ -181,12 +203,14 @@ QWidget* ModelInfoPanel::makeRightColumn() {
     auto* column = new QWidget(this);
     auto* layout = new QVBoxLayout(column);
     layout->setContentsMargins(0, 0, 0, 0);
-    m_opTypesBox = makeTableBox(m_opTypes, tr("The model has no nodes."), column);
+    m_inputsBox = makeTableBox(m_inputs, tr("The model has no runtime inputs."), column);
+    m_outputsBox = makeTableBox(m_outputs, tr("The model has no outputs."), column);
     m_opaqueBox = makeTableBox(m_opaqueOps, tr("None: every op is known."), column);
     m_warningsBox = makeTableBox(m_warnings, tr("None."), column);
-    layout->addWidget(m_opTypesBox, 3);
-    layout->addWidget(m_opaqueBox, 1);
-    layout->addWidget(m_warningsBox, 1);
+    for (QGroupBox* box : {m_inputsBox, m_outputsBox, m_opaqueBox, m_warningsBox}) {
+        layout->addWidget(box);
+    }
+    layout->addStretch(1);
     return column;
 }
 
@@ -215,7 +239,6 @@ void ModelInfoPanel::fillOpTables(const report::ModelInfo& info) {
     }
     m_opTypes->setSortingEnabled(true);
     m_opTypes->sortByColumn(1, Qt::DescendingOrder);
-    m_opTypes->resizeColumnToContents(0);
     setTableBoxTitle(m_opTypesBox, m_opTypes, tr("Op types"));
 
     m_opaqueOps->clear();

@@ -14,8 +14,17 @@ namespace qs::ui {
 namespace {
 constexpr int kColumnWidth = 720;
 constexpr int kTitlePointScale = 2;
+constexpr int kButtonWidth = 160;
+constexpr int kButtonHeight = 36;
 
 enum RecentColumn { NameColumn, FolderColumn, ColumnCount };
+
+/// Makes `list` exactly as tall as its rows, so the page stays compact.
+void fitListHeight(QTreeWidget& list) {
+    const int rows = list.topLevelItemCount();
+    const int rowHeight = rows > 0 ? list.sizeHintForRow(0) : 0;
+    list.setFixedHeight(rows * rowHeight + 2 * list.frameWidth());
+}
 
 QLabel* makeTitle(const QString& text, double scale, QWidget* parent) {
     auto* label = new QLabel(text, parent);
@@ -35,6 +44,7 @@ WelcomePage::WelcomePage(QWidget* parent)
     , m_noRecent(new QLabel(tr("Models you open appear here."), this)) {
     m_openButton->setDefault(true);
     m_openButton->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    m_openButton->setMinimumSize(kButtonWidth, kButtonHeight);
     m_recentList->setColumnCount(ColumnCount);
     m_recentList->setHeaderHidden(true);
     m_recentList->setRootIsDecorated(false);
@@ -51,11 +61,13 @@ WelcomePage::WelcomePage(QWidget* parent)
     columnLayout->addWidget(m_openButton);
     columnLayout->addSpacing(24);
     columnLayout->addWidget(m_recentTitle);
-    columnLayout->addWidget(m_recentList, 1);
+    columnLayout->addWidget(m_recentList);
     columnLayout->addWidget(m_noRecent);
+    columnLayout->addSpacing(16);
     auto* hint = new QLabel(tr("You can also drop an .onnx file anywhere on this window."), column);
     hint->setEnabled(false);
     columnLayout->addWidget(hint);
+    columnLayout->addStretch(1);
 
     auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(32, 48, 32, 32);
@@ -86,6 +98,7 @@ void WelcomePage::setRecentFiles(const QStringList& files) {
         item->setToolTip(FolderColumn, path);
         item->setForeground(FolderColumn, palette().brush(QPalette::Disabled, QPalette::Text));
     }
+    fitListHeight(*m_recentList);
     m_recentList->setVisible(!files.isEmpty());
     m_noRecent->setVisible(files.isEmpty());
 }
