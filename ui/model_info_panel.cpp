@@ -1,16 +1,23 @@
 #include "ui/model_info_panel.h"
 
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChartView>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHeaderView>
+#include <QHorizontalBarSeries>
 #include <QLabel>
 #include <QLocale>
-#include <QSplitter>
+#include <QScrollArea>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 namespace qs::ui {
 
@@ -18,7 +25,11 @@ namespace {
 using Field = ModelInfoPanel::Field;
 
 constexpr int kThousand = 1000;
-constexpr int kMaxFittedRows = 8;
+constexpr int kMaxTensorRows = 12;
+constexpr int kMaxOpaqueRows = 12;
+constexpr size_t kMaxChartBars = 15;
+constexpr int kMinChartHeight = 260;
+constexpr qreal kChartHeadroom = 1.15;
 
 QString qs(const std::string& text) {
     return QString::fromStdString(text);
@@ -45,9 +56,9 @@ QString countWithScale(int64_t count) {
     return compact.isEmpty() ? exact : QStringLiteral("%1 (%2)").arg(exact, compact);
 }
 
-/// Makes `table` as tall as its header and rows, up to kMaxFittedRows; more rows scroll.
-void fitTableHeight(QTreeWidget* table) {
-    const int rows = std::min(table->topLevelItemCount(), kMaxFittedRows);
+/// Makes `table` as tall as its header and rows, up to `maxRows`; more rows scroll.
+void fitTableHeight(QTreeWidget* table, int maxRows) {
+    const int rows = std::min(table->topLevelItemCount(), maxRows);
     int height = 2 * table->frameWidth();
     if (!table->isHeaderHidden()) {
         height += table->header()->sizeHint().height();
@@ -65,6 +76,7 @@ QTreeWidget* makeTable(const QStringList& headers, QWidget* parent) {
     table->setRootIsDecorated(false);
     table->setAlternatingRowColors(true);
     table->setUniformRowHeights(true);
+    table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     table->header()->setStretchLastSection(true);
     return table;
 }
@@ -110,6 +122,10 @@ QString opsetsText(const report::ModelInfo& info) {
 }
 
 QString macsText(const report::ModelInfo& info) {
+    if (info.macs == 0 && info.macsUnknownNodes > 0) {
+        return ModelInfoPanel::tr("unknown: %n Conv/Gemm/MatMul node(s) have dynamic shapes",
+                                  nullptr, static_cast<int>(info.macsUnknownNodes));
+    }
     QString text = countWithScale(info.macs);
     if (info.macsUnknownNodes > 0) {
         text += ModelInfoPanel::tr("; %n Conv/Gemm/MatMul node(s) with dynamic shapes not counted",
@@ -130,7 +146,10 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
     , m_outputs(makeTable({tr("Name"), tr("Type"), tr("Shape")}, this))
     , m_opTypes(makeTable({tr("Op type"), tr("Count")}, this))
     , m_opaqueOps(makeTable({tr("Node"), tr("Op type"), tr("Reason")}, this))
-    , m_warnings(makeTable({tr("Warning")}, this)) {
+    , m_warnings(makeTable({tr("Warning")}, this))
+    , m_opTypeChart(new QChartView(this)) {
+    m_opTypeChart->setRenderHint(QPainter::Antialiasing);
+    m_opTypeChart->setMinimumHeight(kMinChartHeight);
     m_opTypes->setSortingEnabled(true);
     m_opTypes->header()->setStretchLastSection(false);
     m_opTypes->header()->setSectionResizeMode(0, QHeaderView::Stretch);
@@ -138,14 +157,7 @@ ModelInfoPanel::ModelInfoPanel(QWidget* parent)
     m_warnings->setHeaderHidden(true);
     m_warnings->setWordWrap(true);
     m_warnings->setUniformRowHeights(false);
-    auto* splitter = new QSplitter(Qt::Horizontal, this);
-    splitter->addWidget(makeLeftColumn());
-    splitter->addWidget(makeRightColumn());
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 1);
-    splitter->setChildrenCollapsible(false);
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(splitter);
+    arrangePage();
     setInfo({});
 }
 
@@ -156,9 +168,11 @@ void ModelInfoPanel::setInfo(const report::ModelInfo& info) {
     setTableBoxTitle(m_inputsBox, m_inputs, tr("Inputs"));
     setTableBoxTitle(m_outputsBox, m_outputs, tr("Outputs"));
     fillOpTables(info);
-    for (QTreeWidget* table : {m_inputs, m_outputs, m_opaqueOps, m_warnings}) {
-        fitTableHeight(table);
-    }
+    fillOpTypeChart(info);
+    fitTableHeight(m_inputs, kMaxTensorRows);
+    fitTableHeight(m_outputs, kMaxTensorRows);
+    fitTableHeight(m_opaqueOps, kMaxOpaqueRows);
+    fitTableHeight(m_warnings, kMaxOpaqueRows);
 }
 
 QString ModelInfoPanel::summaryValue(Field field) const {
@@ -189,17 +203,7 @@ QGroupBox* ModelInfoPanel::makeSummaryBox() {
     return box;
 }
 
-QWidget* ModelInfoPanel::makeLeftColumn() {
-    auto* column = new QWidget(this);
-    auto* layout = new QVBoxLayout(column);
-    layout->setContentsMargins(0, 0, 0, 0);
-    m_opTypesBox = makeTableBox(m_opTypes, tr("The model has no nodes."), column);
-    layout->addWidget(makeSummaryBox());
-    layout->addWidget(m_opTypesBox, 1);
-    return column;
-}
-
-QWidget* ModelInfoPanel::makeRightColumn() {
+QWidget* ModelInfoPanel::makeDetailsColumn() {
     auto* column = new QWidget(this);
     auto* layout = new QVBoxLayout(column);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -212,6 +216,32 @@ QWidget* ModelInfoPanel::makeRightColumn() {
     }
     layout->addStretch(1);
     return column;
+}
+
+/// Top row: the summary form beside inputs, outputs, opaque ops and warnings. Bottom row, taking
+/// the remaining height: the op-type table beside its bar chart.
+void ModelInfoPanel::arrangePage() {
+    auto* page = new QWidget(this);
+    auto* grid = new QGridLayout(page);
+    m_opTypesBox = makeTableBox(m_opTypes, tr("The model has no nodes."), page);
+    grid->addWidget(makeSummaryBox(), 0, 0);
+    grid->addWidget(makeDetailsColumn(), 0, 1);
+    grid->addWidget(m_opTypesBox, 1, 0);
+    m_opTypeChartBox = new QGroupBox(page);
+    auto* chartLayout = new QVBoxLayout(m_opTypeChartBox);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->addWidget(m_opTypeChart);
+    grid->addWidget(m_opTypeChartBox, 1, 1);
+    grid->setColumnStretch(0, 1);
+    grid->setColumnStretch(1, 1);
+    grid->setRowStretch(1, 1);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(page);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll);
 }
 
 void ModelInfoPanel::fillSummary(const report::ModelInfo& info) {
@@ -253,6 +283,43 @@ void ModelInfoPanel::fillOpTables(const report::ModelInfo& info) {
         item->setToolTip(0, qs(warning));
     }
     setTableBoxTitle(m_warningsBox, m_warnings, tr("Warnings"));
+}
+
+void ModelInfoPanel::fillOpTypeChart(const report::ModelInfo& info) {
+    const size_t bars = std::min(info.opTypeCounts.size(), kMaxChartBars);
+    auto* counts = new QBarSet(tr("Nodes"));
+    QStringList opTypes;
+    size_t largest = 0;
+    for (size_t i = bars; i-- > 0;) {
+        const auto& [opType, count] = info.opTypeCounts[i];
+        opTypes.push_back(qs(opType));
+        counts->append(static_cast<qreal>(count));
+        largest = std::max(largest, count);
+    }
+    auto* series = new QHorizontalBarSeries;
+    series->append(counts);
+    series->setLabelsVisible(true);
+    series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
+    counts->setLabelColor(palette().color(QPalette::Text));
+    auto* chart = new QChart;
+    chart->addSeries(series);
+    chart->legend()->hide();
+    chart->setBackgroundVisible(false);
+    m_opTypeChartBox->setTitle(info.opTypeCounts.size() > bars
+                                   ? tr("Nodes per op type (top %1)").arg(bars)
+                                   : tr("Nodes per op type"));
+    auto* opAxis = new QBarCategoryAxis;
+    opAxis->append(opTypes);
+    chart->addAxis(opAxis, Qt::AlignLeft);
+    series->attachAxis(opAxis);
+    auto* countAxis = new QValueAxis;
+    countAxis->setLabelFormat(QStringLiteral("%d"));
+    countAxis->setRange(0, static_cast<qreal>(std::max<size_t>(largest, 1)) * kChartHeadroom);
+    countAxis->applyNiceNumbers();
+    chart->addAxis(countAxis, Qt::AlignBottom);
+    series->attachAxis(countAxis);
+    const std::unique_ptr<QChart> previous(m_opTypeChart->chart());
+    m_opTypeChart->setChart(chart);
 }
 
 } // namespace qs::ui

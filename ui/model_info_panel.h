@@ -9,6 +9,7 @@
 
 #include <map>
 
+class QChartView;
 class QGroupBox;
 class QLabel;
 class QTreeWidget;
@@ -41,16 +42,21 @@ public:
 
     QTreeWidget* warnings() const { return m_warnings; }
 
+    /// Bar chart of the most frequent op types.
+    QChartView* opTypeChart() const { return m_opTypeChart; }
+
 private:
     QGroupBox* makeSummaryBox();
 
-    QWidget* makeLeftColumn();
+    QWidget* makeDetailsColumn();
 
-    QWidget* makeRightColumn();
+    void arrangePage();
 
     void fillSummary(const report::ModelInfo& info);
 
     void fillOpTables(const report::ModelInfo& info);
+
+    void fillOpTypeChart(const report::ModelInfo& info);
 
     std::map<Field, QLabel*> m_summary;
     QTreeWidget* m_inputs;
@@ -58,11 +64,13 @@ private:
     QTreeWidget* m_opTypes;
     QTreeWidget* m_opaqueOps;
     QTreeWidget* m_warnings;
+    QChartView* m_opTypeChart;
     QGroupBox* m_inputsBox = nullptr;
     QGroupBox* m_outputsBox = nullptr;
     QGroupBox* m_opTypesBox = nullptr;
     QGroupBox* m_opaqueBox = nullptr;
     QGroupBox* m_warningsBox = nullptr;
+    QGroupBox* m_opTypeChartBox = nullptr;
 };
 
 } // namespace qs::ui
