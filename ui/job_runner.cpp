@@ -83,10 +83,12 @@ void JobRunner::onJobFinished(QFutureWatcher<void>* watcher, const Finish& finis
     const bool cancelled = watcher->isCanceled();
     std::erase(m_jobs, watcher);
     watcher->deleteLater();
-    finish(cancelled);
+    // Go idle first: applying a result may open a modal dialog (an error) that should not sit
+    // next to a busy indicator.
     if (m_jobs.empty()) {
         Q_EMIT busyChanged(false);
     }
+    finish(cancelled);
 }
 
 } // namespace qs::ui

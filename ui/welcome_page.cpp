@@ -51,6 +51,7 @@ WelcomePage::WelcomePage(QWidget* parent)
     m_recentList->setUniformRowHeights(true);
     m_recentList->header()->setSectionResizeMode(NameColumn, QHeaderView::ResizeToContents);
     m_recentList->setCursor(Qt::PointingHandCursor);
+    m_recentList->setStyleSheet(QStringLiteral("QTreeView::item { padding: 4px 6px; }"));
     m_noRecent->setEnabled(false);
 
     auto* column = new QWidget(this);
@@ -70,7 +71,7 @@ WelcomePage::WelcomePage(QWidget* parent)
     columnLayout->addStretch(1);
 
     auto* outer = new QHBoxLayout(this);
-    outer->setContentsMargins(32, 48, 32, 32);
+    outer->setContentsMargins(32, 64, 32, 32);
     outer->addStretch(1);
     outer->addWidget(column, 4);
     outer->addStretch(1);

@@ -10,7 +10,9 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace qs::ui {
 namespace {
@@ -66,6 +68,18 @@ TEST(JobRunner, CancelReachesTheWorkAndReportsCancelled) {
     ASSERT_EQ(busy.count(), 2);
     EXPECT_TRUE(busy.at(0).at(0).toBool());
     EXPECT_FALSE(busy.at(1).at(0).toBool());
+}
+
+TEST(JobRunner, GoesIdleBeforeApplyingTheLastResult) {
+    JobRunner runner;
+    std::vector<std::string> events;
+    QObject::connect(&runner, &JobRunner::busyChanged,
+                     [&](bool busy) { events.push_back(busy ? "busy" : "idle"); });
+    runner.start<int>(
+        QStringLiteral("quick"), [](Progress&) -> Result<int> { return 0; },
+        [&](Result<int>) { events.push_back("applied"); });
+    ASSERT_TRUE(QTest::qWaitFor([&] { return events.size() == 3; }, kTimeoutMs));
+    EXPECT_EQ(events, (std::vector<std::string>{"busy", "idle", "applied"}));
 }
 
 TEST(JobRunner, ForwardsProgress) {

@@ -2,6 +2,7 @@
 #include "ui/actions.h"
 #include "ui/graph_document.h"
 #include "ui/job_runner.h"
+#include "ui/job_status_indicator.h"
 #include "ui/main_window.h"
 #include "ui/model_info_panel.h"
 #include "ui/session.h"
@@ -136,6 +137,16 @@ TEST_F(MainWindowTest, ABadFileBeforeAnyModelStaysOnTheWelcomePage) {
     EXPECT_EQ(m_messages.errors.size(), 1);
     EXPECT_TRUE(m_window.isShowingWelcome());
     EXPECT_EQ(m_window.session().document(), nullptr);
+}
+
+TEST_F(MainWindowTest, StatusBarShowsTheImportWhileItRuns) {
+    const auto* indicator = m_window.findChild<JobStatusIndicator*>();
+    ASSERT_NE(indicator, nullptr);
+    EXPECT_TRUE(indicator->isHidden());
+    m_window.openModel(test::writeConvReluModel(m_dir.path()));
+    EXPECT_FALSE(indicator->isHidden());
+    ASSERT_TRUE(QTest::qWaitFor([this] { return !m_window.session().isOpening(); }, kTimeoutMs));
+    EXPECT_TRUE(indicator->isHidden());
 }
 
 TEST_F(MainWindowTest, ReloadReadsTheFileAgain) {
