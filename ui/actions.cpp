@@ -64,7 +64,7 @@ void Actions::rebuildRecentMenu() {
     m_recentMenu->clear();
     const QStringList files = m_settings.recentFiles();
     for (int i = 0; i < files.size(); ++i) {
-        const QString path = files[i];
+        const QString& path = files[i];
         QAction* entry = m_recentMenu->addAction(recentEntryText(i, path));
         entry->setStatusTip(path);
         connect(entry, &QAction::triggered, this,

@@ -35,7 +35,7 @@ QString droppedModelPath(const QMimeData* mime) {
         return {};
     }
     for (const QUrl& url : mime->urls()) {
-        const QString path = url.toLocalFile();
+        QString path = url.toLocalFile();
         if (!path.isEmpty() && path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive)) {
             return path;
         }

@@ -30,7 +30,7 @@ TEST(JobRunner, RunsWorkOffThreadAndAppliesResultOnGuiThread) {
             workThread = QThread::currentThread();
             return 42;
         },
-        [&](Result<int> result) {
+        [&](const Result<int>& result) {
             applyThread = QThread::currentThread();
             applied = result.ok() ? *result : -1;
         });
@@ -59,7 +59,9 @@ TEST(JobRunner, CancelReachesTheWorkAndReportsCancelled) {
             sawCancel = progress.isCancelled();
             return 1;
         },
-        [&](Result<int> result) { outcome = result.ok() ? Errc::Count : result.error().code(); });
+        [&](const Result<int>& result) {
+            outcome = result.ok() ? Errc::Count : result.error().code();
+        });
     ASSERT_TRUE(QTest::qWaitFor([&] { return running.load(); }, kTimeoutMs));
     runner.cancelAll();
     ASSERT_TRUE(QTest::qWaitFor([&] { return outcome.has_value(); }, kTimeoutMs));
@@ -77,7 +79,7 @@ TEST(JobRunner, GoesIdleBeforeApplyingTheLastResult) {
                      [&](bool busy) { events.push_back(busy ? "busy" : "idle"); });
     runner.start<int>(
         QStringLiteral("quick"), [](Progress&) -> Result<int> { return 0; },
-        [&](Result<int>) { events.push_back("applied"); });
+        [&](const Result<int>&) { events.push_back("applied"); });
     ASSERT_TRUE(QTest::qWaitFor([&] { return events.size() == 3; }, kTimeoutMs));
     EXPECT_EQ(events, (std::vector<std::string>{"busy", "idle", "applied"}));
 }
@@ -94,7 +96,7 @@ TEST(JobRunner, ForwardsProgress) {
             p.report(1.0, "all");
             return 0;
         },
-        [&](Result<int>) { done = true; });
+        [&](const Result<int>&) { done = true; });
     ASSERT_TRUE(QTest::qWaitFor([&] { return done; }, kTimeoutMs));
     ASSERT_FALSE(progress.isEmpty());
     EXPECT_EQ(progress.last().at(0).toInt(), 1000);
@@ -111,7 +113,7 @@ TEST(JobRunner, ExceptionBecomesInternalError) {
     runner.start<int>(
         QStringLiteral("throws"),
         [](Progress&) -> Result<int> { throw std::runtime_error("boom"); },
-        [&](Result<int> result) {
+        [&](const Result<int>& result) {
             if (!result.ok()) {
                 error = result.error();
             }
@@ -136,7 +138,7 @@ TEST(JobRunner, DestroyingTheRunnerCancelsAndWaits) {
             finished = true;
             return 0;
         },
-        [&](Result<int>) { applied = true; });
+        [&](const Result<int>&) { applied = true; });
     ASSERT_TRUE(QTest::qWaitFor([&] { return running.load(); }, kTimeoutMs));
     runner.reset();
     EXPECT_TRUE(finished);

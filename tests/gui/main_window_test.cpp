@@ -15,6 +15,7 @@
 #include <QMimeData>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 #include <QTreeWidget>
 #include <QUrl>
 #include <gtest/gtest.h>
@@ -147,6 +148,26 @@ TEST_F(MainWindowTest, StatusBarShowsTheImportWhileItRuns) {
     EXPECT_FALSE(indicator->isHidden());
     ASSERT_TRUE(QTest::qWaitFor([this] { return !m_window.session().isOpening(); }, kTimeoutMs));
     EXPECT_TRUE(indicator->isHidden());
+}
+
+TEST_F(MainWindowTest, CancellingAnImportKeepsTheWindowAsItWas) {
+    auto* cancel = m_window.findChild<JobStatusIndicator*>()->findChild<QToolButton*>();
+    ASSERT_NE(cancel, nullptr);
+    m_window.openModel(test::writeConvReluModel(m_dir.path()));
+    cancel->click();
+    ASSERT_TRUE(QTest::qWaitFor([this] { return !m_window.session().isOpening(); }, kTimeoutMs));
+    EXPECT_TRUE(m_messages.errors.isEmpty());
+    EXPECT_EQ(m_window.session().document(), nullptr);
+    EXPECT_TRUE(m_window.isShowingWelcome());
+    EXPECT_TRUE(m_settings.recentFiles().isEmpty());
+}
+
+TEST_F(MainWindowTest, ClosingSavesTheWindowGeometry) {
+    m_window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&m_window));
+    m_window.close();
+    EXPECT_FALSE(m_settings.windowGeometry().isEmpty());
+    EXPECT_FALSE(m_settings.windowState().isEmpty());
 }
 
 TEST_F(MainWindowTest, ReloadReadsTheFileAgain) {

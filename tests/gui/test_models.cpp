@@ -17,7 +17,8 @@ graph::Graph convReluGraph() {
     Graph g;
     const ValueId input = g.addValue("input", DataType::Float, TensorShape::ofDims({1, 3, 8, 8}));
     g.addInput(input);
-    const std::vector<float> weights(4 * 3 * 3 * 3, 0.25F);
+    constexpr size_t kWeightCount = 4 * 3 * 3 * 3;
+    const std::vector<float> weights(kWeightCount, 0.25F);
     const ValueId weight = g.addInitializer(
         "conv.weight", TensorData::fromValues<float>(DataType::Float, {4, 3, 3, 3},
                                                      std::span<const float>(weights)));
@@ -34,14 +35,14 @@ graph::Graph convReluGraph() {
 } // namespace
 
 QString writeConvReluModel(const QString& folder, const QString& fileName) {
-    const QString path = QDir(folder).filePath(fileName);
+    QString path = QDir(folder).filePath(fileName);
     const auto written = onnx::exportModel(convReluGraph(), QFile::encodeName(path).toStdString());
     EXPECT_TRUE(written.ok()) << (written.ok() ? std::string() : written.error().toString());
     return path;
 }
 
 QString writeFile(const QString& folder, const QString& fileName, const QByteArray& bytes) {
-    const QString path = QDir(folder).filePath(fileName);
+    QString path = QDir(folder).filePath(fileName);
     QFile file(path);
     EXPECT_TRUE(file.open(QIODevice::WriteOnly));
     file.write(bytes);
