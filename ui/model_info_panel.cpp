@@ -135,8 +135,9 @@ QString macsText(const report::ModelInfo& info) {
 }
 
 QString parametersText(const report::ModelInfo& info) {
-    return QStringLiteral("%1, %2").arg(countWithScale(info.parameterCount),
-                                        QLocale().formattedDataSize(info.parameterBytes));
+    return QStringLiteral("%1, %2").arg(
+        countWithScale(info.parameterCount),
+        QLocale().formattedDataSize(info.parameterBytes, 2, QLocale::DataSizeSIFormat));
 }
 } // namespace
 
