@@ -31,7 +31,7 @@ constexpr size_t kMaxChartBars = 15;
 constexpr int kMinChartHeight = 260;
 constexpr qreal kChartHeadroom = 1.15;
 
-QString qs(const std::string& text) {
+QString toQString(const std::string& text) {
     return QString::fromStdString(text);
 }
 
@@ -104,9 +104,9 @@ void setTableBoxTitle(QGroupBox* box, QTreeWidget* table, const QString& title) 
 void fillTensors(QTreeWidget* table, const std::vector<report::TensorSummary>& tensors) {
     table->clear();
     for (const report::TensorSummary& tensor : tensors) {
-        auto* item =
-            new QTreeWidgetItem(table, {qs(tensor.name), qs(tensor.dtype), qs(tensor.shape)});
-        item->setToolTip(0, qs(tensor.name));
+        auto* item = new QTreeWidgetItem(
+            table, {toQString(tensor.name), toQString(tensor.dtype), toQString(tensor.shape)});
+        item->setToolTip(0, toQString(tensor.name));
     }
     table->resizeColumnToContents(0);
     table->resizeColumnToContents(1);
@@ -115,7 +115,8 @@ void fillTensors(QTreeWidget* table, const std::vector<report::TensorSummary>& t
 QString opsetsText(const report::ModelInfo& info) {
     QStringList parts;
     for (const graph::OpsetImport& opset : info.opsets) {
-        const QString domain = opset.domain.empty() ? QStringLiteral("ai.onnx") : qs(opset.domain);
+        const QString domain =
+            opset.domain.empty() ? QStringLiteral("ai.onnx") : toQString(opset.domain);
         parts.push_back(QStringLiteral("%1 %2").arg(domain).arg(opset.version));
     }
     return parts.join(QStringLiteral(", "));
@@ -168,8 +169,10 @@ void ModelInfoPanel::setInfo(const report::ModelInfo& info) {
     fillTensors(m_outputs, info.outputs);
     setTableBoxTitle(m_inputsBox, m_inputs, tr("Inputs"));
     setTableBoxTitle(m_outputsBox, m_outputs, tr("Outputs"));
-    fillOpTables(info);
+    fillOpTypes(info);
     fillOpTypeChart(info);
+    fillOpaqueOps(info);
+    fillWarnings(info);
     fitTableHeight(m_inputs, kMaxTensorRows);
     fitTableHeight(m_outputs, kMaxTensorRows);
     fitTableHeight(m_opaqueOps, kMaxOpaqueRows);
@@ -250,8 +253,8 @@ void ModelInfoPanel::fillSummary(const report::ModelInfo& info) {
     const auto set = [this](Field field, const QString& text) {
         m_summary.at(field)->setText(text);
     };
-    set(Field::File, qs(info.path));
-    set(Field::Producer, info.producer.empty() ? tr("unknown") : qs(info.producer));
+    set(Field::File, toQString(info.path));
+    set(Field::Producer, info.producer.empty() ? tr("unknown") : toQString(info.producer));
     set(Field::IrVersion, QString::number(info.irVersion));
     set(Field::Opsets, opsetsText(info));
     set(Field::Nodes, locale.toString(static_cast<qulonglong>(info.nodeCount)));
@@ -260,28 +263,33 @@ void ModelInfoPanel::fillSummary(const report::ModelInfo& info) {
     set(Field::Macs, macsText(info));
 }
 
-void ModelInfoPanel::fillOpTables(const report::ModelInfo& info) {
+void ModelInfoPanel::fillOpTypes(const report::ModelInfo& info) {
     m_opTypes->setSortingEnabled(false);
     m_opTypes->clear();
     for (const auto& [opType, count] : info.opTypeCounts) {
-        auto* item = new QTreeWidgetItem(m_opTypes, {qs(opType)});
+        auto* item = new QTreeWidgetItem(m_opTypes, {toQString(opType)});
         item->setData(1, Qt::DisplayRole, static_cast<qulonglong>(count));
         item->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
     }
     m_opTypes->setSortingEnabled(true);
     m_opTypes->sortByColumn(1, Qt::DescendingOrder);
     setTableBoxTitle(m_opTypesBox, m_opTypes, tr("Op types"));
+}
 
+void ModelInfoPanel::fillOpaqueOps(const report::ModelInfo& info) {
     m_opaqueOps->clear();
     for (const report::OpaqueNode& node : info.opaqueNodes) {
-        new QTreeWidgetItem(m_opaqueOps, {qs(node.name), qs(node.opType), qs(node.reason)});
+        new QTreeWidgetItem(m_opaqueOps,
+                            {toQString(node.name), toQString(node.opType), toQString(node.reason)});
     }
     setTableBoxTitle(m_opaqueBox, m_opaqueOps, tr("Opaque ops"));
+}
 
+void ModelInfoPanel::fillWarnings(const report::ModelInfo& info) {
     m_warnings->clear();
     for (const std::string& warning : info.warnings) {
-        auto* item = new QTreeWidgetItem(m_warnings, {qs(warning)});
-        item->setToolTip(0, qs(warning));
+        auto* item = new QTreeWidgetItem(m_warnings, {toQString(warning)});
+        item->setToolTip(0, toQString(warning));
     }
     setTableBoxTitle(m_warningsBox, m_warnings, tr("Warnings"));
 }
@@ -293,7 +301,7 @@ void ModelInfoPanel::fillOpTypeChart(const report::ModelInfo& info) {
     size_t largest = 0;
     for (size_t i = bars; i-- > 0;) {
         const auto& [opType, count] = info.opTypeCounts[i];
-        opTypes.push_back(qs(opType));
+        opTypes.push_back(toQString(opType));
         counts->append(static_cast<qreal>(count));
         largest = std::max(largest, count);
     }

@@ -54,7 +54,11 @@ private:
 
     void fillSummary(const report::ModelInfo& info);
 
-    void fillOpTables(const report::ModelInfo& info);
+    void fillOpTypes(const report::ModelInfo& info);
+
+    void fillOpaqueOps(const report::ModelInfo& info);
+
+    void fillWarnings(const report::ModelInfo& info);
 
     void fillOpTypeChart(const report::ModelInfo& info);
 

@@ -112,12 +112,23 @@ TEST_F(MainWindowTest, OpeningAModelFillsTheInfoPanel) {
     EXPECT_EQ(m_settings.recentFiles(), QStringList({path}));
 }
 
+TEST_F(MainWindowTest, OpaqueOpsAreListed) {
+    openAndWait(test::writeCustomOpModel(m_dir.path()));
+    ASSERT_TRUE(m_messages.errors.isEmpty()) << m_messages.errors.front().toStdString();
+    const QTreeWidget* opaque = m_window.infoPanel().opaqueOps();
+    ASSERT_EQ(opaque->topLevelItemCount(), 1);
+    EXPECT_EQ(opaque->topLevelItem(0)->text(0), QStringLiteral("frob"));
+    EXPECT_EQ(opaque->topLevelItem(0)->text(1), QStringLiteral("com.example.Frobnicate"));
+    EXPECT_FALSE(opaque->isHidden());
+}
+
 TEST_F(MainWindowTest, BadFilesReportAnErrorAndKeepTheOpenModel) {
     const QString good = test::writeConvReluModel(m_dir.path());
     openAndWait(good);
     const QString empty = test::writeFile(m_dir.path(), QStringLiteral("empty.onnx"), {});
+    static constexpr char kNoise[] = "\x08\xff\x12\x99garbage\x00\x01\xfe";
     const QString noise = test::writeFile(m_dir.path(), QStringLiteral("noise.onnx"),
-                                          QByteArray("\x08\xff\x12\x99garbage\x00\x01\xfe", 16));
+                                          QByteArray(kNoise, sizeof kNoise - 1));
     const QString missing = m_dir.filePath(QStringLiteral("missing.onnx"));
     for (const QString& bad : {empty, noise, missing}) {
         SCOPED_TRACE(bad.toStdString());

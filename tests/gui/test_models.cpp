@@ -32,7 +32,28 @@ graph::Graph convReluGraph() {
     g.metadata().producerName = "gui-test";
     return g;
 }
+
+graph::Graph customOpGraph() {
+    using namespace qs::graph;
+    Graph g;
+    const ValueId input = g.addValue("input", DataType::Float, TensorShape::ofDims({1, 16}));
+    g.addInput(input);
+    const ValueId relu = g.addValue("relu_out", DataType::Float, TensorShape::ofDims({1, 16}));
+    const ValueId output = g.addValue("output", DataType::Float, TensorShape::ofDims({1, 16}));
+    g.addNode("relu", "Relu", {input}, {relu});
+    g.addNode("frob", "Frobnicate", {relu}, {output}, {}, "com.example");
+    g.addOutput(output);
+    g.metadata().opsetImports = {{"", 13}, {"com.example", 1}};
+    return g;
+}
 } // namespace
+
+QString writeCustomOpModel(const QString& folder) {
+    QString path = QDir(folder).filePath(QStringLiteral("custom.onnx"));
+    const auto written = onnx::exportModel(customOpGraph(), QFile::encodeName(path).toStdString());
+    EXPECT_TRUE(written.ok()) << (written.ok() ? std::string() : written.error().toString());
+    return path;
+}
 
 QString writeConvReluModel(const QString& folder, const QString& fileName) {
     QString path = QDir(folder).filePath(fileName);

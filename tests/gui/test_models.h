@@ -12,6 +12,10 @@ namespace qs::ui::test {
 QString writeConvReluModel(const QString& folder,
                            const QString& fileName = QStringLiteral("model.onnx"));
 
+/// Writes a model with one Relu and one node of the custom op "com.example.Frobnicate", which
+/// Quantscope keeps opaque; returns its path.
+QString writeCustomOpModel(const QString& folder);
+
 /// Writes `bytes` to `folder/fileName` and returns the path.
 QString writeFile(const QString& folder, const QString& fileName, const QByteArray& bytes);
 
