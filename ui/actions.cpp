@@ -7,6 +7,7 @@
 #include <QKeySequence>
 #include <QMenu>
 #include <QMenuBar>
+#include <QUndoGroup>
 
 namespace qs::ui {
 
@@ -21,12 +22,14 @@ QString recentEntryText(int index, const QString& path) {
 }
 } // namespace
 
-Actions::Actions(Settings& settings, QObject* parent)
+Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     : QObject(parent)
     , m_settings(settings)
     , m_open(makeAction(tr("&Open…"), tr("Open an ONNX model")))
     , m_reload(makeAction(tr("&Reload"), tr("Read the open model's file again")))
     , m_clearRecent(makeAction(tr("&Clear Recent Files"), tr("Forget the recent model files")))
+    , m_undo(undoGroup.createUndoAction(this))
+    , m_redo(undoGroup.createRedoAction(this))
     , m_quit(makeAction(tr("&Quit"), tr("Quit Quantscope")))
     , m_about(makeAction(tr("&About Quantscope"), tr("Version and license")))
     , m_recentMenu(std::make_unique<QMenu>(tr("Open &Recent"))) {
@@ -34,6 +37,8 @@ Actions::Actions(Settings& settings, QObject* parent)
     m_reload->setShortcut(Qt::Key_F5);
     m_reload->setEnabled(false);
     m_quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    m_undo->setShortcut(QKeySequence::Undo);
+    m_redo->setShortcut(QKeySequence::Redo);
     m_quit->setMenuRole(QAction::QuitRole);
     m_about->setMenuRole(QAction::AboutRole);
     connect(m_clearRecent, &QAction::triggered, &m_settings, &Settings::clearRecentFiles);
@@ -50,6 +55,9 @@ void Actions::populate(QMenuBar& menuBar) {
     file->addAction(m_reload);
     file->addSeparator();
     file->addAction(m_quit);
+    QMenu* edit = menuBar.addMenu(tr("&Edit"));
+    edit->addAction(m_undo);
+    edit->addAction(m_redo);
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }

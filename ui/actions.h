@@ -11,6 +11,7 @@
 class QAction;
 class QMenu;
 class QMenuBar;
+class QUndoGroup;
 
 namespace qs::ui {
 
@@ -21,13 +22,18 @@ class Actions : public QObject {
     Q_OBJECT
 
 public:
-    explicit Actions(Settings& settings, QObject* parent = nullptr);
+    /// Undo and Redo act on the active stack of `undoGroup`.
+    Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent = nullptr);
 
     QAction* open() const { return m_open; }
 
     QAction* reload() const { return m_reload; }
 
     QAction* clearRecent() const { return m_clearRecent; }
+
+    QAction* undo() const { return m_undo; }
+
+    QAction* redo() const { return m_redo; }
 
     QAction* quit() const { return m_quit; }
 
@@ -38,7 +44,7 @@ public:
     /// The File ▸ Open Recent submenu.
     QMenu* recentMenu() const { return m_recentMenu.get(); }
 
-    /// Adds the File and Help menus to `menuBar`.
+    /// Adds the File, Edit and Help menus to `menuBar`.
     void populate(QMenuBar& menuBar);
 
 Q_SIGNALS:
@@ -54,6 +60,8 @@ private:
     QAction* m_open;
     QAction* m_reload;
     QAction* m_clearRecent;
+    QAction* m_undo;
+    QAction* m_redo;
     QAction* m_quit;
     QAction* m_about;
     std::unique_ptr<QMenu> m_recentMenu;

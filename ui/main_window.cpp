@@ -51,7 +51,7 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     , m_reporter(reporter ? std::move(reporter) : std::make_unique<MessageBoxReporter>(this))
     , m_jobs(new JobRunner(this))
     , m_session(new Session(*m_jobs, this))
-    , m_actions(new Actions(settings, this))
+    , m_actions(new Actions(settings, m_session->undoGroup(), this))
     , m_pages(new QStackedWidget(this))
     , m_welcome(new WelcomePage(m_pages))
     , m_infoPanel(new ModelInfoPanel(m_pages)) {

@@ -48,6 +48,8 @@ void Session::applyLoaded(int request, const QString& path, Result<LoadedModel> 
     }
     const std::unique_ptr<GraphDocument> previous =
         std::exchange(m_document, std::make_unique<GraphDocument>(path, std::move(loaded).value()));
+    m_undoGroup.addStack(&m_document->undoStack());
+    m_undoGroup.setActiveStack(&m_document->undoStack());
     Q_EMIT documentChanged(m_document.get());
     Q_EMIT modelOpened(path);
 }

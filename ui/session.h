@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QUndoGroup>
 
 #include <memory>
 
@@ -25,6 +26,9 @@ public:
 
     /// The open document, or nullptr before the first successful open.
     GraphDocument* document() const { return m_document.get(); }
+
+    /// Holds the open document's undo stack as its active stack; Edit ▸ Undo/Redo follow it.
+    QUndoGroup& undoGroup() { return m_undoGroup; }
 
     /// True while an open or reload runs.
     bool isOpening() const { return m_pendingOpens > 0; }
@@ -49,6 +53,7 @@ private:
     void applyLoaded(int request, const QString& path, Result<LoadedModel> loaded);
 
     JobRunner& m_jobs;
+    QUndoGroup m_undoGroup;
     std::unique_ptr<GraphDocument> m_document;
     int m_latestRequest = 0;
     int m_pendingOpens = 0;

@@ -17,6 +17,7 @@
 #include <QTest>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QUndoCommand>
 #include <QUrl>
 #include <gtest/gtest.h>
 
@@ -179,6 +180,17 @@ TEST_F(MainWindowTest, ClosingSavesTheWindowGeometry) {
     m_window.close();
     EXPECT_FALSE(m_settings.windowGeometry().isEmpty());
     EXPECT_FALSE(m_settings.windowState().isEmpty());
+}
+
+TEST_F(MainWindowTest, UndoFollowsTheOpenDocument) {
+    EXPECT_FALSE(m_window.actions().undo()->isEnabled());
+    openAndWait(test::writeConvReluModel(m_dir.path()));
+    GraphDocument* document = m_window.session().document();
+    ASSERT_NE(document, nullptr);
+    EXPECT_EQ(m_window.session().undoGroup().activeStack(), &document->undoStack());
+    EXPECT_FALSE(m_window.actions().undo()->isEnabled());
+    document->undoStack().push(new QUndoCommand(QStringLiteral("edit")));
+    EXPECT_TRUE(m_window.actions().undo()->isEnabled());
 }
 
 TEST_F(MainWindowTest, ReloadReadsTheFileAgain) {

@@ -6,6 +6,7 @@
 #include <QMenu>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QUndoGroup>
 #include <gtest/gtest.h>
 
 namespace qs::ui {
@@ -63,7 +64,8 @@ TEST_F(SettingsTest, PersistsAcrossInstances) {
 }
 
 TEST_F(SettingsTest, RecentMenuFollowsSettings) {
-    Actions actions(m_settings);
+    QUndoGroup undoGroup;
+    Actions actions(m_settings, undoGroup);
     EXPECT_FALSE(actions.recentMenu()->isEnabled());
     for (int i = 0; i < Settings::kMaxRecentFiles + 2; ++i) {
         m_settings.addRecentFile(file(i));
