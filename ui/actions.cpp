@@ -1,0 +1,87 @@
+#include "ui/actions.h"
+
+#include "ui/settings.h"
+
+#include <QAction>
+#include <QDir>
+#include <QKeySequence>
+#include <QMenu>
+#include <QMenuBar>
+#include <QUndoGroup>
+
+namespace qs::ui {
+
+namespace {
+/// "&3 /models/resnet.onnx", with ampersands in the path kept literal.
+QString recentEntryText(int index, const QString& path) {
+    QString shown = QDir::toNativeSeparators(path);
+    shown.replace(QLatin1Char('&'), QStringLiteral("&&"));
+    const QString mnemonic =
+        index < 9 ? QStringLiteral("&%1").arg(index + 1) : QString::number(index + 1);
+    return mnemonic + QLatin1Char(' ') + shown;
+}
+} // namespace
+
+Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
+    : QObject(parent)
+    , m_settings(settings)
+    , m_open(makeAction(tr("&Open…"), tr("Open an ONNX model")))
+    , m_reload(makeAction(tr("&Reload"), tr("Read the open model's file again")))
+    , m_clearRecent(makeAction(tr("&Clear Recent Files"), tr("Forget the recent model files")))
+    , m_undo(undoGroup.createUndoAction(this))
+    , m_redo(undoGroup.createRedoAction(this))
+    , m_quit(makeAction(tr("&Quit"), tr("Quit Quantscope")))
+    , m_about(makeAction(tr("&About Quantscope"), tr("Version and license")))
+    , m_recentMenu(std::make_unique<QMenu>(tr("Open &Recent"))) {
+    m_open->setShortcut(QKeySequence::Open);
+    m_reload->setShortcut(Qt::Key_F5);
+    m_reload->setEnabled(false);
+    m_quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    m_undo->setShortcut(QKeySequence::Undo);
+    m_redo->setShortcut(QKeySequence::Redo);
+    m_quit->setMenuRole(QAction::QuitRole);
+    m_about->setMenuRole(QAction::AboutRole);
+    connect(m_clearRecent, &QAction::triggered, &m_settings, &Settings::clearRecentFiles);
+    connect(&m_settings, &Settings::recentFilesChanged, this, &Actions::rebuildRecentMenu);
+    rebuildRecentMenu();
+}
+
+Actions::~Actions() = default;
+
+void Actions::populate(QMenuBar& menuBar) {
+    QMenu* file = menuBar.addMenu(tr("&File"));
+    file->addAction(m_open);
+    file->addMenu(m_recentMenu.get());
+    file->addAction(m_reload);
+    file->addSeparator();
+    file->addAction(m_quit);
+    QMenu* edit = menuBar.addMenu(tr("&Edit"));
+    edit->addAction(m_undo);
+    edit->addAction(m_redo);
+    QMenu* help = menuBar.addMenu(tr("&Help"));
+    help->addAction(m_about);
+}
+
+QAction* Actions::makeAction(const QString& text, const QString& statusTip) {
+    auto* action = new QAction(text, this);
+    action->setStatusTip(statusTip);
+    return action;
+}
+
+void Actions::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList files = m_settings.recentFiles();
+    for (int i = 0; i < files.size(); ++i) {
+        const QString& path = files[i];
+        QAction* entry = m_recentMenu->addAction(recentEntryText(i, path));
+        entry->setStatusTip(path);
+        connect(entry, &QAction::triggered, this,
+                [this, path] { Q_EMIT recentFileTriggered(path); });
+    }
+    m_recentMenu->addSeparator();
+    m_recentMenu->addAction(m_clearRecent);
+    m_clearRecent->setEnabled(!files.isEmpty());
+    m_recentMenu->setEnabled(!files.isEmpty());
+}
+
+} // namespace qs::ui
