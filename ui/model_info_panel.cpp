@@ -124,12 +124,15 @@ QString opsetsText(const report::ModelInfo& info) {
 
 QString macsText(const report::ModelInfo& info) {
     if (info.macs == 0 && info.macsUnknownNodes > 0) {
-        return ModelInfoPanel::tr("unknown: %n Conv/Gemm/MatMul node(s) have dynamic shapes",
-                                  nullptr, static_cast<int>(info.macsUnknownNodes));
+        return ModelInfoPanel::tr("unknown: %n Conv/Gemm/MatMul node(s) of unknown rank", nullptr,
+                                  static_cast<int>(info.macsUnknownNodes));
     }
     QString text = countWithScale(info.macs);
+    if (info.macsDynamicDimsAsOne) {
+        text += ModelInfoPanel::tr(" (dynamic dims counted as 1)");
+    }
     if (info.macsUnknownNodes > 0) {
-        text += ModelInfoPanel::tr("; %n Conv/Gemm/MatMul node(s) with dynamic shapes not counted",
+        text += ModelInfoPanel::tr("; %n Conv/Gemm/MatMul node(s) of unknown rank not counted",
                                    nullptr, static_cast<int>(info.macsUnknownNodes));
     }
     return text;
