@@ -34,9 +34,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${CPACK_PACKAGE_CONTACT})
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# The synopsis line comes from CPACK_PACKAGE_DESCRIPTION_SUMMARY; this is the extended text.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
-Quantscope opens an ONNX model and shows every place a quantizer can go,
+    "Quantscope opens an ONNX model and shows every place a quantizer can go,
 proposes quantizers with candidate configurations, chooses bitwidths by hand
 or with HAWQ mixed precision, prunes channels in SIMD-sized groups, and
 exports QDQ, pruned, weight-compressed or FP16 ONNX models with graph images
