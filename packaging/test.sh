@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it (.ci/run calls this and nothing else). From any folder:
 #   packaging/test.sh
-# Steps: Debian packages; ONNX Runtime for node (best effort); release build and the full ctest suite;
-# ASan+UBSan build and the core tests; the DEB package and its sanity checks; the headless run.
+# Steps: Debian packages; shellcheck; ONNX Runtime for node (best effort); release build and the full
+# ctest suite; ASan+UBSan build and the core tests; the DEB package and its checks; the headless run.
 # Exits non-zero on the first failure. Builds use Ninja, ccache and at most two jobs.
 set -euo pipefail
 
@@ -46,6 +46,10 @@ run_ctest() {
 section "Debian packages"
 bash packaging/setup.sh
 
+section "shell scripts (shellcheck)"
+shellcheck packaging/*.sh .ci/run
+echo "packaging scripts are clean"
+
 section "ONNX Runtime for node (npm onnxruntime-node $ort_node_version)"
 ort_dir=tests/e2e/node_modules/onnxruntime-node
 if [[ -f $ort_dir/package.json ]] && grep -q "\"version\": \"$ort_node_version\"" "$ort_dir/package.json"; then
@@ -57,6 +61,9 @@ elif timeout 300 npm install --prefix tests/e2e --ignore-scripts --no-audit --no
     echo "installed in $ort_dir"
 else
     echo "WARNING: npm install onnxruntime-node failed (offline?); ONNX Runtime checks will be skipped"
+fi
+if [[ -f $ort_dir/package.json ]] && ! node -e "require('./$ort_dir')" 2>/dev/null; then
+    echo "WARNING: $ort_dir does not load in node; ONNX Runtime checks will fail or be skipped"
 fi
 
 section "release: configure and build"
@@ -80,7 +87,9 @@ package_dir=build/release/package
 rm -rf "$package_dir"
 cpack --config build/release/CPackConfig.cmake -B "$package_dir"
 debs=("$package_dir"/quantscope_*.deb)
-((${#debs[@]} == 1)) && [[ -f ${debs[0]} ]] || fail "expected one quantscope_*.deb in $package_dir"
+if ((${#debs[@]} != 1)) || [[ ! -f ${debs[0]} ]]; then
+    fail "expected one quantscope_*.deb in $package_dir"
+fi
 deb=${debs[0]}
 dpkg-deb --info "$deb"
 contents=$(dpkg-deb --contents "$deb")
@@ -109,7 +118,7 @@ desktop-file-validate "$extract/usr/share/applications/io.quantscope.Quantscope.
 appstreamcli validate --no-net "$extract/usr/share/metainfo/io.quantscope.Quantscope.metainfo.xml"
 
 # Depends: the package names, without versions or alternatives markers.
-depends=$(dpkg-deb -f "$deb" Depends | tr ',|' '\n\n' | sed -E 's/\(.*\)//; s/:any//; s/[[:space:]]//g')
+depends=$(dpkg-deb -f "$deb" Depends | tr ',|' '\n' | sed -E 's/\(.*\)//; s/:any//; s/[[:space:]]//g')
 
 # The Debian package that ships a library file, trying the merged-/usr spellings of its path.
 owner_of() {
