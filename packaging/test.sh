@@ -143,7 +143,7 @@ for binary in "$extract"/usr/bin/*; do
         echo "$libraries"
         fail "$name: unresolved libraries"
     fi
-    non_system=$(awk '$2 == "=>" && $3 !~ /^\/(usr\/)?lib(64|\/x86_64-linux-gnu)?\// { print $1 " => " $3 }' \
+    non_system=$(awk '$2 == "=>" && $3 !~ /^\/(usr\/)?lib(32|64)?\// { print $1 " => " $3 }' \
         <<<"$libraries")
     [[ -z $non_system ]] || fail "$name: libraries from outside the system folders: $non_system"
     for soname in $(readelf -d "$binary" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'); do
