@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds the release preset and opens a model: in the GUI when a display is
+# there, otherwise (or with --headless) through quantscope-cli, writing its outputs to a folder.
+set -euo pipefail
+
+usage() {
+    cat <<'USAGE'
+usage: packaging/run.sh [--headless] [MODEL.onnx]
+  MODEL.onnx   model to open (default: resources/models/demo_cnn.onnx)
+  --headless   run the CLI flow even when a display is available
+Without $DISPLAY and $WAYLAND_DISPLAY the CLI flow runs. Its outputs go to $QS_OUT (default: out/).
+USAGE
+}
+
+headless=0
+model=
+for arg in "$@"; do
+    case $arg in
+        --headless) headless=1 ;;
+        -h | --help) usage; exit 0 ;;
+        -*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+        *)
+            [[ -z $model ]] || { echo "run.sh: one model at a time" >&2; exit 2; }
+            model=$arg
+            ;;
+    esac
+done
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Paths given on the command line are relative to the caller's folder, not to the repository.
+[[ -z $model ]] || model=$(realpath -m -- "$model")
+out_dir=$(realpath -m -- "${QS_OUT:-$repo/out}")
+cd "$repo"
+model=${model:-$repo/resources/models/demo_cnn.onnx}
+if [[ ! -f $model ]]; then
+    echo "run.sh: no model at $model; pass one, e.g. packaging/run.sh MODEL.onnx" >&2
+    exit 1
+fi
+
+if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} && $headless == 0 ]]; then
+    echo "run.sh: no display (\$DISPLAY and \$WAYLAND_DISPLAY are empty): running headless"
+    headless=1
+fi
+
+bash packaging/setup.sh
+export CCACHE_BASEDIR=$repo
+cmake --preset release >/dev/null
+build=build/release
+targets=(quantscope-cli)
+gui_built=0
+if ninja -C "$build" -t query quantscope >/dev/null 2>&1; then
+    targets+=(quantscope)
+    gui_built=1
+fi
+cmake --build "$build" -j 2 --target "${targets[@]}"
+cli=$build/app/quantscope-cli
+
+if ((headless == 0 && gui_built == 1)); then
+    exec "$build/app/quantscope" "$model"
+fi
+((headless == 1)) || echo "run.sh: the GUI is not built in this tree: running headless"
+
+# One CLI step per line: the file it writes under the output folder ('-' prints to the terminal),
+# then the quantscope-cli arguments. Commands that write files themselves take "$out_dir/NAME".
+mkdir -p "$out_dir"
+step() {
+    local output=$1
+    shift
+    echo "--- quantscope-cli $*"
+    if [[ $output == - ]]; then
+        "$cli" "$@"
+        return
+    fi
+    "$cli" "$@" >"$out_dir/$output.tmp"
+    mv -f "$out_dir/$output.tmp" "$out_dir/$output"
+    echo "wrote $out_dir/$output"
+}
+
+step - info "$model"
+step info.json info --json "$model"
+
+echo "run.sh: outputs are in $out_dir"
