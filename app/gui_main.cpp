@@ -15,6 +15,7 @@ namespace {
 void setIdentity() {
     QCoreApplication::setOrganizationName(QStringLiteral("Quantscope"));
     QCoreApplication::setApplicationName(QStringLiteral("Quantscope"));
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.quantscope.Quantscope"));
     QCoreApplication::setApplicationVersion(QString::fromLatin1(QS_VERSION));
 }
 
