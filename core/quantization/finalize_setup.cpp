@@ -1,0 +1,233 @@
+// Finalisation: choice validation, unified-group split, merge of redundant subsequent quantizers
+// across the graph (NNCF's merge_redundant_subsequent_quantizers_across_graph) and requantization
+// links.
+
+#include "core/quantization/finalize_setup.h"
+
+#include <algorithm>
+#include <charconv>
+#include <deque>
+
+namespace qs::quantization {
+
+namespace {
+using graph::QuantizationTrait;
+
+/// Walks the insertion point graph in topological order carrying the quantizer that currently
+/// covers the tensor; a quantizer whose upstream makes it redundant is folded into it.
+void mergeRedundantQuantizers(const QuantizationProposal& proposal,
+                              SingleConfigQuantizerSetup& setup) {
+    const InsertionPointGraph& g = *proposal.graph;
+    std::map<int, std::vector<int>> qpsAt;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        if (!point.insertionPoint.isWeight && point.ipNode >= 0) {
+            qpsAt[point.ipNode].push_back(id);
+        }
+    }
+    const size_t n = g.nodes().size();
+    std::vector<size_t> inDegree(n);
+    std::vector<int> upstream(n, -1);
+    std::deque<int> ready;
+    for (size_t i = 0; i < n; ++i) {
+        inDegree[i] = g.nodes()[i].inEdges.size();
+        if (inDegree[i] == 0) {
+            ready.push_back(static_cast<int>(i));
+        }
+    }
+    while (!ready.empty()) {
+        const int index = ready.front();
+        ready.pop_front();
+        const IpNode& node = g.node(index);
+        int state = -1;
+        if (node.inEdges.size() == 1 && !g.edge(node.inEdges.front()).isInteger) {
+            const int from = g.edge(node.inEdges.front()).from;
+            const bool passes = node.type != IpNodeType::AuxiliaryBarrier &&
+                                (node.type != IpNodeType::Operator ||
+                                 proposal.operatorTraits[static_cast<size_t>(index)] ==
+                                     QuantizationTrait::QuantizationAgnostic);
+            state = passes ? upstream[static_cast<size_t>(from)] : -1;
+        }
+        if (auto it = qpsAt.find(index); it != qpsAt.end()) {
+            for (const int qp : it->second) {
+                if (state >= 0 && setup.quantizationPoints.contains(state) &&
+                    setup.quantizationPoints[state].qconfig.isRedundantWithDownstream(
+                        setup.quantizationPoints[qp].qconfig)) {
+                    auto& absorbing =
+                        setup.quantizationPoints[state].directlyQuantizedOperatorNodeNames;
+                    for (const std::string& name :
+                         setup.quantizationPoints[qp].directlyQuantizedOperatorNodeNames) {
+                        if (std::find(absorbing.begin(), absorbing.end(), name) ==
+                            absorbing.end()) {
+                            absorbing.push_back(name);
+                        }
+                    }
+                    setup.mergedInto[qp] = state;
+                    setup.quantizationPoints.erase(qp);
+                    setup.requantizationParents.erase(qp);
+                    continue;
+                }
+                if (state >= 0) {
+                    setup.requantizationParents[qp] = state;
+                }
+                state = qp;
+            }
+        }
+        upstream[static_cast<size_t>(index)] = state;
+        for (const int e : node.outEdges) {
+            const int to = g.edge(e).to;
+            if (--inDegree[static_cast<size_t>(to)] == 0) {
+                ready.push_back(to);
+            }
+        }
+    }
+}
+
+template <typename Groups>
+void keepPresent(Groups& groups, const SingleConfigQuantizerSetup& setup, bool perTensorOnly) {
+    for (auto it = groups.begin(); it != groups.end();) {
+        auto& ids = it->second;
+        std::erase_if(ids, [&](int id) {
+            auto point = setup.quantizationPoints.find(id);
+            return point == setup.quantizationPoints.end() ||
+                   (perTensorOnly && point->second.qconfig.perChannel);
+        });
+        it = ids.empty() ? groups.erase(it) : std::next(it);
+    }
+}
+} // namespace
+
+Result<SingleConfigQuantizerSetup> finalizeSetup(const QuantizationProposal& proposal,
+                                                 const QuantizerConfigChoice& choice) {
+    SingleConfigQuantizerSetup single;
+    for (const auto& [id, point] : proposal.setup.quantizationPoints) {
+        auto chosen = choice.find(id);
+        if (chosen == choice.end()) {
+            continue;
+        }
+        QuantizerConfig config = chosen->second;
+        std::vector<QuantizerConfig> compatible;
+        for (const QuantizerConfig& candidate : point.possibleConfigs) {
+            if (candidate.isCompatibleWith(config)) {
+                compatible.push_back(candidate);
+            }
+        }
+        if (compatible.empty()) {
+            return Error(Errc::InvalidArgument,
+                         "config " + config.toString() + " is not a candidate of quantizer " +
+                             std::to_string(id) + " at '" + point.insertionPoint.toString() + "'");
+        }
+        if (!config.signednessToForce.has_value()) {
+            const auto forced = compatible.front().signednessToForce;
+            const bool shared =
+                std::all_of(compatible.begin(), compatible.end(), [&](const QuantizerConfig& c) {
+                    return c.signednessToForce == forced;
+                });
+            if (shared) {
+                config.signednessToForce = forced;
+            }
+        }
+        single.quantizationPoints[id] = SingleConfigQuantizationPoint{
+            point.insertionPoint, config, point.directlyQuantizedOperatorNodeNames, point.ipNode};
+    }
+    single.unifiedScaleGroups = proposal.setup.unifiedScaleGroups;
+    single.sharedInputOperationSetGroups = proposal.setup.sharedInputOperationSetGroups;
+    for (const auto& [child, parent] : proposal.setup.requantizationParents) {
+        if (single.quantizationPoints.contains(child) &&
+            single.quantizationPoints.contains(parent)) {
+            single.requantizationParents[child] = parent;
+        }
+    }
+    keepPresent(single.unifiedScaleGroups, single, true);
+    mergeRedundantQuantizers(proposal, single);
+    keepPresent(single.unifiedScaleGroups, single, true);
+    keepPresent(single.sharedInputOperationSetGroups, single, false);
+    return single;
+}
+
+QuantizerConfigChoice selectByPreset(const MultiConfigQuantizerSetup& setup,
+                                     QuantizationPreset preset) {
+    QuantizerConfigChoice choice;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        if (point.possibleConfigs.empty()) {
+            continue;
+        }
+        const QuantizationMode wanted =
+            point.insertionPoint.isWeight || preset == QuantizationPreset::Performance
+                ? QuantizationMode::Symmetric
+                : QuantizationMode::Asymmetric;
+        auto it = std::find_if(point.possibleConfigs.begin(), point.possibleConfigs.end(),
+                               [&](const QuantizerConfig& c) { return c.mode == wanted; });
+        choice[id] = it != point.possibleConfigs.end() ? *it : point.possibleConfigs.front();
+    }
+    return choice;
+}
+
+Result<void> applyBitwidthChoice(const MultiConfigQuantizerSetup& setup, std::string_view spec,
+                                 QuantizerConfigChoice& choice) {
+    const size_t eq = spec.rfind('=');
+    if (eq == std::string_view::npos || eq == 0) {
+        return Error(Errc::InvalidArgument,
+                     "bad --set '" + std::string(spec) + "': expected NODE[:PORT]=BITS");
+    }
+    int bits = 0;
+    const std::string_view bitsText = spec.substr(eq + 1);
+    auto [end, ec] = std::from_chars(bitsText.data(), bitsText.data() + bitsText.size(), bits);
+    if (ec != std::errc() || end != bitsText.data() + bitsText.size() || bits <= 0) {
+        return Error(Errc::InvalidArgument,
+                     "bad --set '" + std::string(spec) + "': BITS must be a positive integer");
+    }
+    std::string nodeName(spec.substr(0, eq));
+    std::optional<int> port;
+    const size_t colon = nodeName.rfind(':');
+    if (colon != std::string::npos && colon + 1 < nodeName.size() &&
+        std::all_of(nodeName.begin() + static_cast<std::ptrdiff_t>(colon) + 1, nodeName.end(),
+                    ::isdigit)) {
+        port = std::stoi(nodeName.substr(colon + 1));
+        nodeName.resize(colon);
+    }
+    std::vector<int> matches;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        const InsertionPoint& ip = point.insertionPoint;
+        if (!ip.isWeight && ip.targetNodeName == nodeName && ip.inputPortId == port) {
+            matches.push_back(id);
+        }
+    }
+    if (matches.empty() && !port) {
+        for (const auto& [id, point] : setup.quantizationPoints) {
+            if (point.insertionPoint.isWeight && point.insertionPoint.targetNodeName == nodeName) {
+                matches.push_back(id);
+            }
+        }
+    }
+    if (matches.empty()) {
+        return Error(Errc::InvalidArgument, "--set '" + std::string(spec) +
+                                                "': no quantizer at node '" + nodeName +
+                                                (port ? "' port " + std::to_string(*port) : "'"));
+    }
+    for (const int id : matches) {
+        const auto& configs = setup.quantizationPoints.at(id).possibleConfigs;
+        const QuantizerConfig* current = choice.contains(id) ? &choice.at(id) : nullptr;
+        // Prefer a candidate that keeps the current mode and granularity.
+        const QuantizerConfig* best = nullptr;
+        for (const QuantizerConfig& c : configs) {
+            if (c.numBits != bits) {
+                continue;
+            }
+            if (best == nullptr ||
+                (current != nullptr && c.mode == current->mode &&
+                 c.perChannel == current->perChannel &&
+                 !(best->mode == current->mode && best->perChannel == current->perChannel))) {
+                best = &c;
+            }
+        }
+        if (best == nullptr) {
+            return Error(Errc::InvalidArgument, "--set '" + std::string(spec) + "': quantizer " +
+                                                    std::to_string(id) + " has no " +
+                                                    std::to_string(bits) + "-bit candidate");
+        }
+        choice[id] = *best;
+    }
+    return {};
+}
+
+} // namespace qs::quantization
