@@ -1007,8 +1007,8 @@ Result<MultiConfigQuantizerSetup> Solver::createQuantizerSetup() {
         sinksOf[id] = q.quantizedInputSinkOperatorNodes;
     }
 
-    // Weight quantization points from the HW "weights" lists; ids follow the activations.
-    int nextId = (m_pqs.empty() ? 0 : static_cast<int>(m_pqs.size()) - 1) + 2;
+    // Weight quantization points from the HW "weights" lists; ids start at max(activation id) + 2.
+    int nextId = (activationIds.empty() ? 0 : activationIds.back()) + 2;
     const graph::Graph& model = m_graph.model();
     for (size_t opIndex = 0; opIndex < m_graph.nodes().size(); ++opIndex) {
         const IpNode& op = m_graph.nodes()[opIndex];

@@ -160,9 +160,23 @@ TEST_P(GoldenTest, MatchesNncf) {
     diff += diffMaps(expectedDirect, actualDirect, "directly quantized ops of");
     diff += diffMaps(groupSet(goldenGroups, goldenIdToKey), groupSet(ourGroups, ourIdToKey),
                      "unified group");
+    // The deque order and id assignment follow NNCF's, so even the qp ids agree.
+    size_t sameIds = 0;
+    for (const auto& [id, key] : goldenIdToKey) {
+        sameIds += ourIdToKey.contains(id) && ourIdToKey[id] == key ? 1 : 0;
+    }
+    EXPECT_EQ(sameIds, goldenIdToKey.size()) << "qp ids differ from NNCF's";
+    std::vector<std::vector<int>> goldenShared, ourShared;
+    for (const auto& g : golden["shared_input_operation_set_groups"]) {
+        goldenShared.push_back(g["qp_ids"].get<std::vector<int>>());
+    }
+    for (const auto& [gid, ids] : setup->sharedInputOperationSetGroups) {
+        ourShared.push_back(ids);
+    }
     EXPECT_EQ(actualAct.size(), golden["counts"]["activation_quantizers"].get<size_t>());
     EXPECT_EQ(actualW.size(), golden["counts"]["weight_quantizers"].get<size_t>());
     EXPECT_EQ(ourGroups.size(), golden["counts"]["unified_scale_groups"].get<size_t>());
+    diff += diffMaps(groupSet(goldenShared, goldenIdToKey), groupSet(ourShared, ourIdToKey), "shared-input group");
     EXPECT_TRUE(diff.empty()) << c.model << "." << c.device << "." << c.preset << ":\n" << diff;
 }
 
