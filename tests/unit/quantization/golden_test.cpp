@@ -176,7 +176,8 @@ TEST_P(GoldenTest, MatchesNncf) {
     EXPECT_EQ(actualAct.size(), golden["counts"]["activation_quantizers"].get<size_t>());
     EXPECT_EQ(actualW.size(), golden["counts"]["weight_quantizers"].get<size_t>());
     EXPECT_EQ(ourGroups.size(), golden["counts"]["unified_scale_groups"].get<size_t>());
-    diff += diffMaps(groupSet(goldenShared, goldenIdToKey), groupSet(ourShared, ourIdToKey), "shared-input group");
+    diff += diffMaps(groupSet(goldenShared, goldenIdToKey), groupSet(ourShared, ourIdToKey),
+                     "shared-input group");
     EXPECT_TRUE(diff.empty()) << c.model << "." << c.device << "." << c.preset << ":\n" << diff;
 }
 
