@@ -111,7 +111,20 @@ Result<InsertionPointGraph> InsertionPointGraph::build(const graph::Graph& model
                                                        const IgnoredScope& scope) {
     InsertionPointGraph ipg;
     ipg.m_model = &model;
-    const std::vector<bool> live = inferenceNodeMask(model);
+    std::vector<bool> live = inferenceNodeMask(model);
+    // NNCF removes no-op Casts (same input and output type) before building its graph: their
+    // consumers read the Cast's input directly.
+    std::vector<bool> noopCast(model.numNodeSlots(), false);
+    for (const NodeId node : model.nodeIds()) {
+        const graph::Node& n = model.node(node);
+        if (n.opType == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+            n.inputs[0].valid() && n.outputs[0].valid() &&
+            model.value(n.inputs[0]).dtype != graph::DataType::Undefined &&
+            model.value(n.inputs[0]).dtype == model.value(n.outputs[0]).dtype) {
+            noopCast[node.index()] = true;
+            live[node.index()] = false;
+        }
+    }
     QS_ASSIGN_OR_RETURN(std::vector<bool> ignored, userIgnoredNodes(model, scope));
     const std::vector<bool> autoIgnored = autoIgnoredNodes(model, live);
     const auto groups = findFusedPatterns(model, live);
@@ -205,6 +218,10 @@ Result<InsertionPointGraph> InsertionPointGraph::build(const graph::Graph& model
 
     // Pre-hooks: one per input port fed by another operator of the inference graph.
     auto sourceHook = [&](ValueId value) -> int {
+        while (model.value(value).producer.valid() &&
+               noopCast[model.value(value).producer.index()]) {
+            value = model.node(model.value(value).producer).inputs[0];
+        }
         const graph::Value& v = model.value(value);
         if (v.producer.valid()) {
             const int op = live[v.producer.index()] ? ipg.m_operatorOfNode[v.producer.index()] : -1;

@@ -280,6 +280,16 @@ TEST(PropagationTest, AgnosticOpsPassQuantizersUp) {
               (std::set<std::string>{"conv_b"}));
 }
 
+TEST(PropagationTest, NoOpCastIsRemovedAsInNncf) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
+    const ValueId cast = b.op("Cast", "cast", {relu}, DataType::Float, {{"to", int64_t{1}, {}}});
+    b.output(b.conv("conv_b", b.op("MaxPool", "pool", {cast})));
+    const Proposed p = propose(b);
+    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "relu"}));
+}
+
 TEST(PropagationTest, IgnoredNodeActsAsBarrier) {
     Builder b;
     const ValueId x = b.input("x");
