@@ -964,6 +964,15 @@ Result<QuantizationProposal> Solver::run() {
     QuantizationProposal proposal;
     proposal.setup = std::move(setup);
     proposal.operatorTraits = m_trait;
+    proposal.edgeQuantizers.resize(m_graph.edges().size());
+    for (size_t e = 0; e < m_edgeAffecting.size(); ++e) {
+        for (const int id : m_edgeAffecting[e]) {
+            if (proposal.setup.quantizationPoints.contains(id)) {
+                proposal.edgeQuantizers[e].push_back(id);
+            }
+        }
+        std::sort(proposal.edgeQuantizers[e].begin(), proposal.edgeQuantizers[e].end());
+    }
     proposal.log = std::move(m_log);
     return proposal;
 }

@@ -36,6 +36,7 @@ struct QuantizationProposal {
     std::shared_ptr<const InsertionPointGraph> graph;
     MultiConfigQuantizerSetup setup;
     std::vector<graph::QuantizationTrait> operatorTraits; ///< by InsertionPointGraph node
+    std::vector<std::vector<int>> edgeQuantizers;         ///< activation qp ids affecting each edge
     std::vector<std::string> log;                         ///< debug notes ("could not merge ...")
 };
 

@@ -152,10 +152,32 @@ std::string quantizerSetupToDot(const QuantizationProposal& proposal,
         }
         out << "];\n";
     }
-    for (const IpEdge& e : g.edges()) {
-        out << "  n" << e.from << " -> n" << e.to;
+    for (size_t i = 0; i < g.edges().size(); ++i) {
+        const IpEdge& e = g.edges()[i];
+        std::vector<std::string> attrs;
+        std::string ids;
+        if (i < proposal.edgeQuantizers.size()) {
+            for (const int id : proposal.edgeQuantizers[i]) {
+                if (finalSetup == nullptr || finalSetup->quantizationPoints.contains(id)) {
+                    ids += (ids.empty() ? "" : ",") + std::to_string(id);
+                }
+            }
+        }
+        if (!ids.empty()) {
+            attrs.push_back("color=blue");
+            attrs.push_back("label=\"" + ids + "\"");
+        }
         if (e.isInteger) {
-            out << " [color=violet, style=bold]";
+            attrs.push_back("color=violet");
+            attrs.push_back("style=bold");
+        }
+        out << "  n" << e.from << " -> n" << e.to;
+        if (!attrs.empty()) {
+            out << " [";
+            for (size_t a = 0; a < attrs.size(); ++a) {
+                out << (a == 0 ? "" : ", ") << attrs[a];
+            }
+            out << "]";
         }
         out << ";\n";
     }
