@@ -73,7 +73,7 @@ private:
     void removePropagatingQuantizer(int id);
     void finish(int id);
     void unifyScales(const std::vector<int>& pqs, UnifiedScaleType type);
-    void mergeUnifiedGroups(int into, int from);
+    int mergeUnifiedGroups(const std::vector<int>& gids);
 
     void propagationStep(int id);
     std::map<int, std::vector<Path>> pathsGroupedByUnifiedScales(int ipNode);
@@ -261,19 +261,23 @@ void Solver::finish(int id) {
 }
 
 void Solver::unifyScales(const std::vector<int>& pqs, UnifiedScaleType type) {
-    // A PQ that already belongs to a group brings the others into it (unification is transitive).
-    int gid = -1;
+    // Group ids are handed out in creation order and NNCF numbers the final groups that way. A
+    // PQ that already belongs to a group brings the others into it (no new id); PQs from several
+    // groups merge them into a new one.
+    std::vector<int> existing;
     for (const int id : pqs) {
         auto it = m_groupOf.find(id);
-        if (it != m_groupOf.end()) {
-            if (gid < 0) {
-                gid = it->second;
-            } else if (it->second != gid) {
-                mergeUnifiedGroups(gid, it->second);
-            }
+        if (it != m_groupOf.end() &&
+            std::find(existing.begin(), existing.end(), it->second) == existing.end()) {
+            existing.push_back(it->second);
         }
     }
-    if (gid < 0) {
+    int gid = -1;
+    if (existing.size() == 1) {
+        gid = existing.front();
+    } else if (existing.size() > 1) {
+        gid = mergeUnifiedGroups(existing);
+    } else {
         gid = m_nextGid++;
         m_groupType[gid] = type;
     }
@@ -284,18 +288,25 @@ void Solver::unifyScales(const std::vector<int>& pqs, UnifiedScaleType type) {
     }
 }
 
-void Solver::mergeUnifiedGroups(int into, int from) {
-    if (into == from) {
-        return;
+int Solver::mergeUnifiedGroups(const std::vector<int>& gids) {
+    const int merged = m_nextGid++;
+    m_groupType[merged] = UnifiedScaleType::UnifyAlways;
+    for (const int gid : gids) {
+        auto group = m_groups.find(gid);
+        if (group == m_groups.end()) {
+            continue;
+        }
+        for (const int id : group->second) {
+            m_groups[merged].insert(id);
+            m_groupOf[id] = merged;
+        }
+        if (m_groupType[gid] == UnifiedScaleType::UnifyOnlyPerTensor) {
+            m_groupType[merged] = UnifiedScaleType::UnifyOnlyPerTensor;
+        }
+        m_groups.erase(group);
     }
-    for (const int id : m_groups[from]) {
-        m_groups[into].insert(id);
-        m_groupOf[id] = into;
-    }
-    if (m_groupType[from] == UnifiedScaleType::UnifyOnlyPerTensor) {
-        m_groupType[into] = UnifiedScaleType::UnifyOnlyPerTensor;
-    }
-    m_groups.erase(from);
+    m_groups.try_emplace(merged);
+    return merged;
 }
 
 Result<void> Solver::setupInitialQuantizers() {
@@ -663,7 +674,7 @@ void Solver::mergeIntoPath(int id, const Path& path, const std::set<int>& family
         if (mergedGroup >= 0) {
             auto other = m_groupOf.find(survivorId);
             if (other != m_groupOf.end()) {
-                mergeUnifiedGroups(other->second, mergedGroup);
+                mergeUnifiedGroups({other->second, mergedGroup});
             } else if (m_groups.contains(mergedGroup)) {
                 m_groups[mergedGroup].insert(survivorId);
                 m_groupOf[survivorId] = mergedGroup;
@@ -787,21 +798,8 @@ void Solver::mergeAtBranchingNode(int branchingNode) {
         removePropagatingQuantizer(id);
     }
     if (!groupsToMerge.empty()) {
-        int gid = -1;
-        for (const int g : groupsToMerge) {
-            if (!m_groups.contains(g)) {
-                continue;
-            }
-            if (gid < 0) {
-                gid = g;
-            } else {
-                mergeUnifiedGroups(gid, g);
-            }
-        }
-        if (gid < 0) {
-            gid = groupsToMerge.front();
-            m_groupType.try_emplace(gid, UnifiedScaleType::UnifyAlways);
-        }
+        // NNCF merges the branch groups into a new group, even a single one.
+        const int gid = mergeUnifiedGroups(groupsToMerge);
         m_groups[gid].insert(mergeId);
         m_groupOf[mergeId] = gid;
         pq(mergeId).unifiedScaleType = m_groupType[gid];
@@ -1058,11 +1056,12 @@ Result<MultiConfigQuantizerSetup> Solver::createQuantizerSetup() {
         if (ids.empty()) {
             continue;
         }
+        const int compact = static_cast<int>(setup.unifiedScaleGroups.size());
         for (const int id : ids) {
-            groupOfQp[id] = gid;
+            groupOfQp[id] = compact;
         }
-        setup.unifiedScaleGroups[gid] = ids;
-        setup.unifiedScaleTypes[gid] = m_groupType[gid];
+        setup.unifiedScaleGroups[compact] = ids;
+        setup.unifiedScaleTypes[compact] = m_groupType[gid];
     }
 
     // Embedding outputs: the activation quantizer becomes the weight quantizer when their
@@ -1141,11 +1140,25 @@ Result<MultiConfigQuantizerSetup> Solver::createQuantizerSetup() {
         (void)p;
         byRoot[root(id)].push_back(id);
     }
-    int gid = 0;
+    // NNCF builds these groups walking the activation quantizers by id and opening a new group
+    // when one joins existing ones, so a group's position is that of its last activation member.
+    std::vector<std::pair<int, std::vector<int>>> ordered;
     for (auto& [r, members] : byRoot) {
         (void)r;
         std::sort(members.begin(), members.end());
-        setup.sharedInputOperationSetGroups[gid++] = members;
+        int key = members.front();
+        for (const int id : members) {
+            if (std::binary_search(activationIds.begin(), activationIds.end(), id)) {
+                key = std::max(key, id);
+            }
+        }
+        ordered.emplace_back(key, members);
+    }
+    std::sort(ordered.begin(), ordered.end());
+    int gid = 0;
+    for (auto& [key, members] : ordered) {
+        (void)key;
+        setup.sharedInputOperationSetGroups[gid++] = std::move(members);
     }
     return setup;
 }

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -173,6 +174,22 @@ TEST_P(GoldenTest, MatchesNncf) {
     for (const auto& [gid, ids] : setup->sharedInputOperationSetGroups) {
         ourShared.push_back(ids);
     }
+    // Our setup state equals NNCF's serialisation, group ids included (names compared as sets).
+    auto normalized = [](nlohmann::json state) {
+        for (auto& [id, point] : state["quantization_points"].items()) {
+            (void)id;
+            auto& names = point["directly_quantized_operator_node_names"];
+            std::vector<std::string> sorted = names.get<std::vector<std::string>>();
+            std::sort(sorted.begin(), sorted.end());
+            names = sorted;
+        }
+        return nlohmann::json{
+            {"quantization_points", state["quantization_points"]},
+            {"unified_scale_groups", state["unified_scale_groups"]},
+            {"shared_input_operation_set_groups", state["shared_input_operation_set_groups"]}};
+    };
+    EXPECT_EQ(normalized(setup->toJson()), normalized(golden["nncf_setup_state"]))
+        << "setup state differs from NNCF's";
     EXPECT_EQ(actualAct.size(), golden["counts"]["activation_quantizers"].get<size_t>());
     EXPECT_EQ(actualW.size(), golden["counts"]["weight_quantizers"].get<size_t>());
     EXPECT_EQ(ourGroups.size(), golden["counts"]["unified_scale_groups"].get<size_t>());
