@@ -9,7 +9,11 @@
 #include <queue>
 
 #include <algorithm>
+// GCC 12 reports a false maybe-uninitialized inside <regex> under sanitizer builds.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
+#pragma GCC diagnostic pop
 
 namespace qs::quantization {
 

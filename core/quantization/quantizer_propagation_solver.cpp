@@ -904,10 +904,11 @@ void Solver::filterIntegerInputQuantizers() {
 
 void Solver::filterElementwiseQuantizers() {
     // A lone quantizer on one input of an elementwise op (the other input constant) buys no
-    // integer kernel, so NNCF drops it when it never moved away from the op.
+    // integer kernel, so NNCF drops it when it never moved away from the op (NNCF's path of
+    // length <= 1 counts the initial pre-hook edge; ours counts moves).
     for (const int id : std::vector<int>(m_finished)) {
         const PropagatingQuantizer& q = pq(id);
-        if (!q.alive || q.quantizedInputSinkOperatorNodes.size() != 1 || q.pathLength > 1) {
+        if (!q.alive || q.quantizedInputSinkOperatorNodes.size() != 1 || q.pathLength > 0) {
             continue;
         }
         const int op = *q.quantizedInputSinkOperatorNodes.begin();

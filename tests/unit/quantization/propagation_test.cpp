@@ -290,6 +290,24 @@ TEST(PropagationTest, NoOpCastIsRemovedAsInNncf) {
     EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "relu"}));
 }
 
+TEST(PropagationTest, LoneQuantizerOnElementwiseOpIsDroppedWhenItCannotMove) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
+    b.output(b.op("Add", "add_const", {relu, b.constant("bias", {1, 8, 1, 1})}));
+    b.output(b.op("Sigmoid", "float_branch", {relu}));
+    const Proposed p = propose(b);
+    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0"}));
+
+    // When it can rise to the producer's output it stays.
+    Builder single;
+    const ValueId y = single.input("x");
+    const ValueId r = single.op("Relu", "relu", {single.conv("conv_a", y)});
+    single.output(single.op("Add", "add_const", {r, single.constant("bias", {1, 8, 1, 1})}));
+    EXPECT_EQ(propose(single).activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "relu"}));
+}
+
 TEST(PropagationTest, IgnoredNodeActsAsBarrier) {
     Builder b;
     const ValueId x = b.input("x");
