@@ -99,7 +99,9 @@ Command addQuantizeCommand(CLI::App& parent) {
                     "Keep nodes whose name matches REGEX in float (repeatable)")
         ->type_name("REGEX");
     app->add_flag("--quantize-outputs", options->quantizeOutputs, "Quantize the model outputs too");
-    app->add_option("--set", options->sets, "Choose a bit width for a quantizer (repeatable)")
+    app->add_option("--set", options->sets,
+                    "Choose a bit width for the quantizer at NODE (or input PORT of NODE, or #ID) "
+                    "(repeatable)")
         ->type_name("NODE[:PORT]=BITS");
     app->add_option("--setup-out", options->setupOut,
                     "Final setup JSON (NNCF SingleConfigQuantizerSetup state)")

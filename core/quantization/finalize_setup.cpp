@@ -186,6 +186,16 @@ Result<void> applyBitwidthChoice(const MultiConfigQuantizerSetup& setup, std::st
         nodeName.resize(colon);
     }
     std::vector<int> matches;
+    if (nodeName.size() > 1 && nodeName.front() == '#' && !port) {
+        // "#<qp id>" addresses one quantizer directly, as the DOT view and the setup JSON name it.
+        int id = -1;
+        auto [idEnd, idEc] =
+            std::from_chars(nodeName.data() + 1, nodeName.data() + nodeName.size(), id);
+        if (idEc == std::errc() && idEnd == nodeName.data() + nodeName.size() &&
+            setup.quantizationPoints.contains(id)) {
+            matches.push_back(id);
+        }
+    }
     for (const auto& [id, point] : setup.quantizationPoints) {
         const InsertionPoint& ip = point.insertionPoint;
         if (!ip.isWeight && ip.targetNodeName == nodeName && ip.inputPortId == port) {

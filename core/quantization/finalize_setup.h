@@ -22,7 +22,8 @@ QuantizerConfigChoice selectByPreset(const MultiConfigQuantizerSetup& setup,
 
 /// Applies "NODE[:PORT]=BITS" choices on top of `choice`: the first candidate with that bit width.
 /// NODE matches an activation point's target node (PORT selects an input-port point) or, with
-/// no activation match, a weight point. Unknown nodes and unavailable bit widths are errors.
+/// no activation match, a weight point; "#ID" names a quantizer by id. Unknown nodes and
+/// unavailable bit widths are errors.
 Result<void> applyBitwidthChoice(const MultiConfigQuantizerSetup& setup, std::string_view spec,
                                  QuantizerConfigChoice& choice);
 

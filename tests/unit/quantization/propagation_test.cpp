@@ -262,6 +262,10 @@ TEST(PropagationTest, BranchesWithDifferentListsUnderEachRule) {
     EXPECT_EQ(withRequant->toJson()["requantization"].size(), 1u);
 
     EXPECT_FALSE(applyBitwidthChoice(requant.proposal.setup, "nowhere=8", choice).ok());
+    ASSERT_TRUE(
+        applyBitwidthChoice(requant.proposal.setup, "#" + std::to_string(parent) + "=16", choice)
+            .ok());
+    EXPECT_EQ(choice.at(parent).numBits, 16);
     EXPECT_FALSE(applyBitwidthChoice(requant.proposal.setup, "pw:0=2", choice).ok());
 }
 
