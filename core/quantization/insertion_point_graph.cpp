@@ -40,14 +40,26 @@ Result<std::vector<bool>> userIgnoredNodes(const graph::Graph& model, const Igno
             return Error(Errc::InvalidArgument, "ignored node '" + name + "' is not in the model");
         }
     }
+    // As NNCF's validated IgnoredScope: a pattern that matches nothing is a mistake worth
+    // reporting.
+    std::vector<bool> patternUsed(regexes.size(), false);
     for (const NodeId node : model.nodeIds()) {
         const graph::Node& n = model.node(node);
         bool hit = std::find(scope.names.begin(), scope.names.end(), n.name) != scope.names.end() ||
                    std::find(scope.types.begin(), scope.types.end(), n.opType) != scope.types.end();
-        for (const std::regex& re : regexes) {
-            hit = hit || std::regex_match(n.name, re);
+        for (size_t i = 0; i < regexes.size(); ++i) {
+            if (std::regex_match(n.name, regexes[i])) {
+                patternUsed[i] = true;
+                hit = true;
+            }
         }
         ignored[node.index()] = hit;
+    }
+    for (size_t i = 0; i < regexes.size(); ++i) {
+        if (!patternUsed[i]) {
+            return Error(Errc::InvalidArgument,
+                         "ignore regex '" + scope.patterns[i] + "' matches no node name");
+        }
     }
     return ignored;
 }
@@ -131,6 +143,7 @@ Result<InsertionPointGraph> InsertionPointGraph::build(const graph::Graph& model
     }
     QS_ASSIGN_OR_RETURN(std::vector<bool> ignored, userIgnoredNodes(model, scope));
     const std::vector<bool> autoIgnored = autoIgnoredNodes(model, live);
+    QS_TRY(model.topologicalOrder()); // a cycle is an error, not an empty graph
     const auto groups = findFusedPatterns(model, live);
     ipg.m_operatorOfNode.assign(model.numNodeSlots(), -1);
 

@@ -332,6 +332,10 @@ TEST(PropagationTest, IgnoredNodeActsAsBarrier) {
     options.ignoredScope.patterns = {"(["};
     auto hw = HWConfig::builtin("cpu");
     EXPECT_FALSE(proposeQuantizerSetup(b.graph(), *hw, options).ok());
+    options.ignoredScope.patterns = {"no_such_node.*"};
+    auto unmatched = proposeQuantizerSetup(b.graph(), *hw, options);
+    ASSERT_FALSE(unmatched.ok());
+    EXPECT_NE(unmatched.error().toString().find("no_such_node"), std::string::npos);
 }
 
 TEST(PropagationTest, ShapeSubgraphsAndIntegerEdgesCarryNoQuantizers) {
