@@ -366,6 +366,18 @@ Result<void> Solver::setupInitialQuantizers() {
             unifyScales(created, UnifiedScaleType::UnifyAlways);
         }
     }
+    for (const std::vector<std::string>& scope : m_options.additionalUnifiedScaleOpScopes) {
+        std::vector<int> members;
+        for (size_t id = 1; id < m_pqs.size(); ++id) {
+            const int sink = *m_pqs[id].quantizedInputSinkOperatorNodes.begin();
+            if (std::find(scope.begin(), scope.end(), node(sink).name) != scope.end()) {
+                members.push_back(static_cast<int>(id));
+            }
+        }
+        if (members.size() > 2) {
+            unifyScales(members, UnifiedScaleType::UnifyAlways);
+        }
+    }
     return {};
 }
 

@@ -24,6 +24,10 @@ struct PropagationOptions {
     QuantizerConstraints activationConstraints; ///< global constraints (preset, user parameters)
     QuantizerConstraints weightConstraints;
     IgnoredScope ignoredScope;
+    /// Config-linked scopes (NNCF's additional_unified_scale_op_scopes): the input quantizers of
+    /// the named ops of each list share one scale. As in NNCF, lists yielding two or fewer
+    /// quantizers are skipped.
+    std::vector<std::vector<std::string>> additionalUnifiedScaleOpScopes;
 };
 
 /// Options NNCF's MinMax derives from a preset: PERFORMANCE = symmetric activations, MIXED =

@@ -178,6 +178,21 @@ TEST(PropagationTest, ConcatInputsFormOneUnifiedGroup) {
               (std::set<std::string>{"conv_l", "conv_r"}));
 }
 
+TEST(PropagationTest, ConfigLinkedScopesUnifyMoreThanTwoQuantizers) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId a = b.op("Relu", "relu_a", {b.conv("conv_a", x)});
+    const ValueId c = b.op("Relu", "relu_c", {b.conv("conv_c", x)});
+    const ValueId d = b.op("Relu", "relu_d", {b.conv("conv_d", x)});
+    b.output(b.conv("head_a", a));
+    b.output(b.conv("head_c", c));
+    b.output(b.conv("head_d", d));
+    PropagationOptions options = presetOptions(QuantizationPreset::Performance, 13);
+    options.additionalUnifiedScaleOpScopes = {{"head_a", "head_c", "head_d"}, {"head_a", "head_c"}};
+    const Proposed p = propose(b, "cpu", options);
+    EXPECT_EQ(p.unifiedGroups(), (std::set<std::set<std::string>>{{"relu_a", "relu_c", "relu_d"}}));
+}
+
 TEST(PropagationTest, ConcatNotFollowedByLinearOpIsNotUnified) {
     Builder b;
     const ValueId x = b.input("x");
