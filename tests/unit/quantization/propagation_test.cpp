@@ -1,6 +1,7 @@
 // Hand-built graphs, one per propagation behaviour of reference/nncf-quantization.md §1: each test
 // asserts the exact insertion points, candidate lists and groups the solver proposes.
 
+#include "core/onnx/model_io.h"
 #include "core/quantization/finalize_setup.h"
 #include "core/quantization/quantizer_propagation_solver.h"
 #include "core/quantization/quantizer_setup_report.h"
@@ -425,6 +426,27 @@ TEST(PropagationTest, DepthwiseConvPrefersPerChannelActivationsOnCpu) {
     const Proposed mixed = propose(b, "cpu", presetOptions(QuantizationPreset::Mixed, 13));
     EXPECT_EQ(mixed.point("relu").possibleConfigs.front().toString(), "B:8 M:A SGN:ANY PC:Y NR:N");
     EXPECT_EQ(mixed.point("dw[W]").possibleConfigs.front().mode, QuantizationMode::Symmetric);
+}
+
+TEST(PropagationTest, ImportedModelEndToEnd) {
+    // tests/data/models/tiny_residual.onnx: conv_a+relu_a, conv_b, add+relu_s (residual), a
+    // depthwise conv, a concat that is a model output, pool, flatten, fc MatMul+bias.
+    auto model = onnx::importModel(std::string(QS_TEST_DATA_DIR) + "/models/tiny_residual.onnx");
+    ASSERT_TRUE(model.ok()) << model.error().toString();
+    auto hw = HWConfig::builtin("npu");
+    auto proposal =
+        proposeQuantizerSetup(*model, *hw, presetOptions(QuantizationPreset::Performance, 13));
+    ASSERT_TRUE(proposal.ok()) << proposal.error().toString();
+    std::set<std::string> points;
+    for (const auto& [id, point] : proposal->setup.quantizationPoints) {
+        points.insert(point.insertionPoint.toString());
+    }
+    // relu_s also feeds a float model output through the concat, so its consumers keep their
+    // quantizers on their own inputs; the fc bias Add is fused into the MatMul.
+    EXPECT_EQ(points,
+              (std::set<std::string>{"nncf_model_input_0", "relu_a", "conv_b", "dw:0", "pool:0",
+                                     "pool", "conv_a[W]", "conv_b[W]", "dw[W]", "fc[W]"}));
+    EXPECT_EQ(proposal->setup.unifiedScaleGroups.size(), 1u);
 }
 
 TEST(PropagationTest, ReportsRenderTheSetup) {
