@@ -17,7 +17,10 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ignored_patterns.cpp
   ${CMAKE_CURRENT_LIST_DIR}/insertion_point_graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/merge_configs.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/propagation_state.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_propagation_solver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/branch_merging.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup_builder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/finalize_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup_report.cpp
