@@ -25,7 +25,52 @@ std::vector<Json> asList(const Json& value) {
     return {value};
 }
 
-/// Expands one alias body (or inline dict) into its configs.
+/// Sets one field of `config` from one JSON value of an alias body.
+Result<void> applyAliasField(QuantizerConfig& config, const std::string& key, const Json& item,
+                             std::string_view origin, const std::string& keyField) {
+    if (key == "bits") {
+        if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 32) {
+            return fieldError(origin, keyField, "expected an integer bit width 1..32");
+        }
+        config.numBits = item.get<int>();
+    } else if (key == "mode") {
+        if (item != "symmetric" && item != "asymmetric") {
+            return fieldError(origin, keyField,
+                              "expected \"symmetric\" or \"asymmetric\", got " + item.dump());
+        }
+        config.mode =
+            item == "symmetric" ? QuantizationMode::Symmetric : QuantizationMode::Asymmetric;
+    } else if (key == "granularity") {
+        if (item != "perchannel" && item != "pertensor") {
+            return fieldError(origin, keyField,
+                              "expected \"perchannel\" or \"pertensor\", got " + item.dump());
+        }
+        config.perChannel = item == "perchannel";
+    } else if (key == "narrow_range") {
+        if (!item.is_boolean()) {
+            return fieldError(origin, keyField, "expected a boolean");
+        }
+        config.narrowRange = item.get<bool>();
+    } else if (key == "signedness_to_force") {
+        if (!item.is_boolean() && !item.is_null()) {
+            return fieldError(origin, keyField, "expected a boolean");
+        }
+        config.signednessToForce =
+            item.is_null() ? std::nullopt : std::optional<bool>(item.get<bool>());
+    } else if (key == "level_low" || key == "level_high") {
+        // Pre-2025 files give levels instead of narrow_range: an odd low level (-127) is narrow.
+        if (!item.is_number_integer()) {
+            return fieldError(origin, keyField, "expected an integer");
+        }
+        config.narrowRange = config.narrowRange || (key == "level_low" && item.get<int>() % 2 != 0);
+    } else {
+        return fieldError(origin, keyField, "unknown field");
+    }
+    return {};
+}
+
+/// Expands one alias body (or inline dict) into its configs: the cartesian product of its fields
+/// in key order, the last key varying fastest.
 Result<QuantizerConfigList> expandAlias(const Json& body, std::string_view origin,
                                         const std::string& field) {
     if (!body.is_object()) {
@@ -33,64 +78,11 @@ Result<QuantizerConfigList> expandAlias(const Json& body, std::string_view origi
     }
     QuantizerConfigList configs = {QuantizerConfig{}};
     for (const auto& [key, value] : body.items()) {
-        const std::string keyField = field + "." + key;
         QuantizerConfigList next;
-        if (key == "level_low" || key == "level_high") {
-            // Pre-2025 files give levels instead of narrow_range: -127 low means narrow.
-            if (!value.is_number_integer()) {
-                return fieldError(origin, keyField, "expected an integer");
-            }
-            for (QuantizerConfig config : configs) {
-                if (key == "level_low" && value.get<int>() % 2 != 0) {
-                    config.narrowRange = true;
-                }
-                next.push_back(config);
-            }
-            configs = std::move(next);
-            continue;
-        }
         for (const QuantizerConfig& base : configs) {
             for (const Json& item : asList(value)) {
                 QuantizerConfig config = base;
-                if (key == "bits") {
-                    if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 32) {
-                        return fieldError(origin, keyField, "expected an integer bit width 1..32");
-                    }
-                    config.numBits = item.get<int>();
-                } else if (key == "mode") {
-                    if (item == "symmetric") {
-                        config.mode = QuantizationMode::Symmetric;
-                    } else if (item == "asymmetric") {
-                        config.mode = QuantizationMode::Asymmetric;
-                    } else {
-                        return fieldError(origin, keyField,
-                                          "expected \"symmetric\" or \"asymmetric\", got " +
-                                              item.dump());
-                    }
-                } else if (key == "granularity") {
-                    if (item == "perchannel") {
-                        config.perChannel = true;
-                    } else if (item == "pertensor") {
-                        config.perChannel = false;
-                    } else {
-                        return fieldError(origin, keyField,
-                                          "expected \"perchannel\" or \"pertensor\", got " +
-                                              item.dump());
-                    }
-                } else if (key == "narrow_range") {
-                    if (!item.is_boolean()) {
-                        return fieldError(origin, keyField, "expected a boolean");
-                    }
-                    config.narrowRange = item.get<bool>();
-                } else if (key == "signedness_to_force") {
-                    if (!item.is_boolean() && !item.is_null()) {
-                        return fieldError(origin, keyField, "expected a boolean");
-                    }
-                    config.signednessToForce =
-                        item.is_null() ? std::nullopt : std::optional<bool>(item.get<bool>());
-                } else {
-                    return fieldError(origin, keyField, "unknown field");
-                }
+                QS_TRY(applyAliasField(config, key, item, origin, field + "." + key));
                 next.push_back(config);
             }
         }
@@ -121,6 +113,54 @@ Result<QuantizerConfigList> expandOpList(const Json& value, const Json& aliases,
         }
     }
     return out;
+}
+
+Result<void> parseQuantizationLists(const Json& lists, const Json& aliases, std::string_view origin,
+                                    const std::string& field, HWConfigOp& entry) {
+    for (const auto& [kind, list] : lists.items()) {
+        const std::string listField = field + "." + kind;
+        if (kind != "activations" && kind != "weights") {
+            return fieldError(origin, listField, "unknown field");
+        }
+        QS_ASSIGN_OR_RETURN(QuantizerConfigList configs,
+                            expandOpList(list, aliases, origin, listField));
+        const bool any = !configs.empty();
+        if (kind == "activations") {
+            entry.activations = std::move(configs);
+            entry.hasActivations = any;
+        } else {
+            entry.weights = std::move(configs);
+            entry.hasWeights = any;
+        }
+    }
+    return {};
+}
+
+Result<HWConfigOp> parseOperation(const Json& op, const Json& aliases, std::string_view origin,
+                                  const std::string& field) {
+    if (!op.is_object() || !op.contains("type") || !op["type"].is_string()) {
+        return fieldError(origin, field + ".type", "expected a string op type");
+    }
+    HWConfigOp entry;
+    entry.type = op["type"].get<std::string>();
+    for (const auto& [key, value] : op.items()) {
+        if (key == "type") {
+            continue;
+        }
+        if (key == "attributes" && value.is_object()) {
+            for (const auto& [attr, attrValue] : value.items()) {
+                entry.attributes[attr] =
+                    attrValue.is_string() ? attrValue.get<std::string>() : attrValue.dump();
+            }
+        } else if (key == "quantization" && value.is_object()) {
+            QS_TRY(parseQuantizationLists(value, aliases, origin, field + ".quantization", entry));
+        } else if (key == "attributes" || key == "quantization") {
+            return fieldError(origin, field + "." + key, "expected an object");
+        } else {
+            return fieldError(origin, field + "." + key, "unknown field");
+        }
+    }
+    return entry;
 }
 
 std::string lower(std::string_view text) {
@@ -172,48 +212,9 @@ Result<HWConfig> HWConfig::parse(std::string_view jsonText, std::string_view ori
     }
     const Json& ops = root["operations"];
     for (size_t i = 0; i < ops.size(); ++i) {
-        const Json& op = ops[i];
-        const std::string field = "operations[" + std::to_string(i) + "]";
-        if (!op.is_object() || !op.contains("type") || !op["type"].is_string()) {
-            return fieldError(origin, field + ".type", "expected a string op type");
-        }
-        HWConfigOp entry;
-        entry.type = op["type"].get<std::string>();
-        for (const auto& [key, value] : op.items()) {
-            if (key == "type") {
-                continue;
-            }
-            if (key == "attributes") {
-                if (!value.is_object()) {
-                    return fieldError(origin, field + ".attributes", "expected an object");
-                }
-                for (const auto& [attr, attrValue] : value.items()) {
-                    entry.attributes[attr] =
-                        attrValue.is_string() ? attrValue.get<std::string>() : attrValue.dump();
-                }
-            } else if (key == "quantization") {
-                if (!value.is_object()) {
-                    return fieldError(origin, field + ".quantization", "expected an object");
-                }
-                for (const auto& [kind, list] : value.items()) {
-                    const std::string listField = field + ".quantization." + kind;
-                    if (kind != "activations" && kind != "weights") {
-                        return fieldError(origin, listField, "unknown field");
-                    }
-                    QS_ASSIGN_OR_RETURN(QuantizerConfigList configs,
-                                        expandOpList(list, aliases, origin, listField));
-                    if (kind == "activations") {
-                        entry.activations = std::move(configs);
-                        entry.hasActivations = !entry.activations.empty();
-                    } else {
-                        entry.weights = std::move(configs);
-                        entry.hasWeights = !entry.weights.empty();
-                    }
-                }
-            } else {
-                return fieldError(origin, field + "." + key, "unknown field");
-            }
-        }
+        QS_ASSIGN_OR_RETURN(
+            HWConfigOp entry,
+            parseOperation(ops[i], aliases, origin, "operations[" + std::to_string(i) + "]"));
         config.m_operations.push_back(std::move(entry));
     }
     return config;

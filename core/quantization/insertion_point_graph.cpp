@@ -123,177 +123,226 @@ std::vector<int> InsertionPointGraph::successors(int index) const {
     return out;
 }
 
-Result<InsertionPointGraph> InsertionPointGraph::build(const graph::Graph& model,
-                                                       const IgnoredScope& scope) {
-    InsertionPointGraph ipg;
-    ipg.m_model = &model;
-    std::vector<bool> live = inferenceNodeMask(model);
-    // NNCF removes no-op Casts (same input and output type) before building its graph: their
-    // consumers read the Cast's input directly.
-    std::vector<bool> noopCast(model.numNodeSlots(), false);
-    for (const NodeId node : model.nodeIds()) {
-        const graph::Node& n = model.node(node);
-        if (n.opType == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
-            n.inputs[0].valid() && n.outputs[0].valid() &&
-            model.value(n.inputs[0]).dtype != graph::DataType::Undefined &&
-            model.value(n.inputs[0]).dtype == model.value(n.outputs[0]).dtype) {
-            noopCast[node.index()] = true;
-            live[node.index()] = false;
+/// The steps of InsertionPointGraph::build, sharing the masks and id maps they need.
+class InsertionPointGraphBuilder {
+public:
+    InsertionPointGraphBuilder(const graph::Graph& model, InsertionPointGraph& ipg)
+        : m_model(model)
+        , m_ipg(ipg)
+        , m_live(inferenceNodeMask(model))
+        , m_noopCast(model.numNodeSlots(), false)
+        , m_nncfId(model.numNodeSlots(), 0)
+        , m_runtimeInputs(model.runtimeInputs()) {
+        // NNCF numbers the ONNX nodes in model order, then the inputs, then the outputs.
+        const std::vector<NodeId> allNodes = model.nodeIds();
+        m_numModelNodes = allNodes.size();
+        for (size_t i = 0; i < allNodes.size(); ++i) {
+            m_nncfId[allNodes[i].index()] = i;
+        }
+        markNoOpCasts();
+    }
+
+    Result<void> run(const IgnoredScope& scope) {
+        QS_ASSIGN_OR_RETURN(std::vector<bool> ignored, userIgnoredNodes(m_model, scope));
+        const std::vector<bool> autoIgnored = autoIgnoredNodes(m_model, m_live);
+        QS_TRY(m_model.topologicalOrder()); // a cycle is an error, not an empty graph
+        m_ipg.m_operatorOfNode.assign(m_model.numNodeSlots(), -1);
+        for (const auto& group : findFusedPatterns(m_model, m_live)) {
+            const NodeId primary = group.front();
+            addOperator(group, ignored[primary.index()] || autoIgnored[primary.index()]);
+        }
+        for (size_t i = 0; i < m_runtimeInputs.size(); ++i) {
+            m_inputOps.push_back(addModelBoundary(OperatorKind::ModelInput, i));
+        }
+        for (size_t i = 0; i < m_model.outputs().size(); ++i) {
+            m_outputOps.push_back(addModelBoundary(OperatorKind::ModelOutput, i));
+        }
+        const size_t numOps = m_ipg.m_nodes.size();
+        for (size_t op = 0; op < numOps; ++op) {
+            addPostHook(static_cast<int>(op));
+        }
+        for (size_t op = 0; op < numOps; ++op) {
+            addPreHooksOf(static_cast<int>(op));
+        }
+        for (size_t i = 0; i < m_outputOps.size(); ++i) {
+            addPreHook(m_outputOps[i], NodeId{}, 0, m_model.outputs()[i]);
+        }
+        m_ipg.computeLexicographicOrder();
+        return {};
+    }
+
+private:
+    /// NNCF removes no-op Casts (same input and output type) before building its graph: their
+    /// consumers read the Cast's input directly.
+    void markNoOpCasts() {
+        for (const NodeId node : m_model.nodeIds()) {
+            const graph::Node& n = m_model.node(node);
+            if (n.opType == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+                n.inputs[0].valid() && n.outputs[0].valid() &&
+                m_model.value(n.inputs[0]).dtype != graph::DataType::Undefined &&
+                m_model.value(n.inputs[0]).dtype == m_model.value(n.outputs[0]).dtype) {
+                m_noopCast[node.index()] = true;
+                m_live[node.index()] = false;
+            }
         }
     }
-    QS_ASSIGN_OR_RETURN(std::vector<bool> ignored, userIgnoredNodes(model, scope));
-    const std::vector<bool> autoIgnored = autoIgnoredNodes(model, live);
-    QS_TRY(model.topologicalOrder()); // a cycle is an error, not an empty graph
-    const auto groups = findFusedPatterns(model, live);
-    ipg.m_operatorOfNode.assign(model.numNodeSlots(), -1);
 
-    // NNCF numbers the ONNX nodes in model order, then the inputs, then the outputs.
-    const std::vector<NodeId> allNodes = model.nodeIds();
-    std::vector<size_t> nncfId(model.numNodeSlots(), 0);
-    for (size_t i = 0; i < allNodes.size(); ++i) {
-        nncfId[allNodes[i].index()] = i;
+    std::string opKey(NodeId node) const {
+        return std::to_string(m_nncfId[node.index()]) + " " + m_model.node(node).name;
     }
-    auto opKey = [&](NodeId node) {
-        return std::to_string(nncfId[node.index()]) + " " + model.node(node).name;
-    };
 
-    for (const auto& group : groups) {
+    void addOperator(const std::vector<NodeId>& group, bool ignored) {
         IpNode op;
         op.type = IpNodeType::Operator;
         op.mergedNodes = group;
-        op.name = model.node(group.front()).name;
-        op.outputNodeName = model.node(group.back()).name;
-        op.metatype = &graph::metatypeOf(model, group.front());
-        op.ignored = ignored[group.front().index()] || autoIgnored[group.front().index()];
+        op.name = m_model.node(group.front()).name;
+        op.outputNodeName = m_model.node(group.back()).name;
+        op.metatype = &graph::metatypeOf(m_model, group.front());
+        op.ignored = ignored;
         op.key = opKey(group.front());
         for (size_t i = 1; i < group.size(); ++i) {
             op.key += "\n" + opKey(group[i]);
         }
-        const int index = ipg.addNode(std::move(op));
+        const int index = m_ipg.addNode(std::move(op));
         for (const NodeId member : group) {
-            ipg.m_operatorOfNode[member.index()] = index;
+            m_ipg.m_operatorOfNode[member.index()] = index;
         }
-    }
-    const auto runtimeInputs = model.runtimeInputs();
-    std::vector<int> inputOps;
-    for (size_t i = 0; i < runtimeInputs.size(); ++i) {
-        IpNode op;
-        op.kind = OperatorKind::ModelInput;
-        op.name = "nncf_model_input_" + std::to_string(i);
-        op.outputNodeName = op.name;
-        op.metatype = &graph::unknownMetatype();
-        op.key = std::to_string(allNodes.size() + i) + " " + op.name;
-        inputOps.push_back(ipg.addNode(std::move(op)));
-    }
-    std::vector<int> outputOps;
-    for (size_t i = 0; i < model.outputs().size(); ++i) {
-        IpNode op;
-        op.kind = OperatorKind::ModelOutput;
-        op.name = "nncf_model_output_" + std::to_string(i);
-        op.outputNodeName = op.name;
-        op.metatype = &graph::unknownMetatype();
-        op.key = std::to_string(allNodes.size() + runtimeInputs.size() + i) + " " + op.name;
-        outputOps.push_back(ipg.addNode(std::move(op)));
     }
 
-    // Post-hooks (with a barrier in front for ignored ops).
-    const size_t numOps = ipg.m_nodes.size();
-    for (size_t opIndex = 0; opIndex < numOps; ++opIndex) {
-        if (ipg.m_nodes[opIndex].kind == OperatorKind::ModelOutput) {
-            continue;
+    int addModelBoundary(OperatorKind kind, size_t index) {
+        IpNode op;
+        op.kind = kind;
+        const bool input = kind == OperatorKind::ModelInput;
+        op.name = (input ? "nncf_model_input_" : "nncf_model_output_") + std::to_string(index);
+        op.outputNodeName = op.name;
+        op.metatype = &graph::unknownMetatype();
+        const size_t id = m_numModelNodes + (input ? 0 : m_runtimeInputs.size()) + index;
+        op.key = std::to_string(id) + " " + op.name;
+        return m_ipg.addNode(std::move(op));
+    }
+
+    bool hasIntegerOutput(int opIndex) const {
+        const IpNode& op = m_ipg.node(opIndex);
+        if (op.kind == OperatorKind::ModelInput) {
+            const auto it = std::find(m_inputOps.begin(), m_inputOps.end(), opIndex);
+            return isIntegerValue(
+                m_model.value(m_runtimeInputs[static_cast<size_t>(it - m_inputOps.begin())]));
         }
-        bool integerOutput = false;
-        for (const NodeId member : ipg.m_nodes[opIndex].mergedNodes) {
-            for (const ValueId out : model.node(member).outputs) {
-                integerOutput = integerOutput || (out.valid() && isIntegerValue(model.value(out)));
+        for (const NodeId member : op.mergedNodes) {
+            for (const ValueId out : m_model.node(member).outputs) {
+                if (out.valid() && isIntegerValue(m_model.value(out))) {
+                    return true;
+                }
             }
         }
-        if (ipg.m_nodes[opIndex].kind == OperatorKind::ModelInput) {
-            const size_t inputIdx = static_cast<size_t>(
-                std::find(inputOps.begin(), inputOps.end(), opIndex) - inputOps.begin());
-            integerOutput = isIntegerValue(model.value(runtimeInputs[inputIdx]));
-        }
-        IpNode hook;
-        hook.type = IpNodeType::PostHook;
-        hook.op = static_cast<int>(opIndex);
-        hook.targetNodeName = ipg.m_nodes[opIndex].outputNodeName;
-        hook.key = "POST HOOK " + ipg.m_nodes[opIndex].key;
-        const int hookIndex = ipg.addNode(std::move(hook));
-        ipg.m_postHook[opIndex] = hookIndex;
-        int from = static_cast<int>(opIndex);
-        if (ipg.m_nodes[opIndex].ignored) {
-            IpNode barrier;
-            barrier.type = IpNodeType::AuxiliaryBarrier;
-            barrier.op = static_cast<int>(opIndex);
-            barrier.key = "BARRIER " + ipg.m_nodes[opIndex].key;
-            const int barrierIndex = ipg.addNode(std::move(barrier));
-            ipg.addEdge(from, barrierIndex, integerOutput);
-            from = barrierIndex;
-        }
-        ipg.addEdge(from, hookIndex, integerOutput);
+        return false;
     }
 
-    // Pre-hooks: one per input port fed by another operator of the inference graph.
-    auto sourceHook = [&](ValueId value) -> int {
-        while (model.value(value).producer.valid() &&
-               noopCast[model.value(value).producer.index()]) {
-            value = model.node(model.value(value).producer).inputs[0];
+    /// The post-hook of an op, behind a barrier when the op is ignored.
+    void addPostHook(int opIndex) {
+        const IpNode& op = m_ipg.node(opIndex);
+        if (op.kind == OperatorKind::ModelOutput) {
+            return;
         }
-        const graph::Value& v = model.value(value);
+        const bool integerOutput = hasIntegerOutput(opIndex);
+        IpNode hook;
+        hook.type = IpNodeType::PostHook;
+        hook.op = opIndex;
+        hook.targetNodeName = op.outputNodeName;
+        hook.key = "POST HOOK " + op.key;
+        const bool ignored = op.ignored;
+        const std::string barrierKey = "BARRIER " + op.key;
+        const int hookIndex = m_ipg.addNode(std::move(hook));
+        m_ipg.m_postHook[static_cast<size_t>(opIndex)] = hookIndex;
+        int from = opIndex;
+        if (ignored) {
+            IpNode barrier;
+            barrier.type = IpNodeType::AuxiliaryBarrier;
+            barrier.op = opIndex;
+            barrier.key = barrierKey;
+            const int barrierIndex = m_ipg.addNode(std::move(barrier));
+            m_ipg.addEdge(from, barrierIndex, integerOutput);
+            from = barrierIndex;
+        }
+        m_ipg.addEdge(from, hookIndex, integerOutput);
+    }
+
+    /// The post-hook producing `value` (through no-op Casts), -1 when outside the inference graph.
+    int sourceHook(ValueId value) const {
+        while (m_model.value(value).producer.valid() &&
+               m_noopCast[m_model.value(value).producer.index()]) {
+            value = m_model.node(m_model.value(value).producer).inputs[0];
+        }
+        const graph::Value& v = m_model.value(value);
         if (v.producer.valid()) {
-            const int op = live[v.producer.index()] ? ipg.m_operatorOfNode[v.producer.index()] : -1;
-            return op < 0 ? -1 : ipg.m_postHook[static_cast<size_t>(op)];
+            const int op =
+                m_live[v.producer.index()] ? m_ipg.m_operatorOfNode[v.producer.index()] : -1;
+            return op < 0 ? -1 : m_ipg.m_postHook[static_cast<size_t>(op)];
         }
-        auto it = std::find(runtimeInputs.begin(), runtimeInputs.end(), value);
-        return it == runtimeInputs.end()
-                   ? -1
-                   : ipg.m_postHook[static_cast<size_t>(
-                         inputOps[static_cast<size_t>(it - runtimeInputs.begin())])];
-    };
-    auto addPreHook = [&](int op, NodeId target, uint32_t port, ValueId value) {
+        auto it = std::find(m_runtimeInputs.begin(), m_runtimeInputs.end(), value);
+        if (it == m_runtimeInputs.end()) {
+            return -1;
+        }
+        return m_ipg.m_postHook[static_cast<size_t>(
+            m_inputOps[static_cast<size_t>(it - m_runtimeInputs.begin())])];
+    }
+
+    void addPreHook(int op, NodeId target, uint32_t port, ValueId value) {
         const int source = sourceHook(value);
         if (source < 0) {
             return;
         }
-        const bool integer =
-            isIntegerValue(model.value(value)) ||
-            std::any_of(ipg.m_nodes[static_cast<size_t>(source)].outEdges.begin(),
-                        ipg.m_nodes[static_cast<size_t>(source)].outEdges.end(),
-                        [&](int e) { return ipg.m_edges[static_cast<size_t>(e)].isInteger; });
+        const auto& sourceEdges = m_ipg.node(source).outEdges;
+        const bool integer = isIntegerValue(m_model.value(value)) ||
+                             std::any_of(sourceEdges.begin(), sourceEdges.end(),
+                                         [&](int e) { return m_ipg.edge(e).isInteger; });
         IpNode hook;
         hook.type = IpNodeType::PreHook;
         hook.op = op;
         hook.inputPort = static_cast<int>(port);
-        hook.targetNodeName =
-            target.valid() ? model.node(target).name : ipg.m_nodes[static_cast<size_t>(op)].name;
-        const std::string targetKey =
-            target.valid() ? opKey(target) : ipg.m_nodes[static_cast<size_t>(op)].key;
+        hook.targetNodeName = target.valid() ? m_model.node(target).name : m_ipg.node(op).name;
+        const std::string targetKey = target.valid() ? opKey(target) : m_ipg.node(op).key;
         hook.key = "PRE HOOK " + std::to_string(port) + " " + targetKey;
-        const int hookIndex = ipg.addNode(std::move(hook));
-        ipg.addEdge(source, hookIndex, integer);
-        ipg.addEdge(hookIndex, op, integer);
-    };
-    for (size_t opIndex = 0; opIndex < numOps; ++opIndex) {
-        const std::vector<NodeId> members = ipg.m_nodes[opIndex].mergedNodes;
+        const int hookIndex = m_ipg.addNode(std::move(hook));
+        m_ipg.addEdge(source, hookIndex, integer);
+        m_ipg.addEdge(hookIndex, op, integer);
+    }
+
+    /// One pre-hook per input port fed from outside the (possibly fused) op.
+    void addPreHooksOf(int opIndex) {
+        const std::vector<NodeId> members = m_ipg.node(opIndex).mergedNodes;
         for (const NodeId member : members) {
-            const graph::Node& n = model.node(member);
+            const graph::Node& n = m_model.node(member);
             for (uint32_t port = 0; port < n.inputs.size(); ++port) {
                 if (!n.inputs[port].valid()) {
                     continue;
                 }
-                const graph::NodeId producer = model.value(n.inputs[port]).producer;
-                if (producer.valid() &&
-                    ipg.m_operatorOfNode[producer.index()] == static_cast<int>(opIndex)) {
+                const graph::NodeId producer = m_model.value(n.inputs[port]).producer;
+                if (producer.valid() && m_ipg.m_operatorOfNode[producer.index()] == opIndex) {
                     continue; // inner edge of a fused pattern
                 }
-                addPreHook(static_cast<int>(opIndex), member, port, n.inputs[port]);
+                addPreHook(opIndex, member, port, n.inputs[port]);
             }
         }
     }
-    for (size_t i = 0; i < outputOps.size(); ++i) {
-        addPreHook(outputOps[i], NodeId{}, 0, model.outputs()[i]);
-    }
-    ipg.computeLexicographicOrder();
+
+    const graph::Graph& m_model;
+    InsertionPointGraph& m_ipg;
+    std::vector<bool> m_live;
+    std::vector<bool> m_noopCast;
+    std::vector<size_t> m_nncfId;
+    size_t m_numModelNodes = 0;
+    std::vector<ValueId> m_runtimeInputs;
+    std::vector<int> m_inputOps;
+    std::vector<int> m_outputOps;
+};
+
+Result<InsertionPointGraph> InsertionPointGraph::build(const graph::Graph& model,
+                                                       const IgnoredScope& scope) {
+    InsertionPointGraph ipg;
+    ipg.m_model = &model;
+    InsertionPointGraphBuilder builder(model, ipg);
+    QS_TRY(builder.run(scope));
     return ipg;
 }
 

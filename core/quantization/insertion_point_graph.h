@@ -88,6 +88,8 @@ public:
     const graph::Graph& model() const { return *m_model; }
 
 private:
+    friend class InsertionPointGraphBuilder;
+
     int addNode(IpNode node);
     int addEdge(int from, int to, bool isInteger);
     void computeLexicographicOrder();
