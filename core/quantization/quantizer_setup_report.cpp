@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
+#include <ostream>
 #include <set>
 #include <sstream>
 
@@ -132,14 +134,15 @@ std::string bitwidthSummaryTable(const SingleConfigQuantizerSetup& setup) {
     return out;
 }
 
-std::string quantizerSetupToDot(const QuantizationProposal& proposal,
-                                const SingleConfigQuantizerSetup* finalSetup) {
-    const InsertionPointGraph& g = *proposal.graph;
-    std::ostringstream out;
-    out << "digraph quant_prop {\n";
-    out << "  label=\""
-        << (finalSetup != nullptr ? "final quantizer setup" : "proposed quantizer setup")
-        << "\";\n";
+namespace {
+struct DotQuantizer {
+    int ipNode = -1;
+    std::string configs;
+    std::vector<std::string> sinks;
+    bool requantizer = false;
+};
+
+void writeGraphNodes(std::ostream& out, const InsertionPointGraph& g) {
     for (size_t i = 0; i < g.nodes().size(); ++i) {
         const IpNode& n = g.nodes()[i];
         out << "  n" << i << " [";
@@ -152,43 +155,39 @@ std::string quantizerSetupToDot(const QuantizationProposal& proposal,
         }
         out << "];\n";
     }
+}
+
+/// Edges: blue and labelled with the ids of the quantizers covering them; integer edges violet.
+void writeGraphEdges(std::ostream& out, const QuantizationProposal& proposal,
+                     const SingleConfigQuantizerSetup* finalSetup) {
+    const InsertionPointGraph& g = *proposal.graph;
     for (size_t i = 0; i < g.edges().size(); ++i) {
         const IpEdge& e = g.edges()[i];
-        std::vector<std::string> attrs;
         std::string ids;
-        if (i < proposal.edgeQuantizers.size()) {
-            for (const int id : proposal.edgeQuantizers[i]) {
-                if (finalSetup == nullptr || finalSetup->quantizationPoints.contains(id)) {
-                    ids += (ids.empty() ? "" : ",") + std::to_string(id);
-                }
+        const auto& covering =
+            i < proposal.edgeQuantizers.size() ? proposal.edgeQuantizers[i] : std::vector<int>{};
+        for (const int id : covering) {
+            if (finalSetup == nullptr || finalSetup->quantizationPoints.contains(id)) {
+                ids += (ids.empty() ? "" : ",") + std::to_string(id);
             }
         }
+        std::vector<std::string> attrs;
         if (!ids.empty()) {
-            attrs.push_back("color=blue");
-            attrs.push_back("label=\"" + ids + "\"");
+            attrs.insert(attrs.end(), {"color=blue", "label=\"" + ids + "\""});
         }
         if (e.isInteger) {
-            attrs.push_back("color=violet");
-            attrs.push_back("style=bold");
+            attrs.insert(attrs.end(), {"color=violet", "style=bold"});
         }
         out << "  n" << e.from << " -> n" << e.to;
-        if (!attrs.empty()) {
-            out << " [";
-            for (size_t a = 0; a < attrs.size(); ++a) {
-                out << (a == 0 ? "" : ", ") << attrs[a];
-            }
-            out << "]";
+        for (size_t a = 0; a < attrs.size(); ++a) {
+            out << (a == 0 ? " [" : ", ") << attrs[a] << (a + 1 == attrs.size() ? "]" : "");
         }
         out << ";\n";
     }
+}
 
-    struct DotQuantizer {
-        int ipNode;
-        std::string configs;
-        std::vector<std::string> sinks;
-        bool requantizer;
-    };
-
+std::map<int, DotQuantizer> dotQuantizers(const QuantizationProposal& proposal,
+                                          const SingleConfigQuantizerSetup* finalSetup) {
     std::map<int, DotQuantizer> quantizers;
     if (finalSetup != nullptr) {
         for (const auto& [id, point] : finalSetup->quantizationPoints) {
@@ -198,19 +197,23 @@ std::string quantizerSetupToDot(const QuantizationProposal& proposal,
                                   finalSetup->requantizationParents.contains(id)};
             }
         }
-    } else {
-        for (const auto& [id, point] : proposal.setup.quantizationPoints) {
-            if (point.insertionPoint.isWeight) {
-                continue;
-            }
-            std::string configs;
-            for (const QuantizerConfig& config : point.possibleConfigs) {
-                configs += config.toString() + "\\n";
-            }
-            quantizers[id] = {point.ipNode, configs, point.directlyQuantizedOperatorNodeNames,
-                              proposal.setup.requantizationParents.contains(id)};
-        }
+        return quantizers;
     }
+    for (const auto& [id, point] : proposal.setup.quantizationPoints) {
+        if (point.insertionPoint.isWeight) {
+            continue;
+        }
+        std::string configs;
+        for (const QuantizerConfig& config : point.possibleConfigs) {
+            configs += config.toString() + "\\n";
+        }
+        quantizers[id] = {point.ipNode, configs, point.directlyQuantizedOperatorNodeNames,
+                          proposal.setup.requantizationParents.contains(id)};
+    }
+    return quantizers;
+}
+
+void writeQuantizers(std::ostream& out, const std::map<int, DotQuantizer>& quantizers) {
     for (const auto& [id, q] : quantizers) {
         out << "  q" << id << " [label=\"Quantizer #" << id << (q.requantizer ? " (RQ)" : "")
             << "\\n"
@@ -221,15 +224,15 @@ std::string quantizerSetupToDot(const QuantizationProposal& proposal,
         out << "\", color=blue, shape=note];\n";
         out << "  q" << id << " -> n" << q.ipNode << " [style=dashed];\n";
     }
-    const auto& groups =
-        finalSetup != nullptr ? finalSetup->unifiedScaleGroups : proposal.setup.unifiedScaleGroups;
+}
+
+/// Each unified group as a ring of dotted, arrowless edges.
+void writeUnifiedRings(std::ostream& out, const std::map<int, std::vector<int>>& groups,
+                       const std::map<int, DotQuantizer>& quantizers) {
     for (const auto& [gid, ids] : groups) {
         std::vector<int> members;
-        for (const int id : ids) {
-            if (quantizers.contains(id)) {
-                members.push_back(id);
-            }
-        }
+        std::copy_if(ids.begin(), ids.end(), std::back_inserter(members),
+                     [&](int id) { return quantizers.contains(id); });
         if (members.size() < 2) {
             continue;
         }
@@ -238,6 +241,24 @@ std::string quantizerSetupToDot(const QuantizationProposal& proposal,
                 << " [style=dotted, arrowhead=none, label=\"Unified group " << gid << "\"];\n";
         }
     }
+}
+} // namespace
+
+std::string quantizerSetupToDot(const QuantizationProposal& proposal,
+                                const SingleConfigQuantizerSetup* finalSetup) {
+    std::ostringstream out;
+    out << "digraph quant_prop {\n";
+    out << "  label=\""
+        << (finalSetup != nullptr ? "final quantizer setup" : "proposed quantizer setup")
+        << "\";\n";
+    writeGraphNodes(out, *proposal.graph);
+    writeGraphEdges(out, proposal, finalSetup);
+    const std::map<int, DotQuantizer> quantizers = dotQuantizers(proposal, finalSetup);
+    writeQuantizers(out, quantizers);
+    writeUnifiedRings(out,
+                      finalSetup != nullptr ? finalSetup->unifiedScaleGroups
+                                            : proposal.setup.unifiedScaleGroups,
+                      quantizers);
     out << "}\n";
     return out.str();
 }
