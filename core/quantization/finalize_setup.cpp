@@ -13,72 +13,91 @@ namespace qs::quantization {
 namespace {
 using graph::QuantizationTrait;
 
-/// Walks the insertion point graph in topological order carrying the quantizer that currently
-/// covers the tensor; a quantizer whose upstream makes it redundant is folded into it.
+/// Insertion point graph nodes in a topological order (Kahn, FIFO).
+std::vector<int> topologicalNodes(const InsertionPointGraph& g) {
+    std::vector<size_t> inDegree(g.nodes().size());
+    std::deque<int> ready;
+    for (size_t i = 0; i < g.nodes().size(); ++i) {
+        inDegree[i] = g.nodes()[i].inEdges.size();
+        if (inDegree[i] == 0) {
+            ready.push_back(static_cast<int>(i));
+        }
+    }
+    std::vector<int> order;
+    while (!ready.empty()) {
+        const int index = ready.front();
+        ready.pop_front();
+        order.push_back(index);
+        for (const int e : g.node(index).outEdges) {
+            const int to = g.edge(e).to;
+            if (--inDegree[static_cast<size_t>(to)] == 0) {
+                ready.push_back(to);
+            }
+        }
+    }
+    return order;
+}
+
+/// The quantizer covering the tensor arriving at `index`: carried over a single float edge
+/// through insertion points and agnostic ops, reset at barriers and all other ops.
+int incomingQuantizer(const QuantizationProposal& proposal, const std::vector<int>& upstream,
+                      int index) {
+    const InsertionPointGraph& g = *proposal.graph;
+    const IpNode& node = g.node(index);
+    if (node.inEdges.size() != 1 || g.edge(node.inEdges.front()).isInteger ||
+        node.type == IpNodeType::AuxiliaryBarrier) {
+        return -1;
+    }
+    if (node.type == IpNodeType::Operator && proposal.operatorTraits[static_cast<size_t>(index)] !=
+                                                 QuantizationTrait::QuantizationAgnostic) {
+        return -1;
+    }
+    return upstream[static_cast<size_t>(g.edge(node.inEdges.front()).from)];
+}
+
+/// Folds `qp` into the upstream quantizer `state` when that makes it redundant (returns `state`),
+/// otherwise records it as a requantizer of `state` and returns `qp`.
+int absorbOrChain(SingleConfigQuantizerSetup& setup, int state, int qp) {
+    if (state < 0 || !setup.quantizationPoints.contains(state)) {
+        return qp;
+    }
+    SingleConfigQuantizationPoint& upstream = setup.quantizationPoints[state];
+    const SingleConfigQuantizationPoint& downstream = setup.quantizationPoints[qp];
+    if (!upstream.qconfig.isRedundantWithDownstream(downstream.qconfig)) {
+        setup.requantizationParents[qp] = state;
+        return qp;
+    }
+    auto& absorbing = upstream.directlyQuantizedOperatorNodeNames;
+    for (const std::string& name : downstream.directlyQuantizedOperatorNodeNames) {
+        if (std::find(absorbing.begin(), absorbing.end(), name) == absorbing.end()) {
+            absorbing.push_back(name);
+        }
+    }
+    setup.mergedInto[qp] = state;
+    setup.quantizationPoints.erase(qp);
+    setup.requantizationParents.erase(qp);
+    return state;
+}
+
+/// NNCF's merge_redundant_subsequent_quantizers_across_graph: walks the insertion point graph
+/// carrying the quantizer that currently covers the tensor.
 void mergeRedundantQuantizers(const QuantizationProposal& proposal,
                               SingleConfigQuantizerSetup& setup) {
-    const InsertionPointGraph& g = *proposal.graph;
     std::map<int, std::vector<int>> qpsAt;
     for (const auto& [id, point] : setup.quantizationPoints) {
         if (!point.insertionPoint.isWeight && point.ipNode >= 0) {
             qpsAt[point.ipNode].push_back(id);
         }
     }
-    const size_t n = g.nodes().size();
-    std::vector<size_t> inDegree(n);
-    std::vector<int> upstream(n, -1);
-    std::deque<int> ready;
-    for (size_t i = 0; i < n; ++i) {
-        inDegree[i] = g.nodes()[i].inEdges.size();
-        if (inDegree[i] == 0) {
-            ready.push_back(static_cast<int>(i));
-        }
-    }
-    while (!ready.empty()) {
-        const int index = ready.front();
-        ready.pop_front();
-        const IpNode& node = g.node(index);
-        int state = -1;
-        if (node.inEdges.size() == 1 && !g.edge(node.inEdges.front()).isInteger) {
-            const int from = g.edge(node.inEdges.front()).from;
-            const bool passes = node.type != IpNodeType::AuxiliaryBarrier &&
-                                (node.type != IpNodeType::Operator ||
-                                 proposal.operatorTraits[static_cast<size_t>(index)] ==
-                                     QuantizationTrait::QuantizationAgnostic);
-            state = passes ? upstream[static_cast<size_t>(from)] : -1;
-        }
+    std::vector<int> upstream(proposal.graph->nodes().size(), -1);
+    for (const int index : topologicalNodes(*proposal.graph)) {
+        int state = incomingQuantizer(proposal, upstream, index);
         if (auto it = qpsAt.find(index); it != qpsAt.end()) {
             for (const int qp : it->second) {
-                if (state >= 0 && setup.quantizationPoints.contains(state) &&
-                    setup.quantizationPoints[state].qconfig.isRedundantWithDownstream(
-                        setup.quantizationPoints[qp].qconfig)) {
-                    auto& absorbing =
-                        setup.quantizationPoints[state].directlyQuantizedOperatorNodeNames;
-                    for (const std::string& name :
-                         setup.quantizationPoints[qp].directlyQuantizedOperatorNodeNames) {
-                        if (std::find(absorbing.begin(), absorbing.end(), name) ==
-                            absorbing.end()) {
-                            absorbing.push_back(name);
-                        }
-                    }
-                    setup.mergedInto[qp] = state;
-                    setup.quantizationPoints.erase(qp);
-                    setup.requantizationParents.erase(qp);
-                    continue;
-                }
-                if (state >= 0) {
-                    setup.requantizationParents[qp] = state;
-                }
-                state = qp;
+                state = absorbOrChain(setup, state, qp);
             }
         }
         upstream[static_cast<size_t>(index)] = state;
-        for (const int e : node.outEdges) {
-            const int to = g.edge(e).to;
-            if (--inDegree[static_cast<size_t>(to)] == 0) {
-                ready.push_back(to);
-            }
-        }
     }
 }
 
