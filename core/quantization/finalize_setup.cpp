@@ -181,78 +181,100 @@ QuantizerConfigChoice selectByPreset(const MultiConfigQuantizerSetup& setup,
     return choice;
 }
 
-Result<void> applyBitwidthChoice(const MultiConfigQuantizerSetup& setup, std::string_view spec,
-                                 QuantizerConfigChoice& choice) {
+namespace {
+struct BitwidthSpec {
+    std::string nodeName;
+    std::optional<int> port;
+    int bits = 0;
+};
+
+Result<BitwidthSpec> parseBitwidthSpec(std::string_view spec) {
     const size_t eq = spec.rfind('=');
     if (eq == std::string_view::npos || eq == 0) {
         return Error(Errc::InvalidArgument,
                      "bad --set '" + std::string(spec) + "': expected NODE[:PORT]=BITS");
     }
-    int bits = 0;
+    BitwidthSpec out;
     const std::string_view bitsText = spec.substr(eq + 1);
-    auto [end, ec] = std::from_chars(bitsText.data(), bitsText.data() + bitsText.size(), bits);
-    if (ec != std::errc() || end != bitsText.data() + bitsText.size() || bits <= 0) {
+    auto [end, ec] = std::from_chars(bitsText.data(), bitsText.data() + bitsText.size(), out.bits);
+    if (ec != std::errc() || end != bitsText.data() + bitsText.size() || out.bits <= 0) {
         return Error(Errc::InvalidArgument,
                      "bad --set '" + std::string(spec) + "': BITS must be a positive integer");
     }
-    std::string nodeName(spec.substr(0, eq));
-    std::optional<int> port;
-    const size_t colon = nodeName.rfind(':');
-    if (colon != std::string::npos && colon + 1 < nodeName.size() &&
-        std::all_of(nodeName.begin() + static_cast<std::ptrdiff_t>(colon) + 1, nodeName.end(),
-                    ::isdigit)) {
-        port = std::stoi(nodeName.substr(colon + 1));
-        nodeName.resize(colon);
+    out.nodeName = std::string(spec.substr(0, eq));
+    const size_t colon = out.nodeName.rfind(':');
+    if (colon != std::string::npos && colon + 1 < out.nodeName.size() &&
+        std::all_of(out.nodeName.begin() + static_cast<std::ptrdiff_t>(colon) + 1,
+                    out.nodeName.end(), ::isdigit)) {
+        out.port = std::stoi(out.nodeName.substr(colon + 1));
+        out.nodeName.resize(colon);
     }
+    return out;
+}
+
+/// Points addressed by a spec: "#ID", else activation points at NODE[:PORT], else NODE's weight.
+std::vector<int> matchingPoints(const MultiConfigQuantizerSetup& setup, const BitwidthSpec& spec) {
     std::vector<int> matches;
-    if (nodeName.size() > 1 && nodeName.front() == '#' && !port) {
-        // "#<qp id>" addresses one quantizer directly, as the DOT view and the setup JSON name it.
+    const std::string& name = spec.nodeName;
+    if (name.size() > 1 && name.front() == '#' && !spec.port) {
         int id = -1;
-        auto [idEnd, idEc] =
-            std::from_chars(nodeName.data() + 1, nodeName.data() + nodeName.size(), id);
-        if (idEc == std::errc() && idEnd == nodeName.data() + nodeName.size() &&
+        auto [idEnd, idEc] = std::from_chars(name.data() + 1, name.data() + name.size(), id);
+        if (idEc == std::errc() && idEnd == name.data() + name.size() &&
             setup.quantizationPoints.contains(id)) {
-            matches.push_back(id);
+            return {id};
         }
     }
     for (const auto& [id, point] : setup.quantizationPoints) {
         const InsertionPoint& ip = point.insertionPoint;
-        if (!ip.isWeight && ip.targetNodeName == nodeName && ip.inputPortId == port) {
+        if (!ip.isWeight && ip.targetNodeName == name && ip.inputPortId == spec.port) {
             matches.push_back(id);
         }
     }
-    if (matches.empty() && !port) {
-        for (const auto& [id, point] : setup.quantizationPoints) {
-            if (point.insertionPoint.isWeight && point.insertionPoint.targetNodeName == nodeName) {
-                matches.push_back(id);
-            }
+    if (!matches.empty() || spec.port) {
+        return matches;
+    }
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        if (point.insertionPoint.isWeight && point.insertionPoint.targetNodeName == name) {
+            matches.push_back(id);
         }
     }
+    return matches;
+}
+
+/// The first candidate with `bits`, preferring one that keeps the current mode and granularity.
+const QuantizerConfig* candidateWithBits(const QuantizerConfigList& configs, int bits,
+                                         const QuantizerConfig* current) {
+    const QuantizerConfig* first = nullptr;
+    for (const QuantizerConfig& c : configs) {
+        if (c.numBits != bits) {
+            continue;
+        }
+        if (current != nullptr && c.mode == current->mode && c.perChannel == current->perChannel) {
+            return &c;
+        }
+        first = first != nullptr ? first : &c;
+    }
+    return first;
+}
+} // namespace
+
+Result<void> applyBitwidthChoice(const MultiConfigQuantizerSetup& setup, std::string_view spec,
+                                 QuantizerConfigChoice& choice) {
+    QS_ASSIGN_OR_RETURN(const BitwidthSpec parsed, parseBitwidthSpec(spec));
+    const std::vector<int> matches = matchingPoints(setup, parsed);
     if (matches.empty()) {
-        return Error(Errc::InvalidArgument, "--set '" + std::string(spec) +
-                                                "': no quantizer at node '" + nodeName +
-                                                (port ? "' port " + std::to_string(*port) : "'"));
+        return Error(Errc::InvalidArgument,
+                     "--set '" + std::string(spec) + "': no quantizer at node '" + parsed.nodeName +
+                         (parsed.port ? "' port " + std::to_string(*parsed.port) : "'"));
     }
     for (const int id : matches) {
-        const auto& configs = setup.quantizationPoints.at(id).possibleConfigs;
         const QuantizerConfig* current = choice.contains(id) ? &choice.at(id) : nullptr;
-        // Prefer a candidate that keeps the current mode and granularity.
-        const QuantizerConfig* best = nullptr;
-        for (const QuantizerConfig& c : configs) {
-            if (c.numBits != bits) {
-                continue;
-            }
-            if (best == nullptr ||
-                (current != nullptr && c.mode == current->mode &&
-                 c.perChannel == current->perChannel &&
-                 !(best->mode == current->mode && best->perChannel == current->perChannel))) {
-                best = &c;
-            }
-        }
+        const QuantizerConfig* best = candidateWithBits(
+            setup.quantizationPoints.at(id).possibleConfigs, parsed.bits, current);
         if (best == nullptr) {
             return Error(Errc::InvalidArgument, "--set '" + std::string(spec) + "': quantizer " +
                                                     std::to_string(id) + " has no " +
-                                                    std::to_string(bits) + "-bit candidate");
+                                                    std::to_string(parsed.bits) + "-bit candidate");
         }
         choice[id] = *best;
     }
