@@ -81,6 +81,10 @@ private:
 
     Result<void> setAllowedQuantizationTypes();
     Result<void> setupInitialQuantizers();
+    bool getsInitialQuantizers(int opIndex) const;
+    Result<QuantizerConfigList> initialConfigs(int opIndex) const;
+    std::vector<int> quantizablePreHooks(int opIndex) const;
+    void unifyConfigLinkedScopes();
     int addPropagatingQuantizer(const QuantizerConfigList& configs, int preHook);
     int clonePropagatingQuantizer(int original);
     void removePropagatingQuantizer(int id);

@@ -18,63 +18,83 @@ namespace qs::quantization {
 
 namespace detail {
 
-Result<void> Solver::setupInitialQuantizers() {
-    for (const int opIndex : m_graph.lexicographicOperatorOrder()) {
-        const IpNode& op = node(opIndex);
-        const bool isOutput = op.kind == OperatorKind::ModelOutput;
-        if (isOutput ? !m_options.quantizeOutputs
-                     : (op.ignored || m_trait[static_cast<size_t>(opIndex)] !=
-                                          QuantizationTrait::InputsQuantizable)) {
+bool Solver::getsInitialQuantizers(int opIndex) const {
+    const IpNode& op = node(opIndex);
+    if (op.kind == OperatorKind::ModelOutput) {
+        return m_options.quantizeOutputs;
+    }
+    return !op.ignored &&
+           m_trait[static_cast<size_t>(opIndex)] == QuantizationTrait::InputsQuantizable;
+}
+
+Result<QuantizerConfigList> Solver::initialConfigs(int opIndex) const {
+    const IpNode& op = node(opIndex);
+    QuantizerConfigList configs =
+        m_options.activationConstraints.filter(m_allowed[static_cast<size_t>(opIndex)]);
+    if (configs.empty()) {
+        return Error(
+            Errc::InvalidArgument,
+            "quantization parameter constraints are incompatible with HW capabilities of op '" +
+                op.name + "' (HW config '" + m_hw.targetDevice() + "')");
+    }
+    if (m_unified[static_cast<size_t>(opIndex)]) {
+        // Unified per-channel scales would break when one branch changes the tensor layout.
+        std::erase_if(configs, [](const QuantizerConfig& c) { return c.perChannel; });
+        if (configs.empty()) {
+            return Error(Errc::InvalidArgument,
+                         "op '" + op.name +
+                             "' needs unified scales but allows only per-channel configs");
+        }
+    }
+    return configs;
+}
+
+std::vector<int> Solver::quantizablePreHooks(int opIndex) const {
+    const IpNode& op = node(opIndex);
+    const std::vector<int>& targetPorts = op.metatype->targetInputPorts;
+    std::vector<int> preHooks;
+    for (const int e : op.inEdges) {
+        const int hook = edge(e).from;
+        if (node(hook).type != IpNodeType::PreHook || edge(e).isInteger) {
             continue;
         }
-        std::vector<int> preHooks;
-        for (const int e : op.inEdges) {
-            if (node(edge(e).from).type == IpNodeType::PreHook) {
-                preHooks.push_back(edge(e).from);
-            }
+        const int port = node(hook).inputPort;
+        if (targetPorts.empty() ||
+            std::find(targetPorts.begin(), targetPorts.end(), port) != targetPorts.end()) {
+            preHooks.push_back(hook);
         }
+    }
+    // NNCF visits the predecessors in sorted key order.
+    std::sort(preHooks.begin(), preHooks.end(),
+              [&](int a, int b) { return node(a).key < node(b).key; });
+    return preHooks;
+}
+
+Result<void> Solver::setupInitialQuantizers() {
+    for (const int opIndex : m_graph.lexicographicOperatorOrder()) {
+        if (!getsInitialQuantizers(opIndex)) {
+            continue;
+        }
+        const std::vector<int> preHooks = quantizablePreHooks(opIndex);
         if (preHooks.empty()) {
             continue;
         }
-        std::sort(preHooks.begin(), preHooks.end(),
-                  [&](int a, int b) { return node(a).key < node(b).key; });
-        QuantizerConfigList configs =
-            m_options.activationConstraints.filter(m_allowed[static_cast<size_t>(opIndex)]);
-        if (configs.empty()) {
-            return Error(
-                Errc::InvalidArgument,
-                "quantization parameter constraints are incompatible with HW capabilities of op '" +
-                    op.name + "' (HW config '" + m_hw.targetDevice() + "')");
-        }
-        const bool unified = m_unified[static_cast<size_t>(opIndex)];
-        if (unified) {
-            // Unified per-channel scales would break when one branch changes the tensor layout.
-            std::erase_if(configs, [](const QuantizerConfig& c) { return c.perChannel; });
-            if (configs.empty()) {
-                return Error(Errc::InvalidArgument,
-                             "op '" + op.name +
-                                 "' needs unified scales but allows only per-channel configs");
-            }
-        }
-        const std::vector<int>& targetPorts = op.metatype->targetInputPorts;
+        QS_ASSIGN_OR_RETURN(const QuantizerConfigList configs, initialConfigs(opIndex));
         std::vector<int> created;
         for (const int hook : preHooks) {
-            const int port = node(hook).inputPort;
-            if (!targetPorts.empty() &&
-                std::find(targetPorts.begin(), targetPorts.end(), port) == targetPorts.end()) {
-                continue;
-            }
-            if (edge(node(hook).outEdges.front()).isInteger) {
-                continue;
-            }
             const int id = addPropagatingQuantizer(configs, hook);
             m_queue.push_front(id);
             created.push_back(id);
         }
-        if (unified && !created.empty()) {
+        if (m_unified[static_cast<size_t>(opIndex)]) {
             unifyScales(created, UnifiedScaleType::UnifyAlways);
         }
     }
+    unifyConfigLinkedScopes();
+    return {};
+}
+
+void Solver::unifyConfigLinkedScopes() {
     for (const std::vector<std::string>& scope : m_options.additionalUnifiedScaleOpScopes) {
         std::vector<int> members;
         for (size_t id = 1; id < m_pqs.size(); ++id) {
@@ -87,7 +107,6 @@ Result<void> Solver::setupInitialQuantizers() {
             unifyScales(members, UnifiedScaleType::UnifyAlways);
         }
     }
-    return {};
 }
 
 bool Solver::isUnificationNeeded(int op) const {
