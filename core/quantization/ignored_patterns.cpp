@@ -103,9 +103,8 @@ struct SeMatcher {
     }
 };
 
-void markPostProcessing(const graph::Graph& model, const std::vector<bool>& live,
-                        std::vector<bool>& ignored) {
-    // Nodes between the outputs and the last weighted ops.
+/// Nodes between the model outputs and the last weighted ops above them.
+std::vector<bool> postProcessingTail(const graph::Graph& model, const std::vector<bool>& live) {
     std::vector<bool> tail(model.numNodeSlots(), false);
     std::vector<NodeId> stack;
     for (const graph::ValueId output : model.outputs()) {
@@ -127,39 +126,43 @@ void markPostProcessing(const graph::Graph& model, const std::vector<bool>& live
             }
         }
     }
-    auto isMarker = [&](NodeId node) {
-        return model.node(node).opType == "TopK" || model.node(node).opType == "NonMaxSuppression";
-    };
-    // Ancestors (within the tail) and descendants of each marker lie on a marker path.
-    for (const NodeId node : model.nodeIds()) {
-        if (!tail[node.index()] || !isMarker(node)) {
+    return tail;
+}
+
+/// Marks every tail node reachable from `start` in one direction (up: producers, down: consumers).
+void markWithinTail(const graph::Graph& model, const std::vector<bool>& live,
+                    const std::vector<bool>& tail, NodeId start, bool up,
+                    std::vector<bool>& ignored) {
+    std::vector<NodeId> stack = {start};
+    while (!stack.empty()) {
+        const NodeId current = stack.back();
+        stack.pop_back();
+        if (!tail[current.index()] || (ignored[current.index()] && current != start)) {
             continue;
         }
-        std::vector<NodeId> up = {node};
-        while (!up.empty()) {
-            const NodeId current = up.back();
-            up.pop_back();
-            if (!tail[current.index()] || ignored[current.index()]) {
-                continue;
-            }
-            ignored[current.index()] = true;
-            for (size_t port = 0; port < model.node(current).inputs.size(); ++port) {
-                if (auto producer = liveProducer(model, live, current, port)) {
-                    up.push_back(*producer);
-                }
+        ignored[current.index()] = true;
+        if (!up) {
+            const auto next = liveConsumers(model, live, current);
+            stack.insert(stack.end(), next.begin(), next.end());
+            continue;
+        }
+        for (size_t port = 0; port < model.node(current).inputs.size(); ++port) {
+            if (auto producer = liveProducer(model, live, current, port)) {
+                stack.push_back(*producer);
             }
         }
-        std::vector<NodeId> down = liveConsumers(model, live, node);
-        while (!down.empty()) {
-            const NodeId current = down.back();
-            down.pop_back();
-            if (!tail[current.index()] || ignored[current.index()]) {
-                continue;
-            }
-            ignored[current.index()] = true;
-            for (const NodeId next : liveConsumers(model, live, current)) {
-                down.push_back(next);
-            }
+    }
+}
+
+void markPostProcessing(const graph::Graph& model, const std::vector<bool>& live,
+                        std::vector<bool>& ignored) {
+    const std::vector<bool> tail = postProcessingTail(model, live);
+    // Ancestors (within the tail) and descendants of each TopK/NMS lie on a marker path.
+    for (const NodeId node : model.nodeIds()) {
+        const std::string& type = model.node(node).opType;
+        if (tail[node.index()] && (type == "TopK" || type == "NonMaxSuppression")) {
+            markWithinTail(model, live, tail, node, true, ignored);
+            markWithinTail(model, live, tail, node, false, ignored);
         }
     }
 }

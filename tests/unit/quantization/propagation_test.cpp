@@ -328,6 +328,40 @@ TEST(PropagationTest, LoneQuantizerOnElementwiseOpIsDroppedWhenItCannotMove) {
               (std::set<std::string>{"nncf_model_input_0", "relu"}));
 }
 
+TEST(PropagationTest, OpsOnTopKPathsToOutputsStayFloat) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
+    const ValueId scores = b.conv("conv_b", relu);
+    const ValueId squared = b.op("Mul", "square", {scores, scores});
+    b.output(b.op("TopK", "topk", {squared, b.constant("k", {1}, DataType::Int64)}));
+    const Proposed p = propose(b);
+    // The Mul between the last weighted op and TopK is post-processing: no quantizers for it.
+    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "relu"}));
+}
+
+TEST(PropagationTest, SqueezeExcitationInternalsStayFloat) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId features = b.op("Relu", "relu", {b.conv("conv_a", x)});
+    const ValueId pooled = b.op("GlobalAveragePool", "se_pool", {features});
+    const ValueId squeezed = b.op("Relu", "se_relu", {b.conv("se_fc1", pooled)});
+    const ValueId gate = b.op("Sigmoid", "se_gate", {b.conv("se_fc2", squeezed)});
+    const ValueId scaled = b.op("Mul", "se_scale", {features, gate});
+    b.output(b.conv("conv_out", scaled));
+    const Proposed p = propose(b);
+    // NNCF's SE_BLOCK pattern: both SE convs and their activations are ignored, the pooling and
+    // the scaling Mul are not.
+    EXPECT_EQ(p.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "relu", "se_gate", "se_scale"}));
+    EXPECT_EQ(names(p.point("relu").directlyQuantizedOperatorNodeNames),
+              (std::set<std::string>{"se_pool", "se_scale"}));
+    EXPECT_TRUE(p.idByPoint.contains("conv_a[W]"));
+    EXPECT_TRUE(p.idByPoint.contains("conv_out[W]"));
+    EXPECT_FALSE(p.idByPoint.contains("se_fc1[W]"));
+    EXPECT_FALSE(p.idByPoint.contains("se_fc2[W]"));
+}
+
 TEST(PropagationTest, IgnoredNodeActsAsBarrier) {
     Builder b;
     const ValueId x = b.input("x");
