@@ -54,8 +54,7 @@ struct Metatypes {
     Metatype conv = weighted("ONNXConvolutionMetatype", "Convolution", {1});
     Metatype depthwiseConv =
         weighted("ONNXDepthwiseConvolutionMetatype", "DepthWiseConvolution", {1});
-    Metatype convTranspose =
-        weighted("ONNXConvolutionTransposeMetatype", "ConvolutionBackpropData", {1});
+    Metatype convTranspose = weighted("ONNXConvolutionTransposeMetatype", "Convolution", {1});
     Metatype deformConv = weighted("ONNXDeformableConvolutionMetatype", "Convolution", {1});
     Metatype gemm = weighted("ONNXGemmMetatype", "MatMul", {0, 1});
     Metatype matMul = weighted("ONNXMatMulMetatype", "MatMul", {0, 1});

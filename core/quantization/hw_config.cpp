@@ -1,0 +1,269 @@
+// Parsing of NNCF's HW config JSON: alias expansion (cartesian product in key order, last key
+// fastest), op lists concatenated in order and deduplicated, validation errors naming the field.
+
+#include "core/quantization/hw_config.h"
+
+#include "core/support/atomic_file.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace qs::quantization {
+
+namespace {
+using Json = nlohmann::ordered_json;
+
+Error fieldError(std::string_view origin, const std::string& field, const std::string& what) {
+    return Error(Errc::InvalidArgument, "HW config field '" + field + "': " + what)
+        .context("HW config '" + std::string(origin) + "'");
+}
+
+std::vector<Json> asList(const Json& value) {
+    if (value.is_array()) {
+        return std::vector<Json>(value.begin(), value.end());
+    }
+    return {value};
+}
+
+/// Sets one field of `config` from one JSON value of an alias body.
+Result<void> applyAliasField(QuantizerConfig& config, const std::string& key, const Json& item,
+                             std::string_view origin, const std::string& keyField) {
+    if (key == "bits") {
+        if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 32) {
+            return fieldError(origin, keyField, "expected an integer bit width 1..32");
+        }
+        config.numBits = item.get<int>();
+    } else if (key == "mode") {
+        if (item != "symmetric" && item != "asymmetric") {
+            return fieldError(origin, keyField,
+                              "expected \"symmetric\" or \"asymmetric\", got " + item.dump());
+        }
+        config.mode =
+            item == "symmetric" ? QuantizationMode::Symmetric : QuantizationMode::Asymmetric;
+    } else if (key == "granularity") {
+        if (item != "perchannel" && item != "pertensor") {
+            return fieldError(origin, keyField,
+                              "expected \"perchannel\" or \"pertensor\", got " + item.dump());
+        }
+        config.perChannel = item == "perchannel";
+    } else if (key == "narrow_range") {
+        if (!item.is_boolean()) {
+            return fieldError(origin, keyField, "expected a boolean");
+        }
+        config.narrowRange = item.get<bool>();
+    } else if (key == "signedness_to_force") {
+        if (!item.is_boolean() && !item.is_null()) {
+            return fieldError(origin, keyField, "expected a boolean");
+        }
+        config.signednessToForce =
+            item.is_null() ? std::nullopt : std::optional<bool>(item.get<bool>());
+    } else if (key == "level_low" || key == "level_high") {
+        // Pre-2025 files give levels instead of narrow_range: an odd low level (-127) is narrow.
+        if (!item.is_number_integer()) {
+            return fieldError(origin, keyField, "expected an integer");
+        }
+        config.narrowRange = config.narrowRange || (key == "level_low" && item.get<int>() % 2 != 0);
+    } else {
+        return fieldError(origin, keyField, "unknown field");
+    }
+    return {};
+}
+
+/// Expands one alias body (or inline dict) into its configs: the cartesian product of its fields
+/// in key order, the last key varying fastest.
+Result<QuantizerConfigList> expandAlias(const Json& body, std::string_view origin,
+                                        const std::string& field) {
+    if (!body.is_object()) {
+        return fieldError(origin, field, "expected an object");
+    }
+    QuantizerConfigList configs = {QuantizerConfig{}};
+    for (const auto& [key, value] : body.items()) {
+        QuantizerConfigList next;
+        for (const QuantizerConfig& base : configs) {
+            for (const Json& item : asList(value)) {
+                QuantizerConfig config = base;
+                QS_TRY(applyAliasField(config, key, item, origin, field + "." + key));
+                next.push_back(config);
+            }
+        }
+        configs = std::move(next);
+    }
+    return configs;
+}
+
+Result<QuantizerConfigList> expandOpList(const Json& value, const Json& aliases,
+                                         std::string_view origin, const std::string& field) {
+    QuantizerConfigList out;
+    for (const Json& item : asList(value)) {
+        QuantizerConfigList expanded;
+        if (item.is_string()) {
+            const std::string name = item.get<std::string>();
+            if (!aliases.contains(name)) {
+                return fieldError(origin, field, "unknown alias '" + name + "'");
+            }
+            QS_ASSIGN_OR_RETURN(
+                expanded, expandAlias(aliases.at(name), origin, "config.quantization." + name));
+        } else {
+            QS_ASSIGN_OR_RETURN(expanded, expandAlias(item, origin, field));
+        }
+        for (const QuantizerConfig& config : expanded) {
+            if (std::find(out.begin(), out.end(), config) == out.end()) {
+                out.push_back(config);
+            }
+        }
+    }
+    return out;
+}
+
+Result<void> parseQuantizationLists(const Json& lists, const Json& aliases, std::string_view origin,
+                                    const std::string& field, HWConfigOp& entry) {
+    for (const auto& [kind, list] : lists.items()) {
+        const std::string listField = field + "." + kind;
+        if (kind != "activations" && kind != "weights") {
+            return fieldError(origin, listField, "unknown field");
+        }
+        QS_ASSIGN_OR_RETURN(QuantizerConfigList configs,
+                            expandOpList(list, aliases, origin, listField));
+        const bool any = !configs.empty();
+        if (kind == "activations") {
+            entry.activations = std::move(configs);
+            entry.hasActivations = any;
+        } else {
+            entry.weights = std::move(configs);
+            entry.hasWeights = any;
+        }
+    }
+    return {};
+}
+
+Result<HWConfigOp> parseOperation(const Json& op, const Json& aliases, std::string_view origin,
+                                  const std::string& field) {
+    if (!op.is_object() || !op.contains("type") || !op["type"].is_string()) {
+        return fieldError(origin, field + ".type", "expected a string op type");
+    }
+    HWConfigOp entry;
+    entry.type = op["type"].get<std::string>();
+    for (const auto& [key, value] : op.items()) {
+        if (key == "type") {
+            continue;
+        }
+        if (key == "attributes" && value.is_object()) {
+            for (const auto& [attr, attrValue] : value.items()) {
+                entry.attributes[attr] =
+                    attrValue.is_string() ? attrValue.get<std::string>() : attrValue.dump();
+            }
+        } else if (key == "quantization" && value.is_object()) {
+            QS_TRY(parseQuantizationLists(value, aliases, origin, field + ".quantization", entry));
+        } else if (key == "attributes" || key == "quantization") {
+            return fieldError(origin, field + "." + key, "expected an object");
+        } else {
+            return fieldError(origin, field + "." + key, "unknown field");
+        }
+    }
+    return entry;
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return out;
+}
+} // namespace
+
+bool HWConfigOp::unifiedScales() const {
+    auto it = attributes.find("scales");
+    return it != attributes.end() && it->second == "unified";
+}
+
+Result<HWConfig> HWConfig::parse(std::string_view jsonText, std::string_view origin) {
+    Json root = Json::parse(jsonText, nullptr, false);
+    if (root.is_discarded() || !root.is_object()) {
+        return Error(Errc::InvalidArgument, "not a JSON object")
+            .context("HW config '" + std::string(origin) + "'");
+    }
+    for (const auto& [key, value] : root.items()) {
+        if (key != "target_device" && key != "config" && key != "operations") {
+            return fieldError(origin, key, "unknown field");
+        }
+    }
+    HWConfig config;
+    if (root.contains("target_device")) {
+        if (!root["target_device"].is_string()) {
+            return fieldError(origin, "target_device", "expected a string");
+        }
+        config.m_targetDevice = root["target_device"].get<std::string>();
+    }
+    Json aliases = Json::object();
+    if (root.contains("config")) {
+        const Json& cfg = root["config"];
+        if (!cfg.is_object()) {
+            return fieldError(origin, "config", "expected an object");
+        }
+        if (cfg.contains("quantization")) {
+            aliases = cfg["quantization"];
+            if (!aliases.is_object()) {
+                return fieldError(origin, "config.quantization", "expected an object");
+            }
+        }
+    }
+    if (!root.contains("operations") || !root["operations"].is_array()) {
+        return fieldError(origin, "operations", "expected a list of operations");
+    }
+    const Json& ops = root["operations"];
+    for (size_t i = 0; i < ops.size(); ++i) {
+        QS_ASSIGN_OR_RETURN(
+            HWConfigOp entry,
+            parseOperation(ops[i], aliases, origin, "operations[" + std::to_string(i) + "]"));
+        config.m_operations.push_back(std::move(entry));
+    }
+    return config;
+}
+
+Result<HWConfig> HWConfig::load(const std::filesystem::path& path) {
+    QS_ASSIGN_OR_RETURN(std::string text, readFile(path));
+    return parse(text, path.string());
+}
+
+Result<HWConfig> HWConfig::builtin(std::string_view device) {
+    std::string name = lower(device);
+    if (name == "any" || name == "cpu_spr") {
+        name = "cpu";
+    }
+    const std::string_view text = builtinHWConfigJson(name);
+    if (text.empty()) {
+        return Error(Errc::InvalidArgument, "unknown HW config '" + std::string(device) +
+                                                "' (expected cpu, gpu, npu or a .json file)");
+    }
+    return parse(text, name);
+}
+
+Result<HWConfig> HWConfig::fromArgument(std::string_view deviceOrPath) {
+    if (!builtinHWConfigJson(lower(deviceOrPath)).empty() || lower(deviceOrPath) == "any" ||
+        lower(deviceOrPath) == "cpu_spr") {
+        return builtin(deviceOrPath);
+    }
+    return load(std::filesystem::path(std::string(deviceOrPath)));
+}
+
+const HWConfigOp* HWConfig::findOp(std::string_view hwName, std::string_view mode) const {
+    const HWConfigOp* fallback = nullptr;
+    for (const HWConfigOp& op : m_operations) {
+        if (op.type != hwName) {
+            continue;
+        }
+        auto it = op.attributes.find("mode");
+        if (it == op.attributes.end()) {
+            if (fallback == nullptr) {
+                fallback = &op;
+            }
+            continue;
+        }
+        if (it->second == mode) {
+            return &op;
+        }
+    }
+    return fallback;
+}
+
+} // namespace qs::quantization
