@@ -252,10 +252,6 @@ Result<QuantizedWeight> quantizeWeight(std::span<const float> weight, const Weig
     if (static_cast<int64_t>(weight.size()) != layout.numElements()) {
         return Error(Errc::InvalidArgument, "weight size does not match its layout");
     }
-    // A group covering the whole reduction channel is per channel.
-    if (groupSize > 0 && groupSize == layout.reductionSize()) {
-        groupSize = -1;
-    }
     QS_TRY(checkGroupSize(layout, groupSize));
     const Quantizer quantizer(mode);
     QuantizedWeight out;

@@ -2,4 +2,6 @@
 target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compression_mode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/integer_quantizer.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/opset_upgrade.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/weight_compression.cpp
 )

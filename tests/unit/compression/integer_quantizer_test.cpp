@@ -81,7 +81,8 @@ TEST(IntegerQuantizer, Int4SymNegativeScale) {
     auto layout = makeWeightLayout({2, 4}, 0);
     auto q = quantizeWeight(w, *layout, CompressionMode::Int4Sym, 4);
     ASSERT_TRUE(q.ok()) << q.error().toString();
-    EXPECT_EQ(q->groupSize, -1); // one group per row is per channel
+    EXPECT_EQ(q->groupSize, 4); // one group per row stays group-wise: scale [2, 1]
+    EXPECT_EQ(q->scaleDims, (std::vector<int64_t>{2, 1}));
     EXPECT_EQ(q->scales, (std::vector<float>{-0.5F, 0.5F}));
     EXPECT_TRUE(q->zeroPoints.empty());
     EXPECT_EQ(signedCodes(*q), (std::vector<int>{2, -8, -4, -1, -8, 2, 6, 0}));

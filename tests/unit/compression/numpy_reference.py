@@ -39,7 +39,7 @@ def quantize(weight, mode, group_size, channel_axis):
     channel_axis %= weight.ndim
     reduction = tuple(a for a in range(weight.ndim) if a != channel_axis)
     work = weight
-    if group_size > 0 and weight.shape[reduction[0]] != group_size:
+    if group_size > 0:
         assert len(reduction) == 1
         work, axis = grouped(weight, reduction[0], group_size)
         reduction = (axis,)
