@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::vector<Command> commands;
     commands.push_back(addInfoCommand(app));
+    commands.push_back(addCompressWeightsCommand(app));
+    commands.push_back(addConvertFp16Command(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -25,4 +25,8 @@ int reportError(const Error& error);
 
 Command addInfoCommand(CLI::App& parent);
 
+Command addCompressWeightsCommand(CLI::App& parent);
+
+Command addConvertFp16Command(CLI::App& parent);
+
 } // namespace qs::cli

@@ -4,4 +4,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/integer_quantizer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/opset_upgrade.cpp
   ${CMAKE_CURRENT_LIST_DIR}/weight_compression.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fp16_conversion.cpp
 )
