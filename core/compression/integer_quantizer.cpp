@@ -4,6 +4,15 @@
 #include <cmath>
 #include <limits>
 
+// The two hot kernels are built twice, for AVX2 and for the baseline, and picked at load time
+// (GCC function multi-versioning); both do the same IEEE operations, so results are identical.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
+#define QS_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#else
+#define QS_MULTIVERSION
+#endif
+
 namespace qs::compression {
 
 namespace {
@@ -14,8 +23,13 @@ constexpr float kScaleEps = std::numeric_limits<float>::epsilon();
 /// ties to even (the default rounding mode), as np.round does. Inputs are clamped first.
 constexpr float kRoundMagic = 12582912.0F;
 
-/// Column tile of the outer-grouped kernel: a group of 128 rows x 256 floats stays in L2.
+/// Column tile of the outer-grouped kernel: a group of 128 rows x 256 floats stays in L2, so
+/// the quantize pass rereads it from cache.
 constexpr int64_t kColumnTile = 256;
+
+/// Above this many bytes per tile the group cannot stay cached anyway (per-channel over a long
+/// K); whole rows are then streamed, which the prefetcher handles best.
+constexpr int64_t kCachedTileBytes = int64_t{1} << 20;
 
 inline float roundHalfEven(float x) {
     return (x + kRoundMagic) - kRoundMagic;
@@ -103,16 +117,20 @@ void storeParams(QuantizedWeight& out, int64_t index, const GroupParams& params,
 
 /// Weight [rows, cols] row-major, groups of `groupRows` rows per column (MatMul [K, N]);
 /// scale [rows / groupRows, cols].
-void quantizeOuterGrouped(const float* weight, int64_t rows, int64_t cols, int64_t groupRows,
-                          const Quantizer& quantizer, QuantizedWeight& out) {
-    std::vector<float> minValues(static_cast<size_t>(kColumnTile));
-    std::vector<float> maxValues(static_cast<size_t>(kColumnTile));
-    std::vector<float> scales(static_cast<size_t>(kColumnTile));
-    std::vector<float> zeroPoints(static_cast<size_t>(kColumnTile));
+QS_MULTIVERSION void quantizeOuterGrouped(const float* weight, int64_t rows, int64_t cols,
+                                          int64_t groupRows, const Quantizer& quantizer,
+                                          QuantizedWeight& out) {
+    const bool cached =
+        groupRows * kColumnTile * static_cast<int64_t>(sizeof(float)) <= kCachedTileBytes;
+    const int64_t tile = cached ? kColumnTile : cols;
+    std::vector<float> minValues(static_cast<size_t>(tile));
+    std::vector<float> maxValues(static_cast<size_t>(tile));
+    std::vector<float> scales(static_cast<size_t>(tile));
+    std::vector<float> zeroPoints(static_cast<size_t>(tile));
     for (int64_t group = 0; group < rows / groupRows; ++group) {
         const int64_t firstRow = group * groupRows;
-        for (int64_t col0 = 0; col0 < cols; col0 += kColumnTile) {
-            const int64_t width = std::min(kColumnTile, cols - col0);
+        for (int64_t col0 = 0; col0 < cols; col0 += tile) {
+            const int64_t width = std::min(tile, cols - col0);
             const float* first = weight + firstRow * cols + col0;
             std::copy(first, first + width, minValues.begin());
             std::copy(first, first + width, maxValues.begin());
@@ -143,8 +161,9 @@ void quantizeOuterGrouped(const float* weight, int64_t rows, int64_t cols, int64
 
 /// Weight [rows, cols] row-major, groups of `groupCols` contiguous elements per row
 /// (Gemm transB [N, K], Conv [Cout, Cin*k*k], Embedding [V, D]); scale [rows, cols / groupCols].
-void quantizeInnerGrouped(const float* weight, int64_t rows, int64_t cols, int64_t groupCols,
-                          const Quantizer& quantizer, QuantizedWeight& out) {
+QS_MULTIVERSION void quantizeInnerGrouped(const float* weight, int64_t rows, int64_t cols,
+                                          int64_t groupCols, const Quantizer& quantizer,
+                                          QuantizedWeight& out) {
     const int64_t groupsPerRow = cols / groupCols;
     for (int64_t row = 0; row < rows; ++row) {
         for (int64_t group = 0; group < groupsPerRow; ++group) {

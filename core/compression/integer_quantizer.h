@@ -9,8 +9,11 @@
 #include "core/support/result.h"
 
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qs::compression {
@@ -38,6 +41,34 @@ struct WeightLayout {
 /// counts from the end). InvalidArgument when the axis is out of range or a dim is not positive.
 Result<WeightLayout> makeWeightLayout(const std::vector<int64_t>& dims, int64_t channelAxis);
 
+/// An allocator that leaves new elements uninitialised: the kernels write every code, so the
+/// zero fill std::vector would do is a wasted pass over the output.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = UninitializedAllocator<U>;
+    };
+
+    UninitializedAllocator() = default;
+
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+
+    template <typename U>
+    void construct(U* place) noexcept {
+        ::new (static_cast<void*>(place)) U;
+    }
+
+    template <typename U, typename... Args>
+    void construct(U* place, Args&&... args) {
+        ::new (static_cast<void*>(place)) U(std::forward<Args>(args)...);
+    }
+};
+
+/// One byte per weight element.
+using CodeBuffer = std::vector<uint8_t, UninitializedAllocator<uint8_t>>;
+
 /// Codes, scales and zero points of one quantized weight.
 struct QuantizedWeight {
     CompressionMode mode = CompressionMode::None;
@@ -45,7 +76,7 @@ struct QuantizedWeight {
     int64_t groupSize = -1; ///< -1: per channel
     /// One code per element in the weight's own order, as the storage byte: two's complement
     /// for the signed modes (int4 codes in [-8, 7] sign-extended to a byte).
-    std::vector<uint8_t> codes;
+    CodeBuffer codes;
     /// Scales in DequantizeLinear's layout: [channels] per channel; [outer/g, channels] when
     /// grouping along the outer axis (MatMul [K, N]); [channels, inner/g] along the inner one.
     std::vector<float> scales;
