@@ -61,6 +61,10 @@ Result<void> runConvert(const Fp16CliOptions& options) {
         std::cout << ", ...";
     }
     std::cout << "\nFlushed to zero: " << report.flushedElements << " values\n";
+    if (report.untypedValues > 0) {
+        std::cout << "Warning: " << report.untypedValues
+                  << " values have no inferred element type and were left unchanged\n";
+    }
     if (graph.opsetVersion() <= kCheckerMaxOpset) {
         const auto checked = onnx::checkModel(graph);
         std::cout << "onnx::checker: " << (checked.ok() ? "passed" : checked.error().toString())
@@ -83,6 +87,7 @@ Result<void> runConvert(const Fp16CliOptions& options) {
                                      {"clamped_elements", report.clampedElements},
                                      {"clamped_tensors", report.clampedTensors},
                                      {"flushed_elements", report.flushedElements},
+                                     {"untyped_values", report.untypedValues},
                                      {"weight_bytes_before", report.bytesBefore},
                                      {"weight_bytes_after", report.bytesAfter},
                                      {"file_bytes_before", before},

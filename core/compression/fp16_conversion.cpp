@@ -200,6 +200,9 @@ struct Converter {
         for (const ValueId id : values) {
             if (isFloat(id)) {
                 home[id.index()] = homeOf(id);
+            } else if (graph.value(id).dtype == DataType::Undefined &&
+                       graph.value(id).opaqueType.empty() && graph.value(id).producer.valid()) {
+                ++report.untypedValues;
             }
         }
         const std::vector<ValueId> outputs = graph.outputs();

@@ -29,6 +29,9 @@ struct Fp16Report {
     std::vector<std::string> clampedTensors; ///< names of initializers with clamped values
     int64_t bytesBefore = 0;                 ///< bytes of the converted initializers in float32
     int64_t bytesAfter = 0;
+    /// Node outputs of unknown element type (shape inference gave up): left as they are, so a
+    /// float one next to a float32 boundary may be mistyped.
+    int64_t untypedValues = 0;
 };
 
 /// Op types kept in float32 by default: ones whose ONNX schema lacks float16 for some input
