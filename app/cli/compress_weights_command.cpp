@@ -86,6 +86,34 @@ void checkIfPossible(const graph::Graph& graph, std::ostream& out) {
     out << "onnx::checker: " << (checked.ok() ? "passed" : checked.error().toString()) << '\n';
 }
 
+Result<void> writeReport(const CompressOptions& options, const compression::CompressionPlan& plan,
+                         const compression::CompressionSummary& summary) {
+    nlohmann::json report = compression::planToJson(plan);
+    report["model"] = options.modelPath;
+    report["output"] = options.outPath;
+    report["summary"] = {{"compressed_weights", summary.compressedWeights},
+                         {"weight_bytes_before", summary.floatBytesBefore},
+                         {"weight_bytes_after", summary.bytesAfter},
+                         {"opset", summary.opset},
+                         {"ir_version", summary.irVersion}};
+    return writeFileAtomically(options.reportPath, report.dump(2) + "\n");
+}
+
+Result<void> printSizes(const CompressOptions& options,
+                        const compression::CompressionSummary& summary) {
+    QS_ASSIGN_OR_RETURN(const int64_t before, fileSize(options.modelPath));
+    QS_ASSIGN_OR_RETURN(const int64_t after, fileSize(options.outPath));
+    std::cout << "Compressed weights: " << summary.compressedWeights << " ("
+              << megabytes(summary.floatBytesBefore) << " -> " << megabytes(summary.bytesAfter)
+              << ")\n"
+              << "Model size: " << megabytes(before) << " -> " << megabytes(after) << " ("
+              << std::fixed << std::setprecision(2)
+              << (after > 0 ? static_cast<double>(before) / static_cast<double>(after) : 0.0)
+              << "x smaller)\n"
+              << "Opset " << summary.opset << ", IR version " << summary.irVersion << "\n";
+    return success();
+}
+
 Result<void> runCompress(const CompressOptions& options) {
     QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
                         toCoreOptions(options));
@@ -102,27 +130,10 @@ Result<void> runCompress(const CompressOptions& options) {
                         compression::applyWeightCompression(graph, plan, progress));
     QS_TRY(onnx::exportModel(graph, options.outPath));
     if (!options.reportPath.empty()) {
-        nlohmann::json report = compression::planToJson(plan);
-        report["model"] = options.modelPath;
-        report["output"] = options.outPath;
-        report["summary"] = {{"compressed_weights", summary.compressedWeights},
-                             {"weight_bytes_before", summary.floatBytesBefore},
-                             {"weight_bytes_after", summary.bytesAfter},
-                             {"opset", summary.opset},
-                             {"ir_version", summary.irVersion}};
-        QS_TRY(writeFileAtomically(options.reportPath, report.dump(2) + "\n"));
+        QS_TRY(writeReport(options, plan, summary));
     }
     std::cout << compression::formatBitwidthTable(plan);
-    QS_ASSIGN_OR_RETURN(const int64_t before, fileSize(options.modelPath));
-    QS_ASSIGN_OR_RETURN(const int64_t after, fileSize(options.outPath));
-    std::cout << "Compressed weights: " << summary.compressedWeights << " ("
-              << megabytes(summary.floatBytesBefore) << " -> " << megabytes(summary.bytesAfter)
-              << ")\n"
-              << "Model size: " << megabytes(before) << " -> " << megabytes(after) << " ("
-              << std::fixed << std::setprecision(2)
-              << (after > 0 ? static_cast<double>(before) / static_cast<double>(after) : 0.0)
-              << "x smaller)\n"
-              << "Opset " << summary.opset << ", IR version " << summary.irVersion << "\n";
+    QS_TRY(printSizes(options, summary));
     checkIfPossible(graph, std::cout);
     return success();
 }

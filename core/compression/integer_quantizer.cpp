@@ -79,6 +79,13 @@ GroupParams symmetricParams(float minValue, float maxValue, int bits) {
     return params;
 }
 
+/// q = clip(round(w / scale + zp), low, high); clipping first to the integer bounds gives the
+/// same result and keeps the magic-number rounding in range. The byte is the storage form.
+inline uint8_t quantizeToCode(float weight, float scale, float zeroPoint, float low, float high) {
+    const float shifted = std::clamp(weight / scale + zeroPoint, low, high);
+    return static_cast<uint8_t>(static_cast<int32_t>(roundHalfEven(shifted)));
+}
+
 /// The grid and the parameter rule of one mode.
 struct Quantizer {
     CompressionMode mode;
@@ -99,11 +106,8 @@ struct Quantizer {
                          : asymmetricParams(minValue, maxValue, static_cast<int32_t>(high));
     }
 
-    /// q = clip(round(w / scale + zp), low, high); clipping first to integer bounds gives the
-    /// same result and keeps the magic-number rounding in range.
     uint8_t code(float weight, float scale, float zeroPoint) const {
-        const float shifted = std::clamp(weight / scale + zeroPoint, low, high);
-        return static_cast<uint8_t>(static_cast<int32_t>(roundHalfEven(shifted)));
+        return quantizeToCode(weight, scale, zeroPoint, low, high);
     }
 };
 
@@ -115,46 +119,71 @@ void storeParams(QuantizedWeight& out, int64_t index, const GroupParams& params,
     }
 }
 
+/// One tile of a row group: `first` points at [groupRows, width] with row stride `cols`.
+struct RowTile {
+    const float* first;
+    int64_t groupRows;
+    int64_t width;
+    int64_t cols;
+};
+
+/// Column-wise min and max over the tile's rows.
+QS_MULTIVERSION void tileMinMax(const RowTile& tile, float* minValues, float* maxValues) {
+    std::copy(tile.first, tile.first + tile.width, minValues);
+    std::copy(tile.first, tile.first + tile.width, maxValues);
+    for (int64_t row = 1; row < tile.groupRows; ++row) {
+        const float* src = tile.first + row * tile.cols;
+        for (int64_t col = 0; col < tile.width; ++col) {
+            const float value = src[col];
+            minValues[col] = value < minValues[col] ? value : minValues[col];
+            maxValues[col] = value > maxValues[col] ? value : maxValues[col];
+        }
+    }
+}
+
+/// Codes of the tile's rows with per-column scales and zero points; `dst` has row stride `cols`.
+/// The grid bounds are copied to locals and the pointers marked restrict: byte stores may alias
+/// anything, which would otherwise force reloads and block vectorisation.
+QS_MULTIVERSION void tileCodes(const RowTile& tile, const Quantizer& quantizer,
+                               const float* __restrict scales, const float* __restrict zeroPoints,
+                               uint8_t* dst) {
+    const float low = quantizer.low;
+    const float high = quantizer.high;
+    const int64_t width = tile.width;
+    for (int64_t row = 0; row < tile.groupRows; ++row) {
+        const float* __restrict src = tile.first + row * tile.cols;
+        uint8_t* __restrict out = dst + row * tile.cols;
+        for (int64_t col = 0; col < width; ++col) {
+            out[col] = quantizeToCode(src[col], scales[col], zeroPoints[col], low, high);
+        }
+    }
+}
+
 /// Weight [rows, cols] row-major, groups of `groupRows` rows per column (MatMul [K, N]);
 /// scale [rows / groupRows, cols].
-QS_MULTIVERSION void quantizeOuterGrouped(const float* weight, int64_t rows, int64_t cols,
-                                          int64_t groupRows, const Quantizer& quantizer,
-                                          QuantizedWeight& out) {
+void quantizeOuterGrouped(const float* weight, int64_t rows, int64_t cols, int64_t groupRows,
+                          const Quantizer& quantizer, QuantizedWeight& out) {
     const bool cached =
         groupRows * kColumnTile * static_cast<int64_t>(sizeof(float)) <= kCachedTileBytes;
-    const int64_t tile = cached ? kColumnTile : cols;
-    std::vector<float> minValues(static_cast<size_t>(tile));
-    std::vector<float> maxValues(static_cast<size_t>(tile));
-    std::vector<float> scales(static_cast<size_t>(tile));
-    std::vector<float> zeroPoints(static_cast<size_t>(tile));
+    const int64_t tileWidth = cached ? kColumnTile : cols;
+    std::vector<float> minValues(static_cast<size_t>(tileWidth));
+    std::vector<float> maxValues(static_cast<size_t>(tileWidth));
+    std::vector<float> scales(static_cast<size_t>(tileWidth));
+    std::vector<float> zeroPoints(static_cast<size_t>(tileWidth));
     for (int64_t group = 0; group < rows / groupRows; ++group) {
         const int64_t firstRow = group * groupRows;
-        for (int64_t col0 = 0; col0 < cols; col0 += tile) {
-            const int64_t width = std::min(tile, cols - col0);
-            const float* first = weight + firstRow * cols + col0;
-            std::copy(first, first + width, minValues.begin());
-            std::copy(first, first + width, maxValues.begin());
-            for (int64_t row = 1; row < groupRows; ++row) {
-                const float* src = first + row * cols;
-                for (int64_t col = 0; col < width; ++col) {
-                    const float value = src[col];
-                    minValues[col] = value < minValues[col] ? value : minValues[col];
-                    maxValues[col] = value > maxValues[col] ? value : maxValues[col];
-                }
-            }
-            for (int64_t col = 0; col < width; ++col) {
+        for (int64_t col0 = 0; col0 < cols; col0 += tileWidth) {
+            const RowTile tile{weight + firstRow * cols + col0, groupRows,
+                               std::min(tileWidth, cols - col0), cols};
+            tileMinMax(tile, minValues.data(), maxValues.data());
+            for (int64_t col = 0; col < tile.width; ++col) {
                 const GroupParams params = quantizer.params(minValues[col], maxValues[col]);
                 scales[col] = params.scale;
                 zeroPoints[col] = params.zeroPoint;
                 storeParams(out, group * cols + col0 + col, params, quantizer.symmetric);
             }
-            for (int64_t row = 0; row < groupRows; ++row) {
-                const float* src = first + row * cols;
-                uint8_t* dst = out.codes.data() + (firstRow + row) * cols + col0;
-                for (int64_t col = 0; col < width; ++col) {
-                    dst[col] = quantizer.code(src[col], scales[col], zeroPoints[col]);
-                }
-            }
+            tileCodes(tile, quantizer, scales.data(), zeroPoints.data(),
+                      out.codes.data() + firstRow * cols + col0);
         }
     }
 }
@@ -165,6 +194,8 @@ QS_MULTIVERSION void quantizeInnerGrouped(const float* weight, int64_t rows, int
                                           int64_t groupCols, const Quantizer& quantizer,
                                           QuantizedWeight& out) {
     const int64_t groupsPerRow = cols / groupCols;
+    const float low = quantizer.low;
+    const float high = quantizer.high;
     for (int64_t row = 0; row < rows; ++row) {
         for (int64_t group = 0; group < groupsPerRow; ++group) {
             const int64_t offset = row * cols + group * groupCols;
@@ -177,9 +208,11 @@ QS_MULTIVERSION void quantizeInnerGrouped(const float* weight, int64_t rows, int
             }
             const GroupParams params = quantizer.params(minValue, maxValue);
             storeParams(out, row * groupsPerRow + group, params, quantizer.symmetric);
-            uint8_t* dst = out.codes.data() + offset;
+            uint8_t* __restrict dst = out.codes.data() + offset;
+            const float scale = params.scale;
+            const float zeroPoint = params.zeroPoint;
             for (int64_t i = 0; i < groupCols; ++i) {
-                dst[i] = quantizer.code(src[i], params.scale, params.zeroPoint);
+                dst[i] = quantizeToCode(src[i], scale, zeroPoint, low, high);
             }
         }
     }

@@ -46,7 +46,7 @@ Result<WeightLayout> makeWeightLayout(const std::vector<int64_t>& dims, int64_t 
 template <typename T>
 struct UninitializedAllocator : std::allocator<T> {
     template <typename U>
-    struct rebind {
+    struct rebind { // NOLINT(readability-identifier-naming): the allocator protocol's name
         using other = UninitializedAllocator<U>;
     };
 

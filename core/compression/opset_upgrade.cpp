@@ -96,34 +96,42 @@ void moveAttributeToInput(Graph& graph, NodeId id, std::string_view attrName, si
     graph.setNodeInput(id, static_cast<uint32_t>(port), input);
 }
 
+/// Split needs `num_outputs` from 18 on when no split sizes are given.
+void migrateSplit(graph::Node& node) {
+    const bool hasSplitInput = node.inputs.size() > 1 && node.inputs[1].valid();
+    if (!hasSplitInput && node.attribute("num_outputs") == nullptr) {
+        node.attributes.push_back({"num_outputs", static_cast<int64_t>(node.outputs.size()), {}});
+    }
+}
+
+/// GridSample's modes were renamed at 20: bilinear -> linear, bicubic -> cubic.
+void migrateGridSample(graph::Node& node) {
+    for (graph::Attribute& attribute : node.attributes) {
+        auto* mode = std::get_if<std::string>(&attribute.value);
+        if (attribute.name == "mode" && mode != nullptr) {
+            *mode = *mode == "bilinear" ? "linear" : (*mode == "bicubic" ? "cubic" : *mode);
+        }
+    }
+    if (node.attribute("mode") == nullptr) {
+        node.attributes.push_back({"mode", std::string("linear"), {}});
+    }
+}
+
 void migrateNode(Graph& graph, NodeId id, int64_t from, int64_t to) {
-    Node& node = graph.node(id);
-    if (!node.isDefaultDomain()) {
+    if (!graph.node(id).isDefaultDomain()) {
         return;
     }
     std::string_view attrName;
-    const int64_t version = attributeToInputVersion(node, attrName);
+    const int64_t version = attributeToInputVersion(graph.node(id), attrName);
     if (version > 0 && crosses(from, to, version)) {
         moveAttributeToInput(graph, id, attrName, 1);
     }
     Node& migrated = graph.node(id);
     if (migrated.opType == "Split" && crosses(from, to, 18)) {
-        const bool hasSplitInput = migrated.inputs.size() > 1 && migrated.inputs[1].valid();
-        if (!hasSplitInput && migrated.attribute("num_outputs") == nullptr) {
-            migrated.attributes.push_back(
-                {"num_outputs", static_cast<int64_t>(migrated.outputs.size()), {}});
-        }
+        migrateSplit(migrated);
     }
     if (migrated.opType == "GridSample" && crosses(from, to, 20)) {
-        for (graph::Attribute& attribute : migrated.attributes) {
-            auto* mode = std::get_if<std::string>(&attribute.value);
-            if (attribute.name == "mode" && mode != nullptr) {
-                *mode = *mode == "bilinear" ? "linear" : (*mode == "bicubic" ? "cubic" : *mode);
-            }
-        }
-        if (migrated.attribute("mode") == nullptr) {
-            migrated.attributes.push_back({"mode", std::string("linear"), {}});
-        }
+        migrateGridSample(migrated);
     }
 }
 } // namespace

@@ -26,6 +26,8 @@ constexpr int64_t kPerAxisOpset = 13;
 constexpr int64_t kBlockedOpset = 21;
 constexpr int64_t kInt4IrVersion = 10;
 constexpr int64_t kPerAxisIrVersion = 7;
+/// Group size marking a weight the IGNORE fallback leaves in float.
+constexpr int64_t kIgnoredGroupSize = -2;
 
 enum class WeightKind { MatMul, Embedding, Other };
 
@@ -152,7 +154,7 @@ Result<void> resolveGroupSize(WeightDecision& decision, int64_t groupSize,
                          " (choose another --group-size or --group-fallback ignore|adjust)");
     case GroupSizeFallback::Ignore:
         decision.ratioDefining = false;
-        decision.groupSize = -2; // marker: stays float, outside every set
+        decision.groupSize = kIgnoredGroupSize;
         decision.note = "ignored: " + problem;
         return success();
     case GroupSizeFallback::Adjust: {
@@ -229,6 +231,29 @@ void assignByRatio(std::vector<Candidate>& candidates, const WeightCompressionOp
         primary += decision.numElements;
     }
 }
+
+/// Primary mode for the ratio-defining weights (unless mixing chose), backup mode for the rest,
+/// float for the ones the group-size fallback ignored.
+std::vector<WeightDecision> finalizeDecisions(std::vector<Candidate>& candidates,
+                                              const WeightCompressionOptions& options,
+                                              bool mixing) {
+    std::vector<WeightDecision> decisions;
+    decisions.reserve(candidates.size());
+    for (Candidate& candidate : candidates) {
+        WeightDecision& decision = candidate.decision;
+        if (decision.groupSize == kIgnoredGroupSize) {
+            decision.groupSize = -1;
+            decision.mode = CompressionMode::None;
+        } else if (decision.ratioDefining && !mixing) {
+            decision.mode = options.mode;
+        } else if (decision.mode == CompressionMode::None) {
+            decision.mode = options.backupMode;
+            decision.groupSize = -1;
+        }
+        decisions.push_back(std::move(decision));
+    }
+    return decisions;
+}
 } // namespace
 
 std::string decisionModeLabel(CompressionMode mode, int64_t groupSize) {
@@ -277,19 +302,7 @@ Result<CompressionPlan> planWeightCompression(const Graph& graph,
     }
     CompressionPlan plan;
     plan.options = options;
-    for (Candidate& candidate : candidates) {
-        WeightDecision& decision = candidate.decision;
-        if (decision.groupSize == -2) { // ignored by the group-size fallback
-            decision.groupSize = -1;
-            decision.mode = CompressionMode::None;
-        } else if (decision.ratioDefining && !mixing) {
-            decision.mode = options.mode;
-        } else if (decision.mode == CompressionMode::None) {
-            decision.mode = options.backupMode;
-            decision.groupSize = -1;
-        }
-        plan.weights.push_back(std::move(decision));
-    }
+    plan.weights = finalizeDecisions(candidates, options, mixing);
     progress.report(1.0, "plan ready");
     return plan;
 }
@@ -439,6 +452,7 @@ std::vector<TableRow> tableRows(const CompressionPlan& plan, TableRow& totals) {
         }
     }
     std::vector<TableRow> out;
+    out.reserve(rows.size());
     for (auto& [label, row] : rows) {
         out.push_back(row);
     }
