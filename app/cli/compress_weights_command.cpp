@@ -114,6 +114,14 @@ Result<void> printSizes(const CompressOptions& options,
     return success();
 }
 
+/// The float model with quantize-dequantized weights: what the compressed model must compute.
+Result<void> writeSimulation(const graph::Graph& graph, const compression::CompressionPlan& plan,
+                             const std::string& path) {
+    graph::Graph simulated = graph;
+    QS_TRY(compression::applyDequantizedWeights(simulated, plan));
+    return onnx::exportModel(simulated, path);
+}
+
 Result<void> runCompress(const CompressOptions& options) {
     QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
                         toCoreOptions(options));
@@ -122,9 +130,7 @@ Result<void> runCompress(const CompressOptions& options) {
     QS_ASSIGN_OR_RETURN(const compression::CompressionPlan plan,
                         compression::planWeightCompression(graph, coreOptions, progress));
     if (!options.dequantizedOutPath.empty()) {
-        graph::Graph simulated = graph;
-        QS_TRY(compression::applyDequantizedWeights(simulated, plan));
-        QS_TRY(onnx::exportModel(simulated, options.dequantizedOutPath));
+        QS_TRY(writeSimulation(graph, plan, options.dequantizedOutPath));
     }
     QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
                         compression::applyWeightCompression(graph, plan, progress));

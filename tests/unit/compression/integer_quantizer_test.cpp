@@ -150,7 +150,7 @@ TEST(IntegerQuantizer, StridedPerChannel) {
 }
 
 TEST(IntegerQuantizer, GroupSizeErrors) {
-    std::vector<float> w(96 * 4, 1.0F);
+    std::vector<float> w(size_t{96} * 4, 1.0F);
     auto layout = makeWeightLayout({96, 4}, 1);
     auto q = quantizeWeight(w, *layout, CompressionMode::Int4Asym, 128);
     ASSERT_FALSE(q.ok());
