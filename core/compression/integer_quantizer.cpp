@@ -27,9 +27,11 @@ constexpr float kRoundMagic = 12582912.0F;
 /// the quantize pass rereads it from cache.
 constexpr int64_t kColumnTile = 256;
 
-/// Above this many bytes per tile the group cannot stay cached anyway (per-channel over a long
-/// K); whole rows are then streamed, which the prefetcher handles best.
+/// Bytes of one tile that should stay in L2 between the min/max and the quantize pass.
 constexpr int64_t kCachedTileBytes = int64_t{1} << 20;
+
+/// Narrowest column tile: 64 floats, four AVX2 vectors per row.
+constexpr int64_t kMinColumnTile = 64;
 
 inline float roundHalfEven(float x) {
     return (x + kRoundMagic) - kRoundMagic;
@@ -119,6 +121,16 @@ void storeParams(QuantizedWeight& out, int64_t index, const GroupParams& params,
     }
 }
 
+/// Columns per tile so that a tile of `groupRows` rows stays within kCachedTileBytes and is
+/// reread from cache by the quantize pass; at least kMinColumnTile (then strided rows of 64
+/// floats, which the prefetcher follows), at most kColumnTile.
+int64_t columnTileWidth(int64_t groupRows, int64_t cols) {
+    const int64_t fitting = kCachedTileBytes / (groupRows * static_cast<int64_t>(sizeof(float)));
+    const int64_t width =
+        std::clamp(fitting / kMinColumnTile * kMinColumnTile, kMinColumnTile, kColumnTile);
+    return std::min(width, cols);
+}
+
 /// One tile of a row group: `first` points at [groupRows, width] with row stride `cols`.
 struct RowTile {
     const float* first;
@@ -163,9 +175,7 @@ QS_MULTIVERSION void tileCodes(const RowTile& tile, const Quantizer& quantizer,
 /// scale [rows / groupRows, cols].
 void quantizeOuterGrouped(const float* weight, int64_t rows, int64_t cols, int64_t groupRows,
                           const Quantizer& quantizer, QuantizedWeight& out) {
-    const bool cached =
-        groupRows * kColumnTile * static_cast<int64_t>(sizeof(float)) <= kCachedTileBytes;
-    const int64_t tileWidth = cached ? kColumnTile : cols;
+    const int64_t tileWidth = columnTileWidth(groupRows, cols);
     std::vector<float> minValues(static_cast<size_t>(tileWidth));
     std::vector<float> maxValues(static_cast<size_t>(tileWidth));
     std::vector<float> scales(static_cast<size_t>(tileWidth));
