@@ -257,6 +257,49 @@ TEST(WeightCompressionExport, Int8PassesTheChecker) {
     EXPECT_EQ(graph.value(dq->inputs[0]).initializer->dtype(), graph::DataType::Int8);
 }
 
+// Gemm with transB holds [N, K]: groups run along the contiguous K, so DequantizeLinear blocks
+// axis 1 and the scale is [N, K / g]. A 3-D MatMul weight has two reduction axes and cannot be
+// grouped: it takes the backup mode.
+TEST(WeightCompressionExport, GemmTransposedBlocksAlongAxisOne) {
+    graph::GraphBuilder b(13);
+    const auto x = b.input("x", {2, 64});
+    std::vector<float> w(size_t{8} * 64);
+    for (size_t i = 0; i < w.size(); ++i) {
+        w[i] = static_cast<float>(static_cast<int>(i % 13) - 6) * 0.25F;
+    }
+    const auto y =
+        b.op("Gemm", "fc", {x, b.weight("fc.weight", {8, 64}, w)}, {{"transB", int64_t{1}}});
+    std::vector<float> cube(size_t{2} * 8 * 4, 0.5F);
+    const auto z = b.op("MatMul", "batched",
+                        {b.op("Reshape", "r", {y, b.int64s("shape", {2, 1, 8})}),
+                         b.weight("cube", {2, 8, 4}, cube)});
+    std::vector<float> head(size_t{4} * 4, 1.0F);
+    b.output(b.op("MatMul", "head", {z, b.weight("head.weight", {4, 4}, head)}));
+    graph::Graph graph = b.take();
+    WeightCompressionOptions options;
+    options.mode = CompressionMode::Int4Sym;
+    options.groupSize = 32;
+    const CompressionPlan plan = planOrDie(graph, options);
+    EXPECT_EQ(decisionFor(plan, "fc.weight").mode, CompressionMode::Int4Sym);
+    EXPECT_EQ(decisionFor(plan, "fc.weight").channelAxis, 0);
+    EXPECT_EQ(decisionFor(plan, "cube").mode, CompressionMode::Int8Asym);
+    EXPECT_FALSE(decisionFor(plan, "cube").ratioDefining);
+    EXPECT_NE(decisionFor(plan, "cube").note.find("reduction axes"), std::string::npos);
+    NullProgress progress;
+    ASSERT_TRUE(applyWeightCompression(graph, plan, progress).ok());
+    const graph::Node* dq = producerOf(graph, "fc", 1);
+    ASSERT_NE(dq, nullptr);
+    EXPECT_EQ(dq->intAttr("axis", -1), 1);
+    EXPECT_EQ(dq->intAttr("block_size", 0), 32);
+    EXPECT_EQ(dq->inputs.size(), 2U);
+    EXPECT_EQ(graph.value(dq->inputs[0]).initializer->dtype(), graph::DataType::Int4);
+    EXPECT_EQ(graph.value(dq->inputs[1]).initializer->dims(), (std::vector<int64_t>{8, 2}));
+    const graph::Node* cubeDq = producerOf(graph, "batched", 1);
+    ASSERT_NE(cubeDq, nullptr);
+    EXPECT_EQ(cubeDq->intAttr("axis", -1), 2);
+    EXPECT_EQ(graph.value(cubeDq->inputs[1]).initializer->dims(), (std::vector<int64_t>{4}));
+}
+
 TEST(WeightCompressionExport, RefusesOpsThatChangeMeaning) {
     graph::GraphBuilder b(12);
     const auto x = b.input("x", {2, 3, 4});
