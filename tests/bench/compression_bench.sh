@@ -13,8 +13,14 @@ core=${QS_BENCH_CORE:-0}
 json=$(mktemp); trap 'rm -f "$json"' EXIT
 taskset -c "$core" "$build/tests/bench/qs_compression_bench" --benchmark_repetitions="$reps" \
     --benchmark_report_aggregates_only=true --benchmark_format=json >"$json"
-numpy_int4=$(taskset -c "$core" "$python" "$here/../unit/compression/numpy_reference.py" bench int4_asym 4096 4096 6 "$reps")
-numpy_int8=$(taskset -c "$core" "$python" "$here/../unit/compression/numpy_reference.py" bench int8_asym 4096 4096 6 "$reps")
+reference="$here/../unit/compression/numpy_reference.py"
+if ! "$python" -c 'import numpy' 2>/dev/null; then
+    echo "numpy is not available to $python: no reference timing" >&2
+    numpy_int4=nan numpy_int8=nan
+else
+    numpy_int4=$(taskset -c "$core" "$python" "$reference" bench int4_asym 4096 4096 6 "$reps")
+    numpy_int8=$(taskset -c "$core" "$python" "$reference" bench int8_asym 4096 4096 6 "$reps")
+fi
 "$python" - "$json" "$numpy_int4" "$numpy_int8" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]

@@ -47,8 +47,11 @@ for keep in --keep-io-types ""; do
         fail "convert-fp16 llm $keep failed"
     compare "llm_fp16 ${keep:-float16-io}" "$tmp/llm.onnx" "$tmp/llm16.onnx" 1e-2 --int-max 64
 done
-"$cli" convert-fp16 "$demo" --out "$tmp/demo16.onnx" --keep-io-types >/dev/null || fail "convert-fp16 demo"
-compare demo_fp16 "$demo" "$tmp/demo16.onnx" 1e-2
+for keep in --keep-io-types ""; do
+    "$cli" convert-fp16 "$demo" --out "$tmp/demo16.onnx" $keep >/dev/null ||
+        fail "convert-fp16 demo $keep"
+    compare "demo_fp16 ${keep:-float16-io}" "$demo" "$tmp/demo16.onnx" 1e-2
+done
 
 if [ -f "$zoo/resnet18.onnx" ]; then
     compressed resnet18_int8_asym "$zoo/resnet18.onnx" --mode int8_asym
