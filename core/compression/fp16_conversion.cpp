@@ -213,7 +213,11 @@ struct Converter {
             const Precision valueHome = home[id.index()];
             castConsumers(id, valueHome);
             const bool isOutput = std::find(outputs.begin(), outputs.end(), id) != outputs.end();
-            if (isOutput && valueHome != outputWanted()) {
+            // A graph input passed straight through keeps its name and type: renaming it would
+            // rename the input.
+            const bool isInput =
+                std::find(graph.inputs().begin(), graph.inputs().end(), id) != graph.inputs().end();
+            if (isOutput && !isInput && valueHome != outputWanted()) {
                 castGraphOutput(id, valueHome);
             }
         }
