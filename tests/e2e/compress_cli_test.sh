@@ -44,7 +44,7 @@ expect 0 'DequantizeLinear +4' -- info "$tmp/int4.onnx"
 expect 0 'Cast nodes inserted' -- convert-fp16 "$tmp/llm.onnx" --out "$tmp/fp16.onnx" --keep-io-types
 expect 0 'onnx::checker: passed' -- convert-fp16 "$demo" --out "$tmp/demo16.onnx" --block-op Softmax
 
-/usr/bin/python3 - "$tmp/int4.json" <<'PY' || fail "the --report JSON is not as expected"
+python3 - "$tmp/int4.json" <<'PY' || fail "the --report JSON is not as expected"
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["options"]["mode"] == "int4_asym" and report["options"]["group_size"] == 128
