@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
     std::vector<Command> commands;
     commands.push_back(addInfoCommand(app));
     commands.push_back(addQuantizeCommand(app));
+    commands.push_back(addCompressWeightsCommand(app));
+    commands.push_back(addConvertFp16Command(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

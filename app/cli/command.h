@@ -27,4 +27,8 @@ Command addInfoCommand(CLI::App& parent);
 
 Command addQuantizeCommand(CLI::App& parent);
 
+Command addCompressWeightsCommand(CLI::App& parent);
+
+Command addConvertFp16Command(CLI::App& parent);
+
 } // namespace qs::cli

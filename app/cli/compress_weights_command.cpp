@@ -1,0 +1,180 @@
+// `quantscope-cli compress-weights MODEL --mode int4_asym|int4_sym|int8_asym|int8_sym
+//   [--group-size G] [--ratio R] [--group-fallback error|ignore|adjust] [--backup-mode M]
+//   [--all-layers] [--calib-dataset DIR] --out OUT.onnx [--report REPORT.json]
+//   [--dequantized-out SIM.onnx]`
+// Prints NNCF's bitwidth table and the size before and after.
+
+#include "app/cli/command.h"
+#include "core/compression/weight_compression.h"
+#include "core/onnx/model_io.h"
+#include "core/support/atomic_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace qs::cli {
+
+namespace {
+/// The newest default-domain opset onnx::checker of our ONNX 1.12 headers knows.
+constexpr int64_t kCheckerMaxOpset = 17;
+
+struct CompressOptions {
+    std::string modelPath;
+    std::string mode;
+    int64_t groupSize = 0;
+    double ratio = 1.0;
+    std::string groupFallback = "error";
+    std::string backupMode = "int8_asym";
+    bool allLayers = false;
+    std::string calibDataset;
+    std::string outPath;
+    std::string reportPath;
+    std::string dequantizedOutPath;
+};
+
+Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOptions& options) {
+    compression::WeightCompressionOptions core;
+    QS_ASSIGN_OR_RETURN(core.mode, compression::parseMode(options.mode));
+    QS_ASSIGN_OR_RETURN(core.groupSizeFallback, compression::parseFallback(options.groupFallback));
+    QS_ASSIGN_OR_RETURN(core.backupMode, compression::parseMode(options.backupMode));
+    core.groupSize = options.groupSize;
+    core.ratio = options.ratio;
+    core.allLayers = options.allLayers;
+    if (!options.calibDataset.empty()) {
+        return Error(Errc::Unsupported,
+                     "data-aware sensitivity (--calib-dataset) needs the executor, which this "
+                     "build lacks; omit it for the data-free weight-quantization-error metric");
+    }
+    QS_TRY(compression::validateOptions(core));
+    return core;
+}
+
+std::string megabytes(int64_t bytes) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0)
+        << " MiB";
+    return out.str();
+}
+
+Result<int64_t> fileSize(const std::string& path) {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(path, error);
+    if (error) {
+        return Error(Errc::Io, "cannot stat '" + path + "': " + error.message());
+    }
+    return static_cast<int64_t>(size);
+}
+
+/// onnx::checker where our 1.12 headers can judge the result: no int4 and opset <= 17.
+void checkIfPossible(const graph::Graph& graph, std::ostream& out) {
+    bool hasInt4 = false;
+    for (const graph::ValueId id : graph.initializers()) {
+        const graph::DataType dtype = graph.value(id).dtype;
+        hasInt4 = hasInt4 || dtype == graph::DataType::Int4 || dtype == graph::DataType::UInt4;
+    }
+    if (hasInt4 || graph.opsetVersion() > kCheckerMaxOpset) {
+        out << "onnx::checker: skipped (ONNX 1.12 knows neither int4 nor opset "
+            << graph.opsetVersion() << ")\n";
+        return;
+    }
+    const auto checked = onnx::checkModel(graph);
+    out << "onnx::checker: " << (checked.ok() ? "passed" : checked.error().toString()) << '\n';
+}
+
+Result<void> writeReport(const CompressOptions& options, const compression::CompressionPlan& plan,
+                         const compression::CompressionSummary& summary) {
+    nlohmann::json report = compression::planToJson(plan);
+    report["model"] = options.modelPath;
+    report["output"] = options.outPath;
+    report["summary"] = {{"compressed_weights", summary.compressedWeights},
+                         {"weight_bytes_before", summary.floatBytesBefore},
+                         {"weight_bytes_after", summary.bytesAfter},
+                         {"opset", summary.opset},
+                         {"ir_version", summary.irVersion}};
+    return writeFileAtomically(options.reportPath, report.dump(2) + "\n");
+}
+
+Result<void> printSizes(const CompressOptions& options,
+                        const compression::CompressionSummary& summary) {
+    QS_ASSIGN_OR_RETURN(const int64_t before, fileSize(options.modelPath));
+    QS_ASSIGN_OR_RETURN(const int64_t after, fileSize(options.outPath));
+    std::cout << "Compressed weights: " << summary.compressedWeights << " ("
+              << megabytes(summary.floatBytesBefore) << " -> " << megabytes(summary.bytesAfter)
+              << ")\n"
+              << "Model size: " << megabytes(before) << " -> " << megabytes(after) << " ("
+              << std::fixed << std::setprecision(2)
+              << (after > 0 ? static_cast<double>(before) / static_cast<double>(after) : 0.0)
+              << "x smaller)\n"
+              << "Opset " << summary.opset << ", IR version " << summary.irVersion << "\n";
+    return success();
+}
+
+/// The float model with quantize-dequantized weights: what the compressed model must compute.
+Result<void> writeSimulation(const graph::Graph& graph, const compression::CompressionPlan& plan,
+                             const std::string& path) {
+    graph::Graph simulated = graph;
+    QS_TRY(compression::applyDequantizedWeights(simulated, plan));
+    return onnx::exportModel(simulated, path);
+}
+
+Result<void> runCompress(const CompressOptions& options) {
+    QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
+                        toCoreOptions(options));
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath));
+    NullProgress progress;
+    QS_ASSIGN_OR_RETURN(const compression::CompressionPlan plan,
+                        compression::planWeightCompression(graph, coreOptions, progress));
+    if (!options.dequantizedOutPath.empty()) {
+        QS_TRY(writeSimulation(graph, plan, options.dequantizedOutPath));
+    }
+    QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
+                        compression::applyWeightCompression(graph, plan, progress));
+    QS_TRY(onnx::exportModel(graph, options.outPath));
+    if (!options.reportPath.empty()) {
+        QS_TRY(writeReport(options, plan, summary));
+    }
+    std::cout << compression::formatBitwidthTable(plan);
+    QS_TRY(printSizes(options, summary));
+    checkIfPossible(graph, std::cout);
+    return success();
+}
+} // namespace
+
+Command addCompressWeightsCommand(CLI::App& parent) {
+    auto options = std::make_shared<CompressOptions>();
+    CLI::App* app = parent.add_subcommand(
+        "compress-weights", "Compress MatMul/Gemm/Conv/Embedding weights to int8/int4 "
+                            "(DequantizeLinear export), NNCF-style");
+    app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
+    app->add_option("--mode", options->mode, "int4_asym | int4_sym | int8_asym | int8_sym")
+        ->required();
+    app->add_option("--group-size", options->groupSize,
+                    "Group size along the reduction axis; -1 = per channel "
+                    "(default: 128 for int4, -1 for int8)");
+    app->add_option("--ratio", options->ratio,
+                    "Share of ratio-defining parameters in the 4-bit mode, the rest in the "
+                    "backup mode (default 1)");
+    app->add_option("--group-fallback", options->groupFallback,
+                    "When the group size does not divide a channel: error | ignore | adjust");
+    app->add_option("--backup-mode", options->backupMode,
+                    "Mode of the weights outside the ratio: int8_asym | int8_sym | none");
+    app->add_flag("--all-layers", options->allLayers,
+                  "Let the last MatMul and the embeddings take the 4-bit mode too");
+    app->add_option("--calib-dataset", options->calibDataset,
+                    "Dataset for data-aware sensitivity (needs the executor)");
+    app->add_option("--out", options->outPath, "Compressed ONNX file to write")->required();
+    app->add_option("--report", options->reportPath, "Write the per-weight plan as JSON");
+    app->add_option("--dequantized-out", options->dequantizedOutPath,
+                    "Also write the float model with quantize-dequantized weights");
+    return {app, [options] {
+                const auto result = runCompress(*options);
+                return result.ok() ? kExitOk : reportError(result.error());
+            }};
+}
+
+} // namespace qs::cli

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs onnxruntime-node (the reference runtime of the e2e tests) into DIR, default
+# build/ort; the tests that need it skip (77) when it is missing. node_modules is never committed.
+set -euo pipefail
+dir=${1:-build/ort}
+mkdir -p "$dir"
+cd "$dir"
+[ -f package.json ] || npm init -y >/dev/null
+npm install --ignore-scripts --no-audit --no-fund onnxruntime-node
