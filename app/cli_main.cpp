@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::vector<Command> commands;
     commands.push_back(addInfoCommand(app));
+#ifdef QS_HAVE_RENDER
+    commands.push_back(addRenderCommand(app));
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -25,4 +25,7 @@ int reportError(const Error& error);
 
 Command addInfoCommand(CLI::App& parent);
 
+/// `render MODEL --out GRAPH.svg|png|pdf|dot`; built when the GUI library is.
+Command addRenderCommand(CLI::App& parent);
+
 } // namespace qs::cli

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", written.error().toString().c_str());
         return 1;
     }
-    const std::string command = "dot -Tsvg '" + dotPath.string() + "' -o /dev/null";
+    const std::string command = "dot -Tsvg '" + dotPath.string() + "' -o /dev/null 2>/dev/null";
     std::vector<double> plain;
     for (int run = 0; run < options.dotRuns; ++run) {
         const auto start = Clock::now();
