@@ -34,6 +34,7 @@ namespace {
 constexpr int kDefaultWidth = 1280;
 constexpr int kDefaultHeight = 820;
 constexpr int kStatusMessageMs = 4000;
+constexpr double kZoomStep = 1.25;
 
 /// The first local .onnx file among the dragged URLs, or an empty string.
 QString droppedModelPath(const QMimeData* mime) {
@@ -142,8 +143,8 @@ void MainWindow::connectGraphActions() {
     GraphView* view = m_graphPage->view();
     GraphSearchBar* search = m_graphPage->searchBar();
     connect(m_actions->exportImage(), &QAction::triggered, this, &MainWindow::showExportDialog);
-    connect(m_actions->zoomIn(), &QAction::triggered, view, [view] { view->zoomBy(1.25); });
-    connect(m_actions->zoomOut(), &QAction::triggered, view, [view] { view->zoomBy(0.8); });
+    connect(m_actions->zoomIn(), &QAction::triggered, view, [view] { view->zoomBy(kZoomStep); });
+    connect(m_actions->zoomOut(), &QAction::triggered, view, [view] { view->zoomBy(1 / kZoomStep); });
     connect(m_actions->fitView(), &QAction::triggered, view, &GraphView::fitGraph);
     connect(m_actions->find(), &QAction::triggered, search, &GraphSearchBar::activate);
     connect(m_actions->findNext(), &QAction::triggered, search, &GraphSearchBar::findNext);
@@ -224,7 +225,10 @@ void MainWindow::showAbout() {
 
 void MainWindow::showDocument(GraphDocument* document) {
     m_infoPanel->setInfo(document->info());
-    m_infoDock->show();
+    if (m_infoDock->isHidden()) {
+        m_infoDock->show();
+        resizeDocks({m_infoDock}, {width() / 3}, Qt::Horizontal); // the graph gets the most room
+    }
     m_actions->setGraphActionsEnabled(false);
     m_graphPage->showGraph(*document);
     m_pages->setCurrentWidget(m_graphPage);
