@@ -8,6 +8,7 @@
 #include "ui/theme.h"
 
 #include <QApplication>
+#include <QHashFunctions>
 
 #include <iostream>
 #include <memory>
@@ -58,6 +59,8 @@ int runRender(const RenderOptions& options) {
         return reportError(graph.error());
     }
     qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Qt's PDF engine walks its fonts in hash order; a fixed seed keeps the bytes stable.
+    QHashSeed::setDeterministicGlobalSeed();
     static int argc = 1;
     static char name[] = "quantscope-cli";
     static char* argv[] = {name, nullptr};
