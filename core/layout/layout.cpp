@@ -97,8 +97,17 @@ struct EdgeRoute {
     bool crossing = false;
 };
 
+/// Where a link between sections runs: in the gap right of `gap`'s column, lane `lane`.
+struct Lane {
+    uint32_t gap = 0;
+    uint32_t lane = 0;
+};
+
 struct Sections {
     std::vector<Section> list;
+    std::vector<uint32_t> columnOf;  ///< per section
+    std::vector<double> columnRight; ///< per column: right edge of its widest section
+    std::map<std::pair<OutputKey, uint32_t>, Lane> lanes; ///< (output, head section) -> lane
     std::vector<uint32_t> sectionOf;
     std::vector<uint32_t> dotIndexOf; ///< dot node index of each layout node in its section
     std::vector<EdgeRoute> routes;
@@ -154,10 +163,8 @@ Sections buildSections(const LayoutInput& input, const LayoutOptions& options) {
     return s;
 }
 
-/// Runs dot per section (cancellable between sections) and stacks the sections top to bottom,
-/// centred on x = 0.
-Result<void> placeSections(Sections& s, const LayoutOptions& options, Progress& progress) {
-    double y = 0;
+/// Runs dot per section, cancellable between sections.
+Result<void> runSections(Sections& s, Progress& progress) {
     for (size_t i = 0; i < s.list.size(); ++i) {
         if (progress.isCancelled()) {
             return Error(Errc::Cancelled, "layout cancelled");
@@ -165,13 +172,88 @@ Result<void> placeSections(Sections& s, const LayoutOptions& options, Progress& 
         char what[64];
         std::snprintf(what, sizeof what, "Laying out section %zu of %zu", i + 1, s.list.size());
         progress.report(static_cast<double>(i) / static_cast<double>(s.list.size()), what);
-        Section& section = s.list[i];
-        QS_ASSIGN_OR_RETURN(section.result, detail::runDot(section.dot));
-        section.offset = {-section.result.size.width / 2, y};
-        y += section.result.size.height + options.sectionGap;
+        QS_ASSIGN_OR_RETURN(s.list[i].result, detail::runDot(s.list[i].dot));
     }
     progress.report(1.0, "Layout done");
     return success();
+}
+
+/// Deals the sections into columns of about equal height. A stack much taller than wide (a long
+/// chain) is wrapped into roughly square columns, like text; otherwise one column.
+void assignColumns(Sections& s, const LayoutOptions& options) {
+    double stacked = 0;
+    double widest = 0;
+    for (const Section& section : s.list) {
+        stacked += section.result.size.height + options.sectionGap;
+        widest = std::max(widest, section.result.size.width);
+    }
+    size_t columns = 1;
+    if (options.wrapRatio > 0 && s.list.size() > 1 && stacked > options.wrapRatio * widest) {
+        const double columnWidth = widest + 2 * options.sectionGap;
+        columns = static_cast<size_t>(std::ceil(std::sqrt(stacked / columnWidth)));
+        columns = std::clamp<size_t>(columns, 1, s.list.size());
+    }
+    const double target = stacked / static_cast<double>(columns);
+    s.columnOf.assign(s.list.size(), 0);
+    double height = 0;
+    uint32_t column = 0;
+    for (size_t i = 0; i < s.list.size(); ++i) {
+        const double next = s.list[i].result.size.height + options.sectionGap;
+        if (height > 0 && height + next / 2 > target && column + 1 < columns) {
+            ++column;
+            height = 0;
+        }
+        s.columnOf[i] = column;
+        height += next;
+    }
+}
+
+/// A link from section `a` to section `b` needs a lane unless `b` directly follows `a` in the
+/// same column. It runs in the gap left of `b`'s column, or right of `a`'s when `b` is not in
+/// a later column.
+void assignLanes(const LayoutInput& input, Sections& s, std::vector<uint32_t>& lanesPerGap) {
+    lanesPerGap.assign(s.columnOf.empty() ? 1 : s.columnOf.back() + 1, 0);
+    for (const LayoutEdge& edge : input.edges) {
+        const uint32_t a = s.sectionOf[edge.from];
+        const uint32_t b = s.sectionOf[edge.to];
+        if (a == b || (b == a + 1 && s.columnOf[a] == s.columnOf[b])) {
+            continue;
+        }
+        const uint32_t gap = s.columnOf[b] > s.columnOf[a] ? s.columnOf[b] - 1 : s.columnOf[a];
+        auto [lane, added] = s.lanes.try_emplace({OutputKey{edge.from, edge.fromPort}, b});
+        if (added) {
+            lane->second = {gap, lanesPerGap[gap]++};
+        }
+    }
+}
+
+/// Places the sections: columns left to right, sections top to bottom, each centred in its
+/// column; the gap right of a column is wide enough for its lanes.
+void arrangeSections(const LayoutInput& input, Sections& s, const LayoutOptions& options) {
+    assignColumns(s, options);
+    std::vector<uint32_t> lanesPerGap;
+    assignLanes(input, s, lanesPerGap);
+    const size_t columns = lanesPerGap.size();
+    std::vector<double> widths(columns, 0);
+    for (size_t i = 0; i < s.list.size(); ++i) {
+        widths[s.columnOf[i]] = std::max(widths[s.columnOf[i]], s.list[i].result.size.width);
+    }
+    std::vector<double> lefts(columns, 0);
+    s.columnRight.assign(columns, 0);
+    for (size_t c = 0; c < columns; ++c) {
+        s.columnRight[c] = lefts[c] + widths[c];
+        if (c + 1 < columns) {
+            lefts[c + 1] = s.columnRight[c] + 2 * options.sectionGap +
+                           options.laneSpacing * static_cast<double>(lanesPerGap[c]);
+        }
+    }
+    std::vector<double> tops(columns, 0);
+    for (size_t i = 0; i < s.list.size(); ++i) {
+        const uint32_t c = s.columnOf[i];
+        const Size size = s.list[i].result.size;
+        s.list[i].offset = {lefts[c] + (widths[c] - size.width) / 2, tops[c]};
+        tops[c] += size.height + options.sectionGap;
+    }
 }
 
 Point shifted(Point p, Point by) {
@@ -239,7 +321,7 @@ Rect sectionBox(const Section& section) {
 void appendLink(std::vector<Point>& path, const Sections& s, uint32_t a, uint32_t b, Point to,
                 double laneX, const LayoutOptions& options) {
     const Point from = path.back();
-    if (b == a + 1) {
+    if (b == a + 1 && s.columnOf[a] == s.columnOf[b]) {
         const double bend = (to.y - from.y) / 2;
         path.push_back({from.x, from.y + bend});
         path.push_back({to.x, to.y - bend});
@@ -258,11 +340,6 @@ void appendLink(std::vector<Point>& path, const Sections& s, uint32_t a, uint32_
 void routeEdges(const LayoutInput& input, const Sections& s, const LayoutOptions& options,
                 Layout& layout) {
     layout.edges.resize(input.edges.size());
-    double right = 0;
-    for (const Section& section : s.list) {
-        right = std::max(right, sectionBox(section).right());
-    }
-    std::map<std::pair<OutputKey, uint32_t>, double> lanes; // (output, head section) -> lane x
     for (size_t e = 0; e < input.edges.size(); ++e) {
         const LayoutEdge& edge = input.edges[e];
         const Point from = layout.nodes[edge.from].outputAnchors.at(edge.fromPort);
@@ -280,12 +357,13 @@ void routeEdges(const LayoutInput& input, const Sections& s, const LayoutOptions
         const uint32_t inProxy = headSection.inProxies.at(key);
         const Point out = shifted(tailSection.result.centers[outProxy], tailSection.offset);
         const Point in = shifted(headSection.result.centers[inProxy], headSection.offset);
-        auto [lane, added] = lanes.try_emplace({key, b}, 0.0);
-        if (added) {
-            lane->second = right + options.laneSpacing * static_cast<double>(lanes.size());
+        double laneX = 0;
+        if (const auto lane = s.lanes.find({key, b}); lane != s.lanes.end()) {
+            laneX = s.columnRight[lane->second.gap] + options.sectionGap +
+                    options.laneSpacing * static_cast<double>(lane->second.lane);
         }
         std::vector<Point> path = snappedPath(tailSection, tailSection.outEdges.at(key), from, out);
-        appendLink(path, s, a, b, in, lane->second, options);
+        appendLink(path, s, a, b, in, laneX, options);
         std::vector<Point> head = snappedPath(headSection, s.routes[e].headDotEdge, in, to);
         path.insert(path.end(), head.begin() + 1, head.end());
         layout.edges[e].bezier = std::move(path);
@@ -371,7 +449,8 @@ Result<Layout> computeLayout(const LayoutInput& input, const LayoutOptions& opti
         return layout;
     }
     Sections sections = buildSections(input, options);
-    QS_TRY(placeSections(sections, options, progress));
+    QS_TRY(runSections(sections, progress));
+    arrangeSections(input, sections, options);
     layout.sectionCount = sections.list.size();
     placeNodes(input, sections, layout);
     routeEdges(input, sections, options, layout);

@@ -1,9 +1,11 @@
 // Layout: turns a DAG of boxes with numbered ports into positions — node boxes, one anchor per
 // input port and per output, and every edge as cubic Bézier control points — through Graphviz
 // `dot`. Big graphs are cut into topological sections of at most `maxSectionNodes` nodes, each
-// laid out by dot on its own and stacked top to bottom; edges that cross sections are routed here
-// through proxy points at the section borders (and a lane right of the sections when they skip a
-// section). Node sizes come from the caller (font metrics in the GUI), so this stays Qt-free.
+// laid out by dot on its own and stacked top to bottom (a very tall stack, such as a long chain,
+// wraps into columns); edges that cross sections are routed here through proxy points at the
+// section borders, and through a lane in the gap between columns when they do not simply go on
+// to the next section below. Node sizes come from the caller (font metrics in the GUI), so this
+// stays Qt-free.
 //
 // Coordinates are scene points with y growing downwards. Input ports sit on the top edge of a
 // box, outputs on the bottom edge. Those anchors are also where quantizer badges attach: the
@@ -81,6 +83,9 @@ struct LayoutOptions {
     double rankSeparation = 30; ///< vertical gap between ranks, points
     double sectionGap = 60;     ///< vertical gap between stacked sections, points
     double laneSpacing = 8;     ///< distance between the lanes of section-skipping edges
+    /// Sections stacked this many times taller than the widest one are wrapped into columns,
+    /// left to right, like text; 0 keeps one column.
+    double wrapRatio = 8;
 };
 
 /// A placed node: its box and one anchor per input port and per output.

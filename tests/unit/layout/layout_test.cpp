@@ -116,7 +116,42 @@ TEST(LayoutTest, SkipChainInSectionsHasAnchorsEdgesAndNoOverlaps) {
     EXPECT_GE(layout->sectionCount, 8U);
     expectNoOverlaps(*layout);
     expectAnchorsAndEdges(model.input, *layout);
-    // Sections are stacked: a later section starts below every box of an earlier one.
+    // The tall chain wraps into columns; sections never overlap each other.
+    std::vector<Rect> sections(layout->sectionCount);
+    std::vector<bool> seen(layout->sectionCount, false);
+    for (const PlacedNode& node : layout->nodes) {
+        Rect& r = sections[node.section];
+        if (!seen[node.section]) {
+            r = node.box;
+            seen[node.section] = true;
+            continue;
+        }
+        const double right = std::max(r.right(), node.box.right());
+        const double bottom = std::max(r.bottom(), node.box.bottom());
+        r.x = std::min(r.x, node.box.x);
+        r.y = std::min(r.y, node.box.y);
+        r.width = right - r.x;
+        r.height = bottom - r.y;
+    }
+    for (size_t i = 0; i < sections.size(); ++i) {
+        for (size_t j = i + 1; j < sections.size(); ++j) {
+            EXPECT_FALSE(sections[i].overlaps(sections[j])) << i << " and " << j;
+        }
+    }
+    EXPECT_GT(layout->bounds.width, layout->bounds.height / 20);
+}
+
+TEST(LayoutTest, WithoutWrappingSectionsStackTopToBottom) {
+    const GraphLayoutModel model = measuredModel(makeSkipChainGraph(600));
+    LayoutOptions options;
+    options.maxSectionNodes = 200;
+    options.wrapRatio = 0;
+    NullProgress progress;
+    auto layout = computeLayout(model.input, options, progress);
+    ASSERT_TRUE(layout.ok());
+    EXPECT_GE(layout->sectionCount, 3U);
+    expectNoOverlaps(*layout);
+    expectAnchorsAndEdges(model.input, *layout);
     for (const LayoutEdge& edge : model.input.edges) {
         const PlacedNode& tail = layout->nodes[edge.from];
         const PlacedNode& head = layout->nodes[edge.to];
