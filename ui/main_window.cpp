@@ -144,7 +144,8 @@ void MainWindow::connectGraphActions() {
     GraphSearchBar* search = m_graphPage->searchBar();
     connect(m_actions->exportImage(), &QAction::triggered, this, &MainWindow::showExportDialog);
     connect(m_actions->zoomIn(), &QAction::triggered, view, [view] { view->zoomBy(kZoomStep); });
-    connect(m_actions->zoomOut(), &QAction::triggered, view, [view] { view->zoomBy(1 / kZoomStep); });
+    connect(m_actions->zoomOut(), &QAction::triggered, view,
+            [view] { view->zoomBy(1 / kZoomStep); });
     connect(m_actions->fitView(), &QAction::triggered, view, &GraphView::fitGraph);
     connect(m_actions->find(), &QAction::triggered, search, &GraphSearchBar::activate);
     connect(m_actions->findNext(), &QAction::triggered, search, &GraphSearchBar::findNext);
