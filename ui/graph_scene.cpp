@@ -175,6 +175,15 @@ void GraphScene::populate(const graph::Graph& graph, const layout::GraphLayoutMo
         }
         for (uint32_t port = 0; port < box.outputAnchors.size(); ++port) {
             auto* portItem = new PortItem(PortSide::Output, port, false, m_theme, node);
+            const graph::ValueId value = item.kind == layout::ItemKind::Op
+                                             ? graph.node(item.node).outputs[port]
+                                             : item.value;
+            if (value.valid()) {
+                portItem->setToolTip(
+                    QStringLiteral("out %1: %2\n%3")
+                        .arg(port)
+                        .arg(qstr(graph.value(value).name), valueSummary(graph.value(value))));
+            }
             portItem->setPos(node->mapFromScene(toQt(box.outputAnchors[port])));
             ++m_portCount;
         }

@@ -4,13 +4,16 @@
 // info panel in a dock; the theme persists; exported SVG/PNG/PDF/DOT are valid and deterministic.
 
 #include "core/layout/layout.h"
+#include "core/layout/synthetic_graph.h"
 #include "core/onnx/model_io.h"
 #include "ui/actions.h"
+#include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
 #include "ui/graph_search_bar.h"
 #include "ui/graph_view.h"
+#include "ui/job_runner.h"
 #include "ui/main_window.h"
 #include "ui/minimap.h"
 #include "ui/model_info_panel.h"
@@ -238,6 +241,50 @@ TEST(RenderGraphFileTest, SvgHasOneGroupOfTextPerNode) {
                                           GraphTheme::light(), progress);
     ASSERT_FALSE(rejected.ok());
     EXPECT_EQ(rejected.error().code(), Errc::InvalidArgument);
+}
+
+TEST(GraphPageTest, LayoutRunsAsAJobThatCanBeCancelled) {
+    JobRunner jobs;
+    GraphPage page(jobs);
+    LoadedModel big{layout::makeSkipChainGraph(3000), {}};
+    GraphDocument document(QStringLiteral("chain.onnx"), std::move(big));
+    bool finished = false;
+    bool ok = true;
+    QString why;
+    QObject::connect(&page, &GraphPage::layoutFinished, [&](bool success, const QString& message) {
+        finished = true;
+        ok = success;
+        why = message;
+    });
+    page.showGraph(document);
+    EXPECT_TRUE(page.isLayingOut());
+    EXPECT_TRUE(jobs.isBusy());
+    jobs.cancelAll();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return finished; }, kTimeoutMs));
+    EXPECT_FALSE(ok);
+    EXPECT_TRUE(why.contains(QStringLiteral("cancel"))) << why.toStdString();
+    EXPECT_TRUE(page.scene()->nodeItems().empty());
+
+    finished = false;
+    page.showGraph(document);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return finished; }, kTimeoutMs));
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(page.scene()->nodeItems().size(), 3002U);
+    EXPECT_EQ(page.scene()->edgeItems().size(), page.layoutModel().input.edges.size());
+}
+
+TEST(GraphPageTest, ANewerGraphWinsOverALayoutStillRunning) {
+    JobRunner jobs;
+    GraphPage page(jobs);
+    GraphDocument big(QStringLiteral("chain.onnx"), {layout::makeSkipChainGraph(2000), {}});
+    GraphDocument demo(kDemoModel, {demoGraph(), {}});
+    int finished = 0;
+    QObject::connect(&page, &GraphPage::layoutFinished, [&](bool, const QString&) { ++finished; });
+    page.showGraph(big);
+    page.showGraph(demo);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !jobs.isBusy(); }, kTimeoutMs));
+    EXPECT_EQ(finished, 1);
+    EXPECT_EQ(page.scene()->nodeItems().size(), 44U);
 }
 
 class MainWindowGraphTest : public ::testing::Test {
