@@ -1,6 +1,7 @@
 #include "core/layout/graph_layout.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace qs::layout {
 
@@ -15,8 +16,24 @@ std::vector<graph::NodeId> drawingOrder(const graph::Graph& graph) {
 }
 } // namespace
 
+std::string blockScope(std::string_view nodeName) {
+    if (nodeName.size() < 2 || nodeName.front() != '/') {
+        return {};
+    }
+    const size_t first = nodeName.find('/', 1);
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    const size_t second = nodeName.find('/', first + 1);
+    if (second == std::string_view::npos) {
+        return std::string(nodeName.substr(0, first)); // "/fc/Gemm" -> "/fc"
+    }
+    return std::string(nodeName.substr(0, second));
+}
+
 GraphLayoutModel buildLayoutModel(const graph::Graph& graph) {
     GraphLayoutModel model;
+    std::unordered_map<std::string, uint32_t> scopeIds;
     model.itemOfNode.assign(graph.numNodeSlots(), GraphLayoutModel::kNoItem);
     std::vector<uint32_t> itemOfInput(graph.numValues(), GraphLayoutModel::kNoItem);
     const auto addItem = [&model](LayoutItem item, uint32_t inputs, uint32_t outputs) {
@@ -32,6 +49,11 @@ GraphLayoutModel buildLayoutModel(const graph::Graph& graph) {
         model.itemOfNode[id.index()] =
             addItem({ItemKind::Op, id, {}}, static_cast<uint32_t>(node.inputs.size()),
                     static_cast<uint32_t>(node.outputs.size()));
+        if (std::string scope = blockScope(node.name); !scope.empty()) {
+            const auto [it, added] =
+                scopeIds.try_emplace(std::move(scope), static_cast<uint32_t>(scopeIds.size() + 1));
+            model.input.nodes.back().scope = it->second;
+        }
     }
     // The tail of an edge carrying `value`: its producer's box or its graph-input box.
     const auto tailOf = [&](graph::ValueId value, uint32_t& item, uint32_t& port) {

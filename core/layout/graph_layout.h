@@ -2,7 +2,8 @@
 // live op becomes a box with one input port per ONNX input slot (weights included: they are
 // insertion points too) and one output per ONNX output; graph inputs and graph outputs get small
 // boxes of their own; initializers are not drawn as boxes. Edges follow the values that flow from
-// a box output to a box input port. The caller fills in the sizes and calls computeLayout.
+// a box output to a box input port; boxes carry the block scope of their node name, so big graphs
+// are cut into sections between blocks. The caller fills in the sizes and calls computeLayout.
 #pragma once
 
 #include "core/graph/graph.h"
@@ -10,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace qs::layout {
@@ -40,6 +42,10 @@ GraphLayoutModel buildLayoutModel(const graph::Graph& graph);
 
 /// Fills in every box size from `measure`.
 void setSizes(GraphLayoutModel& model, const std::function<Size(const LayoutItem&)>& measure);
+
+/// The block scope of an ONNX node name: its first two path components ("/layer2/1/conv1/Conv"
+/// -> "/layer2/1"); empty when the name has no such path.
+std::string blockScope(std::string_view nodeName);
 
 /// The one-line label of an item for DOT and search: "Conv conv1", "input data", "output prob".
 std::string itemLabel(const graph::Graph& graph, const LayoutItem& item);

@@ -23,6 +23,8 @@ using detail::RankPin;
 constexpr Size kProxySize{2, 2};
 /// A cut may land this far before the section cap when fewer edges cross there.
 constexpr double kCutWindow = 0.4;
+constexpr int64_t kEdgeCutCost = 4;
+constexpr int64_t kScopeSplitCost = 6;
 
 /// An output of a node: (node, output index). Cross-section edges share one proxy per output.
 using OutputKey = std::pair<uint32_t, uint32_t>;
@@ -59,9 +61,17 @@ std::vector<uint32_t> assignSections(const LayoutInput& input, const std::vector
             const size_t lowest =
                 start + std::max<size_t>(
                             1, static_cast<size_t>(static_cast<double>(cap) * (1.0 - kCutWindow)));
+            // Cost of cutting before position c: the edges cut, plus a penalty for splitting a
+            // name scope (a block such as "/layer2/1") across two sections.
+            const auto cost = [&](size_t c) {
+                const uint32_t before = input.nodes[order[c - 1]].scope;
+                const uint32_t after = input.nodes[order[c]].scope;
+                const bool splitsScope = before != 0 && before == after;
+                return live[c] * kEdgeCutCost + (splitsScope ? kScopeSplitCost : 0);
+            };
             cut = start + cap;
             for (size_t c = start + cap; c >= lowest; --c) {
-                if (live[c] < live[cut]) {
+                if (cost(c) < cost(cut)) {
                     cut = c;
                 }
             }

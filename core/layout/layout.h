@@ -60,6 +60,8 @@ struct LayoutNode {
     Size size;
     uint32_t inputPorts = 0;
     uint32_t outputPorts = 0;
+    /// Name scope the box belongs to (0: none); sections are preferably not cut inside one.
+    uint32_t scope = 0;
 };
 
 /// A connection from output `fromPort` of node `from` to input port `toPort` of node `to`.

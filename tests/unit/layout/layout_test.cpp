@@ -173,6 +173,35 @@ TEST(LayoutTest, SectionsAreCutInTopologicalOrder) {
     }
 }
 
+TEST(LayoutTest, BlockScopesComeFromNodeNames) {
+    EXPECT_EQ(blockScope("/layer2/1/conv1/Conv"), "/layer2/1");
+    EXPECT_EQ(blockScope("/fc/Gemm"), "/fc");
+    EXPECT_EQ(blockScope("Identity_46"), "");
+    EXPECT_EQ(blockScope("/Add"), "");
+}
+
+TEST(LayoutTest, SectionsAreCutBetweenBlocks) {
+    // Blocks of four ops share a scope ("/stage0/block3"); with room to choose, no cut splits one.
+    const graph::Graph graph = makeSkipChainGraph(400);
+    const GraphLayoutModel model = measuredModel(graph);
+    LayoutOptions options;
+    options.maxSectionNodes = 50;
+    NullProgress progress;
+    auto layout = computeLayout(model.input, options, progress);
+    ASSERT_TRUE(layout.ok());
+    EXPECT_GE(layout->sectionCount, 8U);
+    for (size_t i = 0; i < model.items.size(); ++i) {
+        for (size_t j = i + 1; j < model.items.size(); ++j) {
+            if (model.input.nodes[i].scope != 0 &&
+                model.input.nodes[i].scope == model.input.nodes[j].scope) {
+                EXPECT_EQ(layout->nodes[i].section, layout->nodes[j].section)
+                    << itemLabel(graph, model.items[i]) << " vs "
+                    << itemLabel(graph, model.items[j]);
+            }
+        }
+    }
+}
+
 TEST(LayoutTest, CancelStopsBetweenSections) {
     const GraphLayoutModel model = measuredModel(makeSkipChainGraph(400));
     LayoutOptions options;
