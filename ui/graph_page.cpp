@@ -61,6 +61,7 @@ void GraphPage::showGraph(GraphDocument& document) {
             m_scene->populate(m_document->graph(), m_model, *placed);
             m_view->sceneChanged();
             m_view->fitGraph();
+            m_view->setFocus(); // +, -, Space and the wheel work right away
             Q_EMIT layoutFinished(true, {});
         });
 }

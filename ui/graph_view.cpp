@@ -126,6 +126,9 @@ void GraphView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_Space:
         fitGraph();
         return;
+    case Qt::Key_Escape:
+        m_scene->clearSelection();
+        return;
     default:
         break;
     }

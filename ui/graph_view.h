@@ -1,5 +1,6 @@
 // GraphView: the QGraphicsView over a GraphScene — wheel and +/- zoom around the cursor, drag
-// to pan, Space to fit, a minimap in the bottom-right corner, and centring on a node (search).
+// to pan, Space to fit, Escape to drop the selection, a minimap in the bottom-right corner, and
+// centring on a node (search).
 // Level of detail is the items' business: they drop text when the zoom makes it unreadable.
 #pragma once
 

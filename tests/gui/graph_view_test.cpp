@@ -196,6 +196,9 @@ TEST_F(GraphSceneTest, ZoomFitAndMinimap) {
     EXPECT_NEAR(view.zoom(), fitted * 1.25, 1e-6);
     QTest::keyClick(&view, Qt::Key_Space);
     EXPECT_NEAR(view.zoom(), fitted, 1e-6);
+    m_scene.nodeItems().front()->setSelected(true);
+    QTest::keyClick(&view, Qt::Key_Escape);
+    EXPECT_TRUE(m_scene.selectedItems().isEmpty());
     EXPECT_FALSE(view.minimap()->viewportRect().isEmpty());
 }
 
