@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
     commands.push_back(addQuantizeCommand(app));
     commands.push_back(addCompressWeightsCommand(app));
     commands.push_back(addConvertFp16Command(app));
+#ifdef QS_HAVE_RENDER
+    commands.push_back(addRenderCommand(app));
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -3,6 +3,7 @@
 #include "ui/settings.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QDir>
 #include <QKeySequence>
 #include <QMenu>
@@ -32,6 +33,14 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     , m_redo(undoGroup.createRedoAction(this))
     , m_quit(makeAction(tr("&Quit"), tr("Quit Quantscope")))
     , m_about(makeAction(tr("&About Quantscope"), tr("Version and license")))
+    , m_exportImage(makeAction(tr("&Export Image…"), tr("Save the graph as SVG, PNG, PDF or DOT")))
+    , m_zoomIn(makeAction(tr("Zoom &In"), tr("Zoom into the graph (+ or the wheel)")))
+    , m_zoomOut(makeAction(tr("Zoom &Out"), tr("Zoom out of the graph (- or the wheel)")))
+    , m_fitView(makeAction(tr("&Fit Graph\tSpace"), tr("Show the whole graph")))
+    , m_find(makeAction(tr("&Find…"), tr("Find nodes by name or op type")))
+    , m_findNext(makeAction(tr("Find &Next"), tr("Go to the next match")))
+    , m_findPrevious(makeAction(tr("Find &Previous"), tr("Go to the previous match")))
+    , m_themes(new QActionGroup(this))
     , m_recentMenu(std::make_unique<QMenu>(tr("Open &Recent"))) {
     m_open->setShortcut(QKeySequence::Open);
     m_reload->setShortcut(Qt::Key_F5);
@@ -41,6 +50,7 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     m_redo->setShortcut(QKeySequence::Redo);
     m_quit->setMenuRole(QAction::QuitRole);
     m_about->setMenuRole(QAction::AboutRole);
+    setupViewActions(settings);
     connect(m_clearRecent, &QAction::triggered, &m_settings, &Settings::clearRecentFiles);
     connect(&m_settings, &Settings::recentFilesChanged, this, &Actions::rebuildRecentMenu);
     rebuildRecentMenu();
@@ -53,11 +63,24 @@ void Actions::populate(QMenuBar& menuBar) {
     file->addAction(m_open);
     file->addMenu(m_recentMenu.get());
     file->addAction(m_reload);
+    file->addAction(m_exportImage);
     file->addSeparator();
     file->addAction(m_quit);
     QMenu* edit = menuBar.addMenu(tr("&Edit"));
     edit->addAction(m_undo);
     edit->addAction(m_redo);
+    m_viewMenu = menuBar.addMenu(tr("&View"));
+    m_viewMenu->addAction(m_zoomIn);
+    m_viewMenu->addAction(m_zoomOut);
+    m_viewMenu->addAction(m_fitView);
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(m_find);
+    m_viewMenu->addAction(m_findNext);
+    m_viewMenu->addAction(m_findPrevious);
+    m_viewMenu->addSeparator();
+    QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
+    theme->addActions(m_themes->actions());
+    m_viewMenu->addSeparator();
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }
@@ -66,6 +89,45 @@ QAction* Actions::makeAction(const QString& text, const QString& statusTip) {
     auto* action = new QAction(text, this);
     action->setStatusTip(statusTip);
     return action;
+}
+
+void Actions::setupViewActions(Settings& settings) {
+    m_exportImage->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    m_zoomIn->setShortcut(QKeySequence::ZoomIn);
+    m_zoomOut->setShortcut(QKeySequence::ZoomOut);
+    m_find->setShortcut(QKeySequence::Find);
+    m_findNext->setShortcut(QKeySequence::FindNext);
+    m_findPrevious->setShortcut(QKeySequence::FindPrevious);
+    setGraphActionsEnabled(false);
+    const std::pair<ThemeChoice, QString> themes[] = {{ThemeChoice::System, tr("&System")},
+                                                      {ThemeChoice::Light, tr("&Light")},
+                                                      {ThemeChoice::Dark, tr("&Dark")}};
+    for (const auto& [choice, text] : themes) {
+        QAction* action = makeAction(text, tr("Use the %1 theme").arg(themeName(choice)));
+        action->setCheckable(true);
+        action->setChecked(choice == settings.theme());
+        action->setData(static_cast<int>(choice));
+        m_themes->addAction(action);
+        connect(action, &QAction::triggered, this,
+                [this, choice = choice] { Q_EMIT themeTriggered(choice); });
+    }
+    m_themes->setExclusive(true);
+}
+
+QAction* Actions::themeAction(ThemeChoice choice) const {
+    for (QAction* action : m_themes->actions()) {
+        if (action->data().toInt() == static_cast<int>(choice)) {
+            return action;
+        }
+    }
+    return nullptr;
+}
+
+void Actions::setGraphActionsEnabled(bool enabled) {
+    for (QAction* action :
+         {m_exportImage, m_zoomIn, m_zoomOut, m_fitView, m_find, m_findNext, m_findPrevious}) {
+        action->setEnabled(enabled);
+    }
 }
 
 void Actions::rebuildRecentMenu() {

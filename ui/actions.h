@@ -1,7 +1,10 @@
 // Actions: every QAction of the main window, created in one place with its text, shortcut and
-// status tip, plus the menus that show them. The Open Recent menu follows Settings; the owner
-// connects the actions' triggered signals to what they do.
+// status tip, plus the menus that show them (File, Edit, View with zoom, find and theme, Help). The
+// Open Recent menu follows Settings; the owner connects the actions' triggered signals to what they
+// do.
 #pragma once
+
+#include "ui/theme.h"
 
 #include <QObject>
 #include <QStringList>
@@ -9,6 +12,7 @@
 #include <memory>
 
 class QAction;
+class QActionGroup;
 class QMenu;
 class QMenuBar;
 class QUndoGroup;
@@ -39,6 +43,29 @@ public:
 
     QAction* about() const { return m_about; }
 
+    QAction* exportImage() const { return m_exportImage; }
+
+    QAction* zoomIn() const { return m_zoomIn; }
+
+    QAction* zoomOut() const { return m_zoomOut; }
+
+    QAction* fitView() const { return m_fitView; }
+
+    QAction* find() const { return m_find; }
+
+    QAction* findNext() const { return m_findNext; }
+
+    QAction* findPrevious() const { return m_findPrevious; }
+
+    /// The checkable theme entry for `choice` (View ▸ Theme).
+    QAction* themeAction(ThemeChoice choice) const;
+
+    /// Enables the actions that need an open graph.
+    void setGraphActionsEnabled(bool enabled);
+
+    /// The View menu, once populate() ran; the main window adds its dock toggles there.
+    QMenu* viewMenu() const { return m_viewMenu; }
+
     ~Actions() override;
 
     /// The File ▸ Open Recent submenu.
@@ -51,10 +78,15 @@ Q_SIGNALS:
     /// An entry of Open Recent was chosen.
     void recentFileTriggered(const QString& path);
 
+    /// A theme entry was chosen.
+    void themeTriggered(qs::ui::ThemeChoice choice);
+
 private:
     QAction* makeAction(const QString& text, const QString& statusTip);
 
     void rebuildRecentMenu();
+
+    void setupViewActions(Settings& settings);
 
     Settings& m_settings;
     QAction* m_open;
@@ -64,7 +96,16 @@ private:
     QAction* m_redo;
     QAction* m_quit;
     QAction* m_about;
+    QAction* m_exportImage;
+    QAction* m_zoomIn;
+    QAction* m_zoomOut;
+    QAction* m_fitView;
+    QAction* m_find;
+    QAction* m_findNext;
+    QAction* m_findPrevious;
+    QActionGroup* m_themes;
     std::unique_ptr<QMenu> m_recentMenu;
+    QMenu* m_viewMenu = nullptr;
 };
 
 } // namespace qs::ui

@@ -2,6 +2,11 @@
 
 #include "ui/actions.h"
 #include "ui/graph_document.h"
+#include "ui/graph_export.h"
+#include "ui/graph_page.h"
+#include "ui/graph_scene.h"
+#include "ui/graph_search_bar.h"
+#include "ui/graph_view.h"
 #include "ui/job_runner.h"
 #include "ui/job_status_indicator.h"
 #include "ui/message_reporter.h"
@@ -12,6 +17,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -28,6 +34,7 @@ namespace {
 constexpr int kDefaultWidth = 1280;
 constexpr int kDefaultHeight = 820;
 constexpr int kStatusMessageMs = 4000;
+constexpr double kZoomStep = 1.25;
 
 /// The first local .onnx file among the dragged URLs, or an empty string.
 QString droppedModelPath(const QMimeData* mime) {
@@ -54,13 +61,21 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     , m_actions(new Actions(settings, m_session->undoGroup(), this))
     , m_pages(new QStackedWidget(this))
     , m_welcome(new WelcomePage(m_pages))
-    , m_infoPanel(new ModelInfoPanel(m_pages)) {
+    , m_graphPage(new GraphPage(*m_jobs, m_pages))
+    , m_infoPanel(new ModelInfoPanel(this))
+    , m_infoDock(new QDockWidget(tr("Model"), this)) {
     setWindowTitle(QStringLiteral("Quantscope"));
     setAcceptDrops(true);
     m_pages->addWidget(m_welcome);
-    m_pages->addWidget(m_infoPanel);
+    m_pages->addWidget(m_graphPage);
     setCentralWidget(m_pages);
+    m_infoDock->setObjectName(QStringLiteral("modelInfoDock"));
+    m_infoDock->setWidget(m_infoPanel);
+    addDockWidget(Qt::RightDockWidgetArea, m_infoDock);
+    m_infoDock->hide();
     m_actions->populate(*menuBar());
+    m_actions->viewMenu()->addAction(m_infoDock->toggleViewAction());
+    setTheme(m_settings.theme());
     statusBar()->addPermanentWidget(new JobStatusIndicator(*m_jobs, this));
     m_welcome->setRecentFiles(m_settings.recentFiles());
     connect(&m_settings, &Settings::recentFilesChanged, this,
@@ -120,6 +135,65 @@ void MainWindow::connectActions() {
     connect(m_actions->quit(), &QAction::triggered, this, &MainWindow::close);
     connect(m_actions->about(), &QAction::triggered, this, &MainWindow::showAbout);
     connect(m_actions, &Actions::recentFileTriggered, this, &MainWindow::openRecentModel);
+    connect(m_actions, &Actions::themeTriggered, this, &MainWindow::setTheme);
+    connectGraphActions();
+}
+
+void MainWindow::connectGraphActions() {
+    GraphView* view = m_graphPage->view();
+    GraphSearchBar* search = m_graphPage->searchBar();
+    connect(m_actions->exportImage(), &QAction::triggered, this, &MainWindow::showExportDialog);
+    connect(m_actions->zoomIn(), &QAction::triggered, view, [view] { view->zoomBy(kZoomStep); });
+    connect(m_actions->zoomOut(), &QAction::triggered, view,
+            [view] { view->zoomBy(1 / kZoomStep); });
+    connect(m_actions->fitView(), &QAction::triggered, view, &GraphView::fitGraph);
+    connect(m_actions->find(), &QAction::triggered, search, &GraphSearchBar::activate);
+    connect(m_actions->findNext(), &QAction::triggered, search, &GraphSearchBar::findNext);
+    connect(m_actions->findPrevious(), &QAction::triggered, search, &GraphSearchBar::findPrevious);
+    connect(m_graphPage, &GraphPage::layoutFinished, this, [this](bool ok, const QString& why) {
+        m_actions->setGraphActionsEnabled(ok);
+        if (!ok) {
+            statusBar()->showMessage(tr("Graph not laid out: %1").arg(why), kStatusMessageMs);
+        }
+    });
+}
+
+void MainWindow::setTheme(ThemeChoice choice) {
+    const bool dark = applyTheme(choice);
+    m_graphPage->scene()->setTheme(graphThemeFor(dark));
+    m_graphPage->view()->sceneChanged();
+    if (QAction* action = m_actions->themeAction(choice)) {
+        action->setChecked(true);
+    }
+    m_settings.setTheme(choice);
+}
+
+bool MainWindow::exportGraph(const QString& path) {
+    const std::optional<ImageFormat> format = imageFormatForPath(path);
+    GraphDocument* document = m_graphPage->document();
+    if (!format || document == nullptr) {
+        m_reporter->error(tr("Cannot export"),
+                          tr("Choose a file ending in .svg, .png, .pdf or .dot."));
+        return false;
+    }
+    const Result<void> written = *format == ImageFormat::Dot
+                                     ? writeDot(document->graph(), m_graphPage->layoutModel(), path)
+                                     : writeSceneImage(*m_graphPage->scene(), path, *format);
+    if (!written.ok()) {
+        m_reporter->error(tr("Cannot export"), QString::fromStdString(written.error().toString()));
+        return false;
+    }
+    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), kStatusMessageMs);
+    return true;
+}
+
+void MainWindow::showExportDialog() {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export Graph Image"), {},
+        tr("SVG image (*.svg);;PNG image (*.png);;PDF document (*.pdf);;Graphviz DOT (*.dot)"));
+    if (!path.isEmpty()) {
+        exportGraph(path);
+    }
 }
 
 void MainWindow::connectSession() {
@@ -152,7 +226,13 @@ void MainWindow::showAbout() {
 
 void MainWindow::showDocument(GraphDocument* document) {
     m_infoPanel->setInfo(document->info());
-    m_pages->setCurrentWidget(m_infoPanel);
+    if (m_infoDock->isHidden()) {
+        m_infoDock->show();
+        resizeDocks({m_infoDock}, {width() / 3}, Qt::Horizontal); // the graph gets the most room
+    }
+    m_actions->setGraphActionsEnabled(false);
+    m_graphPage->showGraph(*document);
+    m_pages->setCurrentWidget(m_graphPage);
     m_actions->reload()->setEnabled(true);
     setWindowTitle(tr("%1 — Quantscope").arg(document->fileName()));
 }

@@ -1,20 +1,24 @@
 // MainWindow: arranges the window — menus from Actions, the central page (welcome page until a
-// model is open, then the model info panel), the job indicator in the status bar — and forwards
-// what the user asks for (open dialog, recent file, dropped file) to the Session.
+// model is open, then the graph page), the model info panel in a dock, the job indicator in the
+// status bar — and forwards what the user asks for (open dialog, recent file, dropped file,
+// export, theme) to the Session, the graph page and Settings.
 #pragma once
 
 #include "ui/message_reporter.h"
+#include "ui/theme.h"
 
 #include <QMainWindow>
 
 #include <memory>
 
+class QDockWidget;
 class QStackedWidget;
 
 namespace qs::ui {
 
 class Actions;
 class GraphDocument;
+class GraphPage;
 class JobRunner;
 class ModelInfoPanel;
 class Session;
@@ -42,6 +46,16 @@ public:
 
     ModelInfoPanel& infoPanel() const { return *m_infoPanel; }
 
+    GraphPage& graphPage() const { return *m_graphPage; }
+
+    QDockWidget& infoDock() const { return *m_infoDock; }
+
+    /// Applies `choice` to the application and the graph, and remembers it.
+    void setTheme(ThemeChoice choice);
+
+    /// Writes the shown graph to `path` (format from the suffix); errors go to the reporter.
+    bool exportGraph(const QString& path);
+
     /// True while the welcome page is the central page.
     bool isShowingWelcome() const;
 
@@ -67,6 +81,10 @@ private:
 
     void showAbout();
 
+    void showExportDialog();
+
+    void connectGraphActions();
+
     void showDocument(GraphDocument* document);
 
     void restoreWindow();
@@ -78,7 +96,9 @@ private:
     Actions* m_actions;
     QStackedWidget* m_pages;
     WelcomePage* m_welcome;
+    GraphPage* m_graphPage;
     ModelInfoPanel* m_infoPanel;
+    QDockWidget* m_infoDock;
 };
 
 } // namespace qs::ui

@@ -2,7 +2,9 @@
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
+#include <QChart>
 #include <QChartView>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -332,6 +334,29 @@ void ModelInfoPanel::fillOpTypeChart(const report::ModelInfo& info) {
     series->attachAxis(countAxis);
     const std::unique_ptr<QChart> previous(m_opTypeChart->chart());
     m_opTypeChart->setChart(chart);
+    applyChartColors();
+}
+
+void ModelInfoPanel::applyChartColors() {
+    const QColor text = palette().color(QPalette::Text);
+    const QColor grid = palette().color(QPalette::Mid);
+    for (QAbstractAxis* axis : m_opTypeChart->chart()->axes()) {
+        axis->setLabelsColor(text);
+        axis->setGridLineColor(grid);
+        axis->setLinePenColor(grid);
+    }
+    for (QAbstractSeries* series : m_opTypeChart->chart()->series()) {
+        for (QBarSet* set : static_cast<QAbstractBarSeries*>(series)->barSets()) {
+            set->setLabelColor(text);
+        }
+    }
+}
+
+void ModelInfoPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyChartColors(); // follow a light/dark theme switch
+    }
 }
 
 } // namespace qs::ui

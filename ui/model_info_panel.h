@@ -45,6 +45,9 @@ public:
     /// Bar chart of the most frequent op types.
     QChartView* opTypeChart() const { return m_opTypeChart; }
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     QGroupBox* makeSummaryBox();
 
@@ -61,6 +64,8 @@ private:
     void fillWarnings(const report::ModelInfo& info);
 
     void fillOpTypeChart(const report::ModelInfo& info);
+
+    void applyChartColors();
 
     std::map<Field, QLabel*> m_summary;
     QTreeWidget* m_inputs;

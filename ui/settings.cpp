@@ -9,6 +9,7 @@ namespace {
 const QString kRecentFilesKey = QStringLiteral("recentFiles");
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
 const QString kStateKey = QStringLiteral("mainWindow/state");
+const QString kThemeKey = QStringLiteral("appearance/theme");
 
 QString absolutePath(const QString& path) {
     return QFileInfo(path).absoluteFilePath();
@@ -64,6 +65,18 @@ void Settings::setWindowGeometry(const QByteArray& geometry) {
 
 void Settings::setWindowState(const QByteArray& state) {
     m_store->setValue(kStateKey, state);
+}
+
+ThemeChoice Settings::theme() const {
+    return themeFromName(m_store->value(kThemeKey).toString());
+}
+
+void Settings::setTheme(ThemeChoice theme) {
+    if (theme == this->theme() && m_store->contains(kThemeKey)) {
+        return;
+    }
+    m_store->setValue(kThemeKey, themeName(theme));
+    Q_EMIT themeChanged(theme);
 }
 
 void Settings::setRecentFiles(const QStringList& files) {

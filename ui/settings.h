@@ -1,7 +1,9 @@
 // Settings: the one typed wrapper over QSettings. Every persisted preference of the GUI (recent
-// model files, window geometry and dock state) is read and written here, so keys and defaults
-// live in one place.
+// model files, window geometry and dock state, the light/dark theme) is read and written here, so
+// keys and defaults live in one place.
 #pragma once
+
+#include "ui/theme.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -47,8 +49,15 @@ public:
 
     void setWindowState(const QByteArray& state);
 
+    /// The chosen theme; System by default.
+    ThemeChoice theme() const;
+
+    void setTheme(ThemeChoice theme);
+
 Q_SIGNALS:
     void recentFilesChanged();
+
+    void themeChanged(qs::ui::ThemeChoice theme);
 
 private:
     void setRecentFiles(const QStringList& files);

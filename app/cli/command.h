@@ -31,4 +31,7 @@ Command addCompressWeightsCommand(CLI::App& parent);
 
 Command addConvertFp16Command(CLI::App& parent);
 
+/// `render MODEL --out GRAPH.svg|png|pdf|dot`; built when the GUI library is.
+Command addRenderCommand(CLI::App& parent);
+
 } // namespace qs::cli

@@ -1,6 +1,7 @@
 #include "tests/gui/test_models.h"
 #include "ui/actions.h"
 #include "ui/graph_document.h"
+#include "ui/graph_page.h"
 #include "ui/job_runner.h"
 #include "ui/job_status_indicator.h"
 #include "ui/main_window.h"
@@ -158,7 +159,10 @@ TEST_F(MainWindowTest, StatusBarShowsTheImportWhileItRuns) {
     EXPECT_TRUE(indicator->isHidden());
     m_window.openModel(test::writeConvReluModel(m_dir.path()));
     EXPECT_FALSE(indicator->isHidden());
-    ASSERT_TRUE(QTest::qWaitFor([this] { return !m_window.session().isOpening(); }, kTimeoutMs));
+    // The import is followed by the graph layout, another job; the indicator goes when both end.
+    ASSERT_TRUE(QTest::qWaitFor(
+        [this] { return !m_window.session().isOpening() && !m_window.graphPage().isLayingOut(); },
+        kTimeoutMs));
     EXPECT_TRUE(indicator->isHidden());
 }
 

@@ -1,0 +1,94 @@
+// `quantscope-cli render MODEL --out GRAPH.svg|png|pdf|dot [--theme light|dark]
+//  [--input-shape NAME=DIMS]...`: the graph image the GUI shows, drawn headless. Qt starts here
+// only, on the offscreen platform, so no display is needed.
+
+#include "app/cli/command.h"
+#include "core/onnx/model_io.h"
+#include "ui/graph_export.h"
+#include "ui/theme.h"
+
+#include <QApplication>
+#include <QHashFunctions>
+
+#include <iostream>
+#include <memory>
+
+namespace qs::cli {
+
+namespace {
+struct RenderOptions {
+    std::string modelPath;
+    std::string outPath;
+    std::string theme = "light";
+    std::vector<std::string> inputShapes;
+};
+
+/// Text progress on stderr, one line per step.
+class StderrProgress final : public Progress {
+public:
+    void report(double fraction, std::string_view what) override {
+        if (fraction >= 1.0 || fraction - m_last >= 0.25) {
+            m_last = fraction;
+            std::cerr << "render: " << what << '\n';
+        }
+    }
+
+    bool isCancelled() const override { return false; }
+
+private:
+    double m_last = -1;
+};
+
+int runRender(const RenderOptions& options) {
+    const QString out = QString::fromStdString(options.outPath);
+    if (!ui::imageFormatForPath(out)) {
+        return reportError(Error(Errc::InvalidArgument, "--out must end in .svg, .png, .pdf or "
+                                                        ".dot, got '" +
+                                                            options.outPath + "'"));
+    }
+    onnx::ImportOptions importOptions;
+    for (const std::string& text : options.inputShapes) {
+        auto parsed = onnx::parseInputShapeOverride(text);
+        if (!parsed.ok()) {
+            return reportError(parsed.error());
+        }
+        importOptions.inputShapes.push_back(std::move(parsed).value());
+    }
+    auto graph = onnx::importModel(options.modelPath, importOptions);
+    if (!graph.ok()) {
+        return reportError(graph.error());
+    }
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    // Qt's PDF engine walks its fonts in hash order; a fixed seed keeps the bytes stable.
+    QHashSeed::setDeterministicGlobalSeed();
+    static int argc = 1;
+    static char name[] = "quantscope-cli";
+    static char* argv[] = {name, nullptr};
+    const QApplication app(argc, argv);
+    const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
+    StderrProgress progress;
+    auto written = ui::renderGraphFile(*graph, out, ui::graphThemeFor(dark), progress);
+    if (!written.ok()) {
+        return reportError(written.error());
+    }
+    return kExitOk;
+}
+} // namespace
+
+Command addRenderCommand(CLI::App& parent) {
+    auto options = std::make_shared<RenderOptions>();
+    CLI::App* app = parent.add_subcommand(
+        "render", "Draw the graph as the GUI does, to SVG, PNG or PDF, or write its DOT");
+    app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
+    app->add_option("--out,-o", options->outPath, "Output file: .svg, .png, .pdf or .dot")
+        ->required()
+        ->type_name("GRAPH");
+    app->add_option("--theme", options->theme, "Colours: light (default) or dark")
+        ->check(CLI::IsMember({"light", "dark"}));
+    app->add_option("--input-shape", options->inputShapes,
+                    "Fix a dynamic input shape, e.g. input=1,3,224,224 (repeatable)")
+        ->type_name("NAME=DIMS");
+    return {app, [options] { return runRender(*options); }};
+}
+
+} // namespace qs::cli

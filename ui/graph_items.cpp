@@ -1,0 +1,203 @@
+#include "ui/graph_items.h"
+
+#include "ui/graph_theme.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPainterPathStroker>
+#include <QStyleOptionGraphicsItem>
+
+namespace qs::ui {
+
+namespace {
+/// Below this zoom boxes are drawn as plain coloured blocks and ports are skipped.
+constexpr double kTextLevelOfDetail = 0.35;
+constexpr double kCornerRadius = 4;
+constexpr double kPaddingX = 8;
+constexpr double kHeaderPadding = 3;
+constexpr double kHoverStrokeWidth = 8;
+constexpr double kEdgeWidth = 1.2;
+constexpr double kHighlightEdgeWidth = 2.2;
+constexpr double kSearchHaloWidth = 5;
+
+double levelOfDetail(const QPainter* painter) {
+    return QStyleOptionGraphicsItem::levelOfDetailFromTransform(painter->worldTransform());
+}
+
+QColor highlightColor(Highlight highlight, const GraphTheme& theme, const QColor& fallback) {
+    switch (highlight) {
+    case Highlight::Input:
+        return theme.inputHighlight;
+    case Highlight::Output:
+        return theme.outputHighlight;
+    case Highlight::None:
+        break;
+    }
+    return fallback;
+}
+} // namespace
+
+NodeItem::NodeItem(Content content, const QRectF& box, uint32_t layoutIndex, graph::NodeId node,
+                   const GraphTheme& theme)
+    : m_content(std::move(content))
+    , m_size(box.size())
+    , m_layoutIndex(layoutIndex)
+    , m_node(node)
+    , m_theme(theme) {
+    setPos(box.topLeft());
+    setFlag(ItemIsSelectable);
+    setToolTip(m_content.toolTip);
+}
+
+QRectF NodeItem::boundingRect() const {
+    const double margin = kSearchHaloWidth;
+    return QRectF(QPointF(0, 0), m_size).adjusted(-margin, -margin, margin, margin);
+}
+
+void NodeItem::setHighlight(Highlight highlight) {
+    if (m_highlight != highlight) {
+        m_highlight = highlight;
+        update();
+    }
+}
+
+void NodeItem::setSearchMatch(bool match) {
+    if (m_searchMatch != match) {
+        m_searchMatch = match;
+        update();
+    }
+}
+
+void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    const QRectF box(QPointF(0, 0), m_size);
+    QColor border =
+        isSelected() ? m_theme.selection : highlightColor(m_highlight, m_theme, m_theme.nodeBorder);
+    const bool emphasised = isSelected() || m_highlight != Highlight::None;
+    if (levelOfDetail(painter) < kTextLevelOfDetail) {
+        painter->fillRect(box, m_searchMatch  ? m_theme.searchMatch
+                               : emphasised   ? border
+                               : m_content.io ? m_theme.edge
+                                              : m_theme.familyColor(m_content.opType));
+        return;
+    }
+    painter->setRenderHint(QPainter::Antialiasing);
+    if (m_searchMatch) {
+        painter->setPen(QPen(m_theme.searchMatch, kSearchHaloWidth));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRoundedRect(box, kCornerRadius + 2, kCornerRadius + 2);
+    }
+    painter->setPen(QPen(border, emphasised ? 2.0 : 1.0));
+    painter->setBrush(m_content.io ? m_theme.ioFill : m_theme.nodeFill);
+    const double radius = m_content.io ? box.height() / 2 : kCornerRadius;
+    painter->drawRoundedRect(box, radius, radius);
+    paintBody(painter, box);
+}
+
+void NodeItem::paintBody(QPainter* painter, const QRectF& box) const {
+    const QFontMetricsF title(m_theme.titleFont);
+    const QFontMetricsF detail(m_theme.detailFont);
+    const double headerHeight = title.height() + 2 * kHeaderPadding;
+    QRectF textBox = box.adjusted(kPaddingX, 0, -kPaddingX, 0);
+    if (m_content.io) {
+        painter->setFont(m_theme.titleFont);
+        painter->setPen(m_theme.secondaryText);
+        const QString line = m_content.title + QLatin1Char(' ') + m_content.name;
+        painter->drawText(textBox.adjusted(0, 2, 0, 0), Qt::AlignHCenter | Qt::AlignTop, line);
+        painter->setFont(m_theme.detailFont);
+        painter->setPen(m_theme.text);
+        painter->drawText(textBox.adjusted(0, 0, 0, -3), Qt::AlignHCenter | Qt::AlignBottom,
+                          m_content.detail);
+        return;
+    }
+    // Header band in the op family's colour, clipped to the rounded box.
+    QPainterPath outline;
+    outline.addRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), kCornerRadius, kCornerRadius);
+    QPainterPath header;
+    header.addRect(QRectF(box.left(), box.top(), box.width(), headerHeight));
+    painter->fillPath(outline.intersected(header), m_theme.familyColor(m_content.opType));
+    painter->setFont(m_theme.titleFont);
+    painter->setPen(Qt::white);
+    painter->drawText(QRectF(textBox.left(), box.top(), textBox.width(), headerHeight),
+                      Qt::AlignCenter, m_content.title);
+    painter->setFont(m_theme.detailFont);
+    painter->setPen(m_theme.secondaryText);
+    const QRectF nameLine(textBox.left(), box.top() + headerHeight + 2, textBox.width(),
+                          detail.height());
+    painter->drawText(nameLine, Qt::AlignCenter, m_content.name);
+    painter->setPen(m_theme.text);
+    painter->drawText(nameLine.translated(0, detail.height()), Qt::AlignCenter, m_content.detail);
+}
+
+PortItem::PortItem(PortSide side, uint32_t port, bool weight, const GraphTheme& theme,
+                   NodeItem* parent)
+    : QGraphicsItem(parent)
+    , m_side(side)
+    , m_port(port)
+    , m_weight(weight)
+    , m_theme(theme) {}
+
+QRectF PortItem::boundingRect() const {
+    return {-kRadius - 1, -kRadius - 1, 2 * kRadius + 2, 2 * kRadius + 2};
+}
+
+void PortItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    if (levelOfDetail(painter) < kTextLevelOfDetail) {
+        return;
+    }
+    painter->setRenderHint(QPainter::Antialiasing);
+    const QColor color = m_weight ? m_theme.weightPort : m_theme.port;
+    painter->setPen(QPen(color, 1.2));
+    // Outputs are filled, inputs hollow: the eye reads the flow direction from the ports.
+    painter->setBrush(m_side == PortSide::Output ? QBrush(color) : QBrush(m_theme.nodeFill));
+    painter->drawEllipse(QPointF(0, 0), kRadius, kRadius);
+}
+
+EdgeItem::EdgeItem(const QPainterPath& path, NodeItem* tail, NodeItem* head,
+                   const GraphTheme& theme)
+    : QGraphicsPathItem(path)
+    , m_tail(tail)
+    , m_head(head)
+    , m_theme(theme) {
+    setAcceptHoverEvents(true);
+    setZValue(-1);
+}
+
+QPainterPath EdgeItem::shape() const {
+    if (m_shape.isEmpty()) {
+        QPainterPathStroker stroker;
+        stroker.setWidth(kHoverStrokeWidth);
+        m_shape = stroker.createStroke(path());
+    }
+    return m_shape;
+}
+
+void EdgeItem::setHighlight(Highlight highlight) {
+    if (m_highlight != highlight) {
+        m_highlight = highlight;
+        update();
+    }
+}
+
+void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    const bool emphasised = m_hovered || m_highlight != Highlight::None;
+    const QColor color =
+        m_hovered ? m_theme.edgeHover : highlightColor(m_highlight, m_theme, m_theme.edge);
+    painter->setRenderHint(QPainter::Antialiasing, levelOfDetail(painter) >= kTextLevelOfDetail);
+    painter->setPen(QPen(color, emphasised ? kHighlightEdgeWidth : kEdgeWidth));
+    painter->setBrush(Qt::NoBrush);
+    painter->drawPath(path());
+}
+
+void EdgeItem::hoverEnterEvent(QGraphicsSceneHoverEvent* event) {
+    m_hovered = true;
+    update();
+    QGraphicsPathItem::hoverEnterEvent(event);
+}
+
+void EdgeItem::hoverLeaveEvent(QGraphicsSceneHoverEvent* event) {
+    m_hovered = false;
+    update();
+    QGraphicsPathItem::hoverLeaveEvent(event);
+}
+
+} // namespace qs::ui

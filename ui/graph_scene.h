@@ -1,0 +1,84 @@
+// GraphScene: the model graph as QGraphicsItems, built from a core Layout. It measures the boxes
+// for the layout (so core never sees a font), creates one NodeItem per box, one PortItem per
+// input port and output, one EdgeItem per edge, highlights the inputs and outputs of the
+// selection, and finds nodes by name or op type. The same scene paints the window and the
+// exported images.
+//
+// Quantizer badges attach to port anchors: portAnchor(box, PortSide::Input, p) is the pre-hook
+// insertion point of input port p, portAnchor(box, PortSide::Output, k) the post-hook point of
+// output k; boxIndex(NodeId) maps an op to its box.
+#pragma once
+
+#include "core/graph/graph.h"
+#include "core/layout/graph_layout.h"
+#include "core/layout/layout.h"
+#include "ui/graph_items.h"
+#include "ui/graph_theme.h"
+
+#include <QGraphicsScene>
+
+#include <optional>
+#include <vector>
+
+namespace qs::ui {
+
+/// The graph of one model, laid out.
+class GraphScene : public QGraphicsScene {
+    Q_OBJECT
+
+public:
+    explicit GraphScene(QObject* parent = nullptr);
+
+    ~GraphScene() override;
+
+    const GraphTheme& theme() const { return m_theme; }
+
+    /// Repaints every item with `theme`.
+    void setTheme(const GraphTheme& theme);
+
+    /// The boxes of `graph` measured with this scene's fonts, ready for layout::computeLayout.
+    layout::GraphLayoutModel prepareLayout(const graph::Graph& graph) const;
+
+    /// Replaces the items with `graph` placed by `placed` (computed from `model`).
+    void populate(const graph::Graph& graph, const layout::GraphLayoutModel& model,
+                  const layout::Layout& placed);
+
+    /// Removes every item.
+    void clearGraph();
+
+    const std::vector<NodeItem*>& nodeItems() const { return m_nodes; }
+
+    const std::vector<EdgeItem*>& edgeItems() const { return m_edges; }
+
+    size_t portCount() const { return m_portCount; }
+
+    /// The box of op `node`, if it is drawn.
+    std::optional<uint32_t> boxIndex(graph::NodeId node) const;
+
+    /// Scene position of a port anchor: where a quantizer badge of that insertion point goes.
+    QPointF portAnchor(uint32_t box, PortSide side, uint32_t port) const;
+
+    /// Boxes whose name or op type contains `text` (case-insensitive), or, with `regex`, match
+    /// it; in drawing order. An invalid regex matches nothing.
+    std::vector<NodeItem*> find(const QString& text, bool regex) const;
+
+    /// Sets the search-match mark on exactly `matches`.
+    void markMatches(const std::vector<NodeItem*>& matches);
+
+private:
+    void updateHighlights();
+
+    void clearHighlights();
+
+    GraphTheme m_theme;
+    layout::Layout m_layout;
+    std::vector<NodeItem*> m_nodes;
+    std::vector<EdgeItem*> m_edges;
+    std::vector<uint32_t> m_boxOfNode;
+    size_t m_portCount = 0;
+    std::vector<NodeItem*> m_highlightedNodes;
+    std::vector<EdgeItem*> m_highlightedEdges;
+    std::vector<NodeItem*> m_matches;
+};
+
+} // namespace qs::ui

@@ -1,0 +1,139 @@
+#include "ui/graph_theme.h"
+
+#include <QFontDatabase>
+#include <QSet>
+
+namespace qs::ui {
+
+namespace {
+constexpr int kTitlePointSize = 9;
+constexpr int kDetailPointSize = 8;
+
+void setFonts(GraphTheme& theme) {
+    theme.titleFont = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    theme.titleFont.setPointSize(kTitlePointSize);
+    theme.titleFont.setBold(true);
+    theme.detailFont = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
+    theme.detailFont.setPointSize(kDetailPointSize);
+}
+
+enum class Family { Compute, Activation, Normalization, Pooling, Elementwise, Shape, Other };
+
+Family familyOf(const QString& opType) {
+    static const QSet<QString> compute{QStringLiteral("Conv"),   QStringLiteral("ConvTranspose"),
+                                       QStringLiteral("Gemm"),   QStringLiteral("MatMul"),
+                                       QStringLiteral("Gather"), QStringLiteral("Einsum")};
+    static const QSet<QString> activation{
+        QStringLiteral("Relu"),      QStringLiteral("Sigmoid"),     QStringLiteral("Tanh"),
+        QStringLiteral("Clip"),      QStringLiteral("HardSigmoid"), QStringLiteral("HardSwish"),
+        QStringLiteral("LeakyRelu"), QStringLiteral("PRelu"),       QStringLiteral("Elu"),
+        QStringLiteral("Gelu"),      QStringLiteral("Softmax"),     QStringLiteral("Silu"),
+        QStringLiteral("Selu"),      QStringLiteral("Erf")};
+    static const QSet<QString> normalization{
+        QStringLiteral("BatchNormalization"), QStringLiteral("LayerNormalization"),
+        QStringLiteral("InstanceNormalization"), QStringLiteral("GroupNormalization"),
+        QStringLiteral("LRN")};
+    static const QSet<QString> pooling{
+        QStringLiteral("MaxPool"),           QStringLiteral("AveragePool"),
+        QStringLiteral("GlobalAveragePool"), QStringLiteral("GlobalMaxPool"),
+        QStringLiteral("ReduceMean"),        QStringLiteral("Resize"),
+        QStringLiteral("Upsample")};
+    static const QSet<QString> elementwise{QStringLiteral("Add"),    QStringLiteral("Sub"),
+                                           QStringLiteral("Mul"),    QStringLiteral("Div"),
+                                           QStringLiteral("Pow"),    QStringLiteral("Sqrt"),
+                                           QStringLiteral("Concat"), QStringLiteral("Where"),
+                                           QStringLiteral("Max"),    QStringLiteral("Min")};
+    static const QSet<QString> shape{
+        QStringLiteral("Reshape"), QStringLiteral("Flatten"),   QStringLiteral("Transpose"),
+        QStringLiteral("Squeeze"), QStringLiteral("Unsqueeze"), QStringLiteral("Shape"),
+        QStringLiteral("Slice"),   QStringLiteral("Split"),     QStringLiteral("Expand"),
+        QStringLiteral("Cast"),    QStringLiteral("Identity"),  QStringLiteral("Constant")};
+    if (compute.contains(opType)) {
+        return Family::Compute;
+    }
+    if (activation.contains(opType)) {
+        return Family::Activation;
+    }
+    if (normalization.contains(opType)) {
+        return Family::Normalization;
+    }
+    if (pooling.contains(opType)) {
+        return Family::Pooling;
+    }
+    if (elementwise.contains(opType)) {
+        return Family::Elementwise;
+    }
+    return shape.contains(opType) ? Family::Shape : Family::Other;
+}
+} // namespace
+
+GraphTheme GraphTheme::light() {
+    GraphTheme theme;
+    theme.background = QColor(0xf6, 0xf7, 0xf9);
+    theme.grid = QColor(0xe6, 0xe8, 0xec);
+    theme.nodeFill = QColor(0xff, 0xff, 0xff);
+    theme.nodeBorder = QColor(0xa9, 0xb0, 0xbb);
+    theme.ioFill = QColor(0xe9, 0xee, 0xf5);
+    theme.text = QColor(0x1d, 0x22, 0x2b);
+    theme.secondaryText = QColor(0x5d, 0x66, 0x73);
+    theme.edge = QColor(0x8a, 0x93, 0xa0);
+    theme.edgeHover = QColor(0x1f, 0x6f, 0xd1);
+    theme.port = QColor(0x56, 0x60, 0x6d);
+    theme.weightPort = QColor(0xb3, 0x8a, 0x3a);
+    theme.selection = QColor(0x1f, 0x6f, 0xd1);
+    theme.inputHighlight = QColor(0x0b, 0x8a, 0x8a);
+    theme.outputHighlight = QColor(0xc2, 0x4e, 0x00);
+    theme.searchMatch = QColor(0xff, 0xd8, 0x4d);
+    theme.minimapViewport = QColor(0x1f, 0x6f, 0xd1);
+    setFonts(theme);
+    return theme;
+}
+
+GraphTheme GraphTheme::dark() {
+    GraphTheme theme;
+    theme.isDark = true;
+    theme.background = QColor(0x1e, 0x21, 0x26);
+    theme.grid = QColor(0x2a, 0x2e, 0x35);
+    theme.nodeFill = QColor(0x2b, 0x30, 0x38);
+    theme.nodeBorder = QColor(0x4b, 0x53, 0x5f);
+    theme.ioFill = QColor(0x23, 0x2f, 0x3d);
+    theme.text = QColor(0xe3, 0xe6, 0xea);
+    theme.secondaryText = QColor(0x9a, 0xa3, 0xae);
+    theme.edge = QColor(0x6b, 0x74, 0x80);
+    theme.edgeHover = QColor(0x5a, 0xa9, 0xff);
+    theme.port = QColor(0xa7, 0xb0, 0xbc);
+    theme.weightPort = QColor(0xd9, 0xb2, 0x5f);
+    theme.selection = QColor(0x5a, 0xa9, 0xff);
+    theme.inputHighlight = QColor(0x3c, 0xc8, 0xc8);
+    theme.outputHighlight = QColor(0xff, 0x9a, 0x4d);
+    theme.searchMatch = QColor(0xe0, 0xb5, 0x2a);
+    theme.minimapViewport = QColor(0x5a, 0xa9, 0xff);
+    setFonts(theme);
+    return theme;
+}
+
+QColor GraphTheme::familyColor(const QString& opType) const {
+    // Muted hues, one per family; the dark variant is a little darker and less saturated.
+    const auto pick = [this](QColor lightColor, QColor darkColor) {
+        return isDark ? darkColor : lightColor;
+    };
+    switch (familyOf(opType)) {
+    case Family::Compute:
+        return pick(QColor(0x4a, 0x78, 0xb0), QColor(0x4f, 0x7c, 0xb3));
+    case Family::Activation:
+        return pick(QColor(0x8a, 0x6f, 0x4e), QColor(0x9b, 0x80, 0x5d));
+    case Family::Normalization:
+        return pick(QColor(0x6d, 0x6a, 0x9c), QColor(0x7a, 0x77, 0xa8));
+    case Family::Pooling:
+        return pick(QColor(0x3d, 0x8a, 0x86), QColor(0x4a, 0x95, 0x90));
+    case Family::Elementwise:
+        return pick(QColor(0x7b, 0x84, 0x90), QColor(0x80, 0x89, 0x95));
+    case Family::Shape:
+        return pick(QColor(0xa4, 0xab, 0xb5), QColor(0x5c, 0x64, 0x6f));
+    case Family::Other:
+        break;
+    }
+    return pick(QColor(0x9a, 0x7a, 0x9a), QColor(0x8a, 0x6c, 0x8a));
+}
+
+} // namespace qs::ui

@@ -1,0 +1,155 @@
+#include "ui/graph_view.h"
+
+#include "ui/graph_scene.h"
+#include "ui/minimap.h"
+
+#include <QKeyEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace qs::ui {
+
+namespace {
+constexpr double kMaxZoom = 4.0;
+constexpr double kKeyZoomStep = 1.25;
+constexpr double kWheelZoomBase = 1.0015; ///< per wheel angle unit (120 per notch)
+constexpr double kReadableZoom = 0.8;
+constexpr int kMinimapMargin = 10;
+/// A graph this much taller than the view's aspect is fitted to the width, not the height.
+constexpr double kTallRatio = 4.0;
+} // namespace
+
+GraphView::GraphView(GraphScene* scene, QWidget* parent)
+    : QGraphicsView(scene, parent)
+    , m_scene(scene)
+    , m_minimap(new Minimap(*this)) {
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setResizeAnchor(QGraphicsView::AnchorViewCenter);
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setOptimizationFlag(QGraphicsView::DontAdjustForAntialiasing);
+    setRenderHint(QPainter::Antialiasing);
+    setRenderHint(QPainter::TextAntialiasing);
+    setFrameShape(QFrame::NoFrame);
+    setFocusPolicy(Qt::StrongFocus);
+}
+
+double GraphView::zoom() const {
+    return transform().m11();
+}
+
+double GraphView::minimumZoom() const {
+    const QRectF scene = sceneRect();
+    if (scene.isEmpty()) {
+        return 0.05;
+    }
+    const double fit =
+        std::min(viewport()->width() / scene.width(), viewport()->height() / scene.height());
+    return std::min(0.05, fit * 0.5);
+}
+
+void GraphView::zoomBy(double factor) {
+    const double target = std::clamp(zoom() * factor, minimumZoom(), kMaxZoom);
+    const double applied = target / zoom();
+    if (std::abs(applied - 1.0) < 1e-9) {
+        return;
+    }
+    scale(applied, applied);
+    m_minimap->update();
+    Q_EMIT zoomChanged(zoom());
+}
+
+void GraphView::fitGraph() {
+    const QRectF scene = sceneRect();
+    if (scene.isEmpty()) {
+        return;
+    }
+    const double viewAspect = static_cast<double>(viewport()->height()) / viewport()->width();
+    const double sceneAspect = scene.height() / scene.width();
+    if (sceneAspect > viewAspect * kTallRatio) {
+        // A long chain: fitting its height would make it a sliver; show its top at full width.
+        const double scaleToWidth =
+            std::min(kReadableZoom, viewport()->width() / scene.width() * 0.95);
+        setTransform(QTransform::fromScale(scaleToWidth, scaleToWidth));
+        centerOn(scene.center().x(), scene.top() + viewport()->height() / scaleToWidth / 2);
+    } else {
+        fitInView(scene, Qt::KeepAspectRatio);
+        if (zoom() > kMaxZoom / 2) {
+            setTransform(QTransform::fromScale(kMaxZoom / 2, kMaxZoom / 2));
+            centerOn(scene.center());
+        }
+    }
+    m_minimap->update();
+    Q_EMIT zoomChanged(zoom());
+}
+
+void GraphView::centerOnNode(NodeItem* node) {
+    if (node == nullptr) {
+        return;
+    }
+    if (zoom() < kReadableZoom) {
+        setTransform(QTransform::fromScale(kReadableZoom, kReadableZoom));
+        Q_EMIT zoomChanged(zoom());
+    }
+    m_scene->clearSelection();
+    node->setSelected(true);
+    centerOn(node->sceneBox().center());
+    m_minimap->update();
+}
+
+void GraphView::sceneChanged() {
+    m_minimap->refresh();
+    placeMinimap();
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+    if (event->modifiers() & Qt::ShiftModifier) {
+        QGraphicsView::wheelEvent(event); // Shift+wheel scrolls
+        return;
+    }
+    zoomBy(std::pow(kWheelZoomBase, event->angleDelta().y()));
+    event->accept();
+}
+
+void GraphView::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(kKeyZoomStep);
+        return;
+    case Qt::Key_Minus:
+        zoomBy(1 / kKeyZoomStep);
+        return;
+    case Qt::Key_Space:
+        fitGraph();
+        return;
+    case Qt::Key_Escape:
+        m_scene->clearSelection();
+        return;
+    default:
+        break;
+    }
+    QGraphicsView::keyPressEvent(event);
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    placeMinimap();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy) {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    m_minimap->update();
+}
+
+void GraphView::placeMinimap() {
+    const QRect area = viewport()->geometry();
+    m_minimap->move(area.right() - m_minimap->width() - kMinimapMargin,
+                    area.bottom() - m_minimap->height() - kMinimapMargin);
+    m_minimap->raise();
+}
+
+} // namespace qs::ui

@@ -1,0 +1,62 @@
+// GraphView: the QGraphicsView over a GraphScene — wheel and +/- zoom around the cursor, drag
+// to pan, Space to fit, Escape to drop the selection, a minimap in the bottom-right corner, and
+// centring on a node (search).
+// Level of detail is the items' business: they drop text when the zoom makes it unreadable.
+#pragma once
+
+#include <QGraphicsView>
+
+namespace qs::ui {
+
+class GraphScene;
+class Minimap;
+class NodeItem;
+
+/// Interactive view of a GraphScene.
+class GraphView : public QGraphicsView {
+    Q_OBJECT
+
+public:
+    explicit GraphView(GraphScene* scene, QWidget* parent = nullptr);
+
+    GraphScene* graphScene() const { return m_scene; }
+
+    Minimap* minimap() const { return m_minimap; }
+
+    /// Current scale: 1 means one scene point per pixel.
+    double zoom() const;
+
+    /// Multiplies the zoom by `factor`, clamped to [minimum, 4].
+    void zoomBy(double factor);
+
+    /// Shows the whole graph; tall graphs are fitted to the width and shown from the top.
+    void fitGraph();
+
+    /// Centres `node`, selects it alone and zooms in far enough to read it.
+    void centerOnNode(NodeItem* node);
+
+    /// Re-renders the minimap after the scene changed.
+    void sceneChanged();
+
+Q_SIGNALS:
+    void zoomChanged(double zoom);
+
+protected:
+    void wheelEvent(QWheelEvent* event) override;
+
+    void keyPressEvent(QKeyEvent* event) override;
+
+    void resizeEvent(QResizeEvent* event) override;
+
+    void scrollContentsBy(int dx, int dy) override;
+
+private:
+    void placeMinimap();
+
+    double minimumZoom() const;
+
+    GraphScene* m_scene;
+    Minimap* m_minimap;
+};
+
+} // namespace qs::ui
