@@ -110,6 +110,9 @@ private:
     void waitAtBranch(int member, const Path& path);
     void handleWaiting(int id);
     void mergeAtBranchingNode(int branchingNode);
+    int addMergeQuantizer(int branchingNode, const QuantizerConfigList& configs);
+    void foldBranchInto(int mergeId, int branchingNode, int branchId);
+    void abortMerge(const std::set<int>& waiters);
 
     std::set<int> activeQuantizersDominatedBy(int nodeIndex) const;
     std::vector<int> nonAgnosticOpsDominatedBy(int nodeIndex) const;
