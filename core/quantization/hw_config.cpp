@@ -115,11 +115,12 @@ Result<QuantizerConfigList> expandAlias(const Json& body, std::string_view origi
     }
     QuantizerConfigList configs = {QuantizerConfig{}};
     for (const auto& [key, value] : body.items()) {
+        const std::string keyField = field + '.' + key;
         QuantizerConfigList next;
         for (const QuantizerConfig& base : configs) {
             for (const Json& item : asList(value)) {
                 QuantizerConfig config = base;
-                QS_TRY(applyAliasField(config, key, item, origin, field + "." + key));
+                QS_TRY(applyAliasField(config, key, item, origin, keyField));
                 next.push_back(config);
             }
         }
@@ -155,7 +156,9 @@ Result<QuantizerConfigList> expandOpList(const Json& value, const Json& aliases,
 Result<void> parseQuantizationLists(const Json& lists, const Json& aliases, std::string_view origin,
                                     const std::string& field, HWConfigOp& entry) {
     for (const auto& [kind, list] : lists.items()) {
-        const std::string listField = field + "." + kind;
+        std::string listField = field;
+        listField += '.';
+        listField += kind;
         if (kind != "activations" && kind != "weights") {
             return fieldError(origin, listField, "unknown field");
         }
@@ -188,7 +191,9 @@ Result<HWConfigOp> parseOperation(const Json& op, const Json& aliases, std::stri
     HWConfigOp entry;
     entry.type = op["type"].get<std::string>();
     for (const auto& [key, value] : op.items()) {
-        const std::string keyField = field + "." + key;
+        std::string keyField = field;
+        keyField += '.';
+        keyField += key;
         if (key == "type") {
             continue;
         }

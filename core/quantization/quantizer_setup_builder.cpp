@@ -190,6 +190,7 @@ void Solver::foldEmbeddingOutputs(SetupDraft& draft) {
             groupMembers = draft.setup.unifiedScaleGroups[draft.groupOfQp[id]];
         }
         std::vector<const QuantizerConfigList*> activationLists;
+        activationLists.reserve(groupMembers.size());
         for (const int member : groupMembers) {
             activationLists.push_back(&draft.setup.quantizationPoints[member].possibleConfigs);
         }
