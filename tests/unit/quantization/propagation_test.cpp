@@ -483,6 +483,30 @@ TEST(PropagationTest, ImportedModelEndToEnd) {
     EXPECT_EQ(proposal->setup.unifiedScaleGroups.size(), 1u);
 }
 
+TEST(PropagationTest, SelectionByPresetFromAnUnconstrainedProposal) {
+    Builder b = residualBlock();
+    const Proposed p = propose(b, "cpu", PropagationOptions{});
+    EXPECT_EQ(
+        strings(p.point("relu").possibleConfigs),
+        (std::vector<std::string>{"B:8 M:S SGN:ANY PC:N NR:N", "B:8 M:A SGN:ANY PC:N NR:N",
+                                  "B:16 M:S SGN:ANY PC:N NR:N", "B:16 M:A SGN:ANY PC:N NR:N"}));
+    const QuantizerConfigChoice mixed = selectByPreset(p.proposal.setup, QuantizationPreset::Mixed);
+    EXPECT_EQ(mixed.at(p.idByPoint.at("relu")).mode, QuantizationMode::Asymmetric);
+    EXPECT_EQ(mixed.at(p.idByPoint.at("conv_b[W]")).mode, QuantizationMode::Symmetric);
+    const QuantizerConfigChoice performance =
+        selectByPreset(p.proposal.setup, QuantizationPreset::Performance);
+    EXPECT_EQ(performance.at(p.idByPoint.at("relu")).mode, QuantizationMode::Symmetric);
+    auto single = finalizeSetup(p.proposal, mixed);
+    ASSERT_TRUE(single.ok());
+    EXPECT_EQ(single->quantizationPoints.at(p.idByPoint.at("conv_b[W]")).qconfig.signednessToForce,
+              true);
+
+    // A config that is no candidate of the point is refused.
+    QuantizerConfigChoice bad = mixed;
+    bad[p.idByPoint.at("relu")].numBits = 4;
+    EXPECT_FALSE(finalizeSetup(p.proposal, bad).ok());
+}
+
 TEST(PropagationTest, ReportsRenderTheSetup) {
     Builder b = residualBlock();
     const Proposed p = propose(b, "npu");
