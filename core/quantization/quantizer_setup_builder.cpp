@@ -29,11 +29,11 @@ void Solver::filterIntegerInputQuantizers() {
 
 void Solver::filterElementwiseQuantizers() {
     // A lone quantizer on one input of an elementwise op (the other input constant) buys no
-    // integer kernel, so NNCF drops it when it never moved away from the op (NNCF's path of
-    // length <= 1 counts the initial pre-hook edge; ours counts moves).
+    // integer kernel, so NNCF drops it unless it propagated through an op: a path of at most one
+    // edge (pre-hook to the producer's post-hook) still quantizes the same tensor.
     for (const int id : std::vector<int>(m_finished)) {
         const PropagatingQuantizer& q = pq(id);
-        if (!q.alive || q.quantizedInputSinkOperatorNodes.size() != 1 || q.pathLength > 0) {
+        if (!q.alive || q.quantizedInputSinkOperatorNodes.size() != 1 || q.pathLength > 1) {
             continue;
         }
         const int op = *q.quantizedInputSinkOperatorNodes.begin();
