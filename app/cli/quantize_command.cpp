@@ -37,29 +37,28 @@ Result<void> writeJson(const std::string& path, const nlohmann::json& json) {
     return writeFileAtomically(path, json.dump(2) + "\n");
 }
 
-Result<void> runQuantizeImpl(const QuantizeOptions& options) {
+Result<PropagationOptions> propagationOptions(const QuantizeOptions& options, int64_t opset) {
     static const std::map<std::string, QuantizerPropagationRule> kRules = {
         {"do_not_merge_branches", QuantizerPropagationRule::DoNotMergeBranches},
         {"merge_if_all_branches_same", QuantizerPropagationRule::MergeIfAllBranchesSame},
         {"merge_with_potential_requantization",
          QuantizerPropagationRule::MergeWithPotentialRequantization},
         {"merge_all_in_one", QuantizerPropagationRule::MergeAllInOne}};
-    QS_ASSIGN_OR_RETURN(HWConfig hw, HWConfig::fromArgument(options.hw));
-    QS_ASSIGN_OR_RETURN(graph::Graph model, onnx::importModel(options.modelPath));
+    auto rule = kRules.find(options.rule);
+    if (rule == kRules.end()) {
+        return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
+    }
     const QuantizationPreset preset =
         options.preset == "mixed" ? QuantizationPreset::Mixed : QuantizationPreset::Performance;
-    PropagationOptions propagation = presetOptions(preset, model.opsetVersion());
-    propagation.rule = kRules.at(options.rule);
+    PropagationOptions propagation = presetOptions(preset, opset);
+    propagation.rule = rule->second;
     propagation.quantizeOutputs = options.quantizeOutputs;
     propagation.ignoredScope.patterns = options.ignore;
-    QS_ASSIGN_OR_RETURN(QuantizationProposal proposal,
-                        proposeQuantizerSetup(model, hw, propagation));
-    QuantizerConfigChoice choice = selectFirstConfigs(proposal.setup);
-    for (const std::string& spec : options.sets) {
-        QS_TRY(applyBitwidthChoice(proposal.setup, spec, choice));
-    }
-    QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, finalizeSetup(proposal, choice));
+    return propagation;
+}
 
+Result<void> writeOutputs(const QuantizeOptions& options, const QuantizationProposal& proposal,
+                          const SingleConfigQuantizerSetup& setup) {
     QS_TRY(writeJson(options.setupOut, setup.toJson()));
     if (!options.proposalOut.empty()) {
         QS_TRY(writeJson(options.proposalOut, proposalToJson(proposal.setup)));
@@ -67,6 +66,22 @@ Result<void> runQuantizeImpl(const QuantizeOptions& options) {
     if (!options.dotOut.empty()) {
         QS_TRY(writeFileAtomically(options.dotOut, quantizerSetupToDot(proposal, &setup)));
     }
+    return {};
+}
+
+Result<void> runQuantizeImpl(const QuantizeOptions& options) {
+    QS_ASSIGN_OR_RETURN(HWConfig hw, HWConfig::fromArgument(options.hw));
+    QS_ASSIGN_OR_RETURN(graph::Graph model, onnx::importModel(options.modelPath));
+    QS_ASSIGN_OR_RETURN(PropagationOptions propagation,
+                        propagationOptions(options, model.opsetVersion()));
+    QS_ASSIGN_OR_RETURN(QuantizationProposal proposal,
+                        proposeQuantizerSetup(model, hw, propagation));
+    QuantizerConfigChoice choice = selectFirstConfigs(proposal.setup);
+    for (const std::string& spec : options.sets) {
+        QS_TRY(applyBitwidthChoice(proposal.setup, spec, choice));
+    }
+    QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, finalizeSetup(proposal, choice));
+    QS_TRY(writeOutputs(options, proposal, setup));
     std::cout << "Statistics of the bitwidth distribution:\n" << bitwidthSummaryTable(setup);
     std::cout << "Merged quantizers: " << setup.mergedInto.size() << "\n";
     std::cout << "Requantizers: " << setup.requantizationParents.size() << "\n";

@@ -37,43 +37,10 @@ std::vector<int> Solver::shortestDownwardPath(int from, int to) const {
     return path;
 }
 
-void Solver::mergeAtBranchingNode(int branchingNode) {
-    const std::set<int> waiters = m_waiters[branchingNode];
-    m_waiters.erase(branchingNode);
-    for (const int id : waiters) {
-        m_waitingOn.erase(id);
-    }
-    auto abort = [&] {
-        for (const int id : waiters) {
-            finish(id);
-            m_queue.erase(std::remove(m_queue.begin(), m_queue.end(), id), m_queue.end());
-        }
-    };
-    for (const int id : waiters) {
-        if (checkBranchingTransition(id, branchingNode) == TransitionStatus::ShouldNotTransition) {
-            abort();
-            return;
-        }
-    }
-    const std::vector<int> ordered(waiters.begin(), waiters.end());
-    std::vector<QuantizerConfigList> branchLists;
-    for (const int id : ordered) {
-        branchLists.push_back(pq(id).configs);
-    }
-    const MergedConfigs merged = mergeConfigsForBranches(branchLists, m_options.rule);
-    if (merged.mergedList.empty()) {
-        m_log.push_back("Could not merge the quantizers at '" + node(branchingNode).key +
-                        "': no common quantizer configurations");
-        abort();
-        return;
-    }
-    for (const int id : ordered) {
-        m_queue.erase(std::remove(m_queue.begin(), m_queue.end(), id), m_queue.end());
-    }
-    // The merge PQ sits on the branching post-hook and covers every branch.
+int Solver::addMergeQuantizer(int branchingNode, const QuantizerConfigList& configs) {
     PropagatingQuantizer mergeQ;
     mergeQ.id = static_cast<int>(m_pqs.size());
-    mergeQ.configs = merged.mergedList;
+    mergeQ.configs = configs;
     mergeQ.location = branchingNode;
     mergeQ.lastAcceptingLocation = branchingNode;
     mergeQ.affectedIpNodes.insert(branchingNode);
@@ -81,46 +48,86 @@ void Solver::mergeAtBranchingNode(int branchingNode) {
     const int mergeId = static_cast<int>(m_pqs.size()) - 1;
     m_pqAt[static_cast<size_t>(branchingNode)] = mergeId;
     addUnique(m_nodeAffecting[static_cast<size_t>(branchingNode)], mergeId);
+    return mergeId;
+}
 
-    std::vector<int> groupsToMerge;
-    for (size_t i = 0; i < ordered.size(); ++i) {
-        auto it = m_groupOf.find(ordered[i]);
-        if (!merged.branchLists[i].has_value() && it != m_groupOf.end()) {
-            groupsToMerge.push_back(it->second);
+void Solver::foldBranchInto(int mergeId, int branchingNode, int branchId) {
+    const PropagatingQuantizer branch = pq(branchId);
+    auto coverEdge = [&](int e) {
+        pq(mergeId).affectedEdges.insert(e);
+        addUnique(m_edgeAffecting[static_cast<size_t>(e)], mergeId);
+    };
+    auto coverIp = [&](int n) {
+        pq(mergeId).affectedIpNodes.insert(n);
+        addUnique(m_nodeAffecting[static_cast<size_t>(n)], mergeId);
+    };
+    // The merged branch quantizer folds into the merge PQ along the shortest path down to it.
+    for (const int e : shortestDownwardPath(branchingNode, branch.location)) {
+        coverEdge(e);
+        if (node(edge(e).to).isInsertionPoint()) {
+            coverIp(edge(e).to);
         }
     }
+    std::for_each(branch.affectedEdges.begin(), branch.affectedEdges.end(), coverEdge);
+    std::for_each(branch.affectedIpNodes.begin(), branch.affectedIpNodes.end(), coverIp);
+    removePropagatingQuantizer(branchId);
+}
+
+void Solver::abortMerge(const std::set<int>& waiters) {
+    for (const int id : waiters) {
+        finish(id);
+        m_queue.erase(std::remove(m_queue.begin(), m_queue.end(), id), m_queue.end());
+    }
+}
+
+void Solver::mergeAtBranchingNode(int branchingNode) {
+    const std::set<int> waiters = m_waiters[branchingNode];
+    m_waiters.erase(branchingNode);
+    for (const int id : waiters) {
+        m_waitingOn.erase(id);
+    }
+    for (const int id : waiters) {
+        if (checkBranchingTransition(id, branchingNode) == TransitionStatus::ShouldNotTransition) {
+            abortMerge(waiters);
+            return;
+        }
+    }
+    const std::vector<int> ordered(waiters.begin(), waiters.end());
+    std::vector<QuantizerConfigList> branchLists;
+    branchLists.reserve(ordered.size());
+    for (const int id : ordered) {
+        branchLists.push_back(pq(id).configs);
+    }
+    const MergedConfigs merged = mergeConfigsForBranches(branchLists, m_options.rule);
+    if (merged.mergedList.empty()) {
+        m_log.push_back("Could not merge the quantizers at '" + node(branchingNode).key +
+                        "': no common quantizer configurations");
+        abortMerge(waiters);
+        return;
+    }
+    for (const int id : ordered) {
+        m_queue.erase(std::remove(m_queue.begin(), m_queue.end(), id), m_queue.end());
+    }
+    // The merge PQ sits on the branching post-hook and covers every branch.
+    const int mergeId = addMergeQuantizer(branchingNode, merged.mergedList);
+    std::vector<int> groupsToMerge;
     for (size_t i = 0; i < ordered.size(); ++i) {
         const int id = ordered[i];
-        PropagatingQuantizer& m = pq(mergeId);
-        const PropagatingQuantizer branch = pq(id);
-        m.quantizedInputSinkOperatorNodes.insert(branch.quantizedInputSinkOperatorNodes.begin(),
-                                                 branch.quantizedInputSinkOperatorNodes.end());
-        for (const int n : branch.quantizedInputSinkOperatorNodes) {
+        const std::set<int> sinks = pq(id).quantizedInputSinkOperatorNodes;
+        pq(mergeId).quantizedInputSinkOperatorNodes.insert(sinks.begin(), sinks.end());
+        for (const int n : sinks) {
             addUnique(m_nodeAffecting[static_cast<size_t>(n)], mergeId);
         }
         if (merged.branchLists[i].has_value()) {
+            // Unmerged branches keep their own PQ below: a requantization child.
             pq(mergeId).downstreamPropagatingQuantizers.insert(id);
             finish(id);
             continue;
         }
-        for (const int e : shortestDownwardPath(branchingNode, branch.location)) {
-            pq(mergeId).affectedEdges.insert(e);
-            addUnique(m_edgeAffecting[static_cast<size_t>(e)], mergeId);
-            const int to = edge(e).to;
-            if (node(to).isInsertionPoint()) {
-                pq(mergeId).affectedIpNodes.insert(to);
-                addUnique(m_nodeAffecting[static_cast<size_t>(to)], mergeId);
-            }
+        if (auto it = m_groupOf.find(id); it != m_groupOf.end()) {
+            groupsToMerge.push_back(it->second);
         }
-        for (const int e : branch.affectedEdges) {
-            pq(mergeId).affectedEdges.insert(e);
-            addUnique(m_edgeAffecting[static_cast<size_t>(e)], mergeId);
-        }
-        for (const int n : branch.affectedIpNodes) {
-            pq(mergeId).affectedIpNodes.insert(n);
-            addUnique(m_nodeAffecting[static_cast<size_t>(n)], mergeId);
-        }
-        removePropagatingQuantizer(id);
+        foldBranchInto(mergeId, branchingNode, id);
     }
     if (!groupsToMerge.empty()) {
         // NNCF merges the branch groups into a new group, even a single one.

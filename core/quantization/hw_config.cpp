@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 namespace qs::quantization {
 
@@ -25,48 +26,84 @@ std::vector<Json> asList(const Json& value) {
     return {value};
 }
 
+Result<void> setBits(QuantizerConfig& config, const Json& item, std::string_view origin,
+                     const std::string& field) {
+    if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 32) {
+        return fieldError(origin, field, "expected an integer bit width 1..32");
+    }
+    config.numBits = item.get<int>();
+    return {};
+}
+
+Result<void> setMode(QuantizerConfig& config, const Json& item, std::string_view origin,
+                     const std::string& field) {
+    if (item != "symmetric" && item != "asymmetric") {
+        return fieldError(origin, field,
+                          "expected \"symmetric\" or \"asymmetric\", got " + item.dump());
+    }
+    config.mode = item == "symmetric" ? QuantizationMode::Symmetric : QuantizationMode::Asymmetric;
+    return {};
+}
+
+Result<void> setGranularity(QuantizerConfig& config, const Json& item, std::string_view origin,
+                            const std::string& field) {
+    if (item != "perchannel" && item != "pertensor") {
+        return fieldError(origin, field,
+                          "expected \"perchannel\" or \"pertensor\", got " + item.dump());
+    }
+    config.perChannel = item == "perchannel";
+    return {};
+}
+
+Result<void> setNarrowRange(QuantizerConfig& config, const Json& item, std::string_view origin,
+                            const std::string& field) {
+    if (!item.is_boolean()) {
+        return fieldError(origin, field, "expected a boolean");
+    }
+    config.narrowRange = item.get<bool>();
+    return {};
+}
+
+Result<void> setSignedness(QuantizerConfig& config, const Json& item, std::string_view origin,
+                           const std::string& field) {
+    if (!item.is_boolean() && !item.is_null()) {
+        return fieldError(origin, field, "expected a boolean");
+    }
+    config.signednessToForce =
+        item.is_null() ? std::nullopt : std::optional<bool>(item.get<bool>());
+    return {};
+}
+
+/// Pre-2025 files give levels instead of narrow_range: an odd low level (-127) is narrow.
+Result<void> setLevel(QuantizerConfig& config, const Json& item, std::string_view origin,
+                      const std::string& field) {
+    if (!item.is_number_integer()) {
+        return fieldError(origin, field, "expected an integer");
+    }
+    const bool isLow = field.ends_with("level_low");
+    config.narrowRange = config.narrowRange || (isLow && item.get<int>() % 2 != 0);
+    return {};
+}
+
 /// Sets one field of `config` from one JSON value of an alias body.
 Result<void> applyAliasField(QuantizerConfig& config, const std::string& key, const Json& item,
                              std::string_view origin, const std::string& keyField) {
-    if (key == "bits") {
-        if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 32) {
-            return fieldError(origin, keyField, "expected an integer bit width 1..32");
-        }
-        config.numBits = item.get<int>();
-    } else if (key == "mode") {
-        if (item != "symmetric" && item != "asymmetric") {
-            return fieldError(origin, keyField,
-                              "expected \"symmetric\" or \"asymmetric\", got " + item.dump());
-        }
-        config.mode =
-            item == "symmetric" ? QuantizationMode::Symmetric : QuantizationMode::Asymmetric;
-    } else if (key == "granularity") {
-        if (item != "perchannel" && item != "pertensor") {
-            return fieldError(origin, keyField,
-                              "expected \"perchannel\" or \"pertensor\", got " + item.dump());
-        }
-        config.perChannel = item == "perchannel";
-    } else if (key == "narrow_range") {
-        if (!item.is_boolean()) {
-            return fieldError(origin, keyField, "expected a boolean");
-        }
-        config.narrowRange = item.get<bool>();
-    } else if (key == "signedness_to_force") {
-        if (!item.is_boolean() && !item.is_null()) {
-            return fieldError(origin, keyField, "expected a boolean");
-        }
-        config.signednessToForce =
-            item.is_null() ? std::nullopt : std::optional<bool>(item.get<bool>());
-    } else if (key == "level_low" || key == "level_high") {
-        // Pre-2025 files give levels instead of narrow_range: an odd low level (-127) is narrow.
-        if (!item.is_number_integer()) {
-            return fieldError(origin, keyField, "expected an integer");
-        }
-        config.narrowRange = config.narrowRange || (key == "level_low" && item.get<int>() % 2 != 0);
-    } else {
+    using Setter =
+        Result<void> (*)(QuantizerConfig&, const Json&, std::string_view, const std::string&);
+    static const std::map<std::string, Setter, std::less<>> kSetters = {
+        {"bits", setBits},
+        {"mode", setMode},
+        {"granularity", setGranularity},
+        {"narrow_range", setNarrowRange},
+        {"signedness_to_force", setSignedness},
+        {"level_low", setLevel},
+        {"level_high", setLevel},
+    };
+    auto it = kSetters.find(key);
+    if (it == kSetters.end()) {
         return fieldError(origin, keyField, "unknown field");
     }
-    return {};
+    return it->second(config, item, origin, keyField);
 }
 
 /// Expands one alias body (or inline dict) into its configs: the cartesian product of its fields
@@ -78,11 +115,12 @@ Result<QuantizerConfigList> expandAlias(const Json& body, std::string_view origi
     }
     QuantizerConfigList configs = {QuantizerConfig{}};
     for (const auto& [key, value] : body.items()) {
+        const std::string keyField = field + '.' + key;
         QuantizerConfigList next;
         for (const QuantizerConfig& base : configs) {
             for (const Json& item : asList(value)) {
                 QuantizerConfig config = base;
-                QS_TRY(applyAliasField(config, key, item, origin, field + "." + key));
+                QS_TRY(applyAliasField(config, key, item, origin, keyField));
                 next.push_back(config);
             }
         }
@@ -118,7 +156,9 @@ Result<QuantizerConfigList> expandOpList(const Json& value, const Json& aliases,
 Result<void> parseQuantizationLists(const Json& lists, const Json& aliases, std::string_view origin,
                                     const std::string& field, HWConfigOp& entry) {
     for (const auto& [kind, list] : lists.items()) {
-        const std::string listField = field + "." + kind;
+        std::string listField = field;
+        listField += '.';
+        listField += kind;
         if (kind != "activations" && kind != "weights") {
             return fieldError(origin, listField, "unknown field");
         }
@@ -136,6 +176,13 @@ Result<void> parseQuantizationLists(const Json& lists, const Json& aliases, std:
     return {};
 }
 
+void parseAttributes(const Json& attributes, HWConfigOp& entry) {
+    for (const auto& [attr, attrValue] : attributes.items()) {
+        entry.attributes[attr] =
+            attrValue.is_string() ? attrValue.get<std::string>() : attrValue.dump();
+    }
+}
+
 Result<HWConfigOp> parseOperation(const Json& op, const Json& aliases, std::string_view origin,
                                   const std::string& field) {
     if (!op.is_object() || !op.contains("type") || !op["type"].is_string()) {
@@ -144,20 +191,22 @@ Result<HWConfigOp> parseOperation(const Json& op, const Json& aliases, std::stri
     HWConfigOp entry;
     entry.type = op["type"].get<std::string>();
     for (const auto& [key, value] : op.items()) {
+        std::string keyField = field;
+        keyField += '.';
+        keyField += key;
         if (key == "type") {
             continue;
         }
-        if (key == "attributes" && value.is_object()) {
-            for (const auto& [attr, attrValue] : value.items()) {
-                entry.attributes[attr] =
-                    attrValue.is_string() ? attrValue.get<std::string>() : attrValue.dump();
-            }
-        } else if (key == "quantization" && value.is_object()) {
-            QS_TRY(parseQuantizationLists(value, aliases, origin, field + ".quantization", entry));
-        } else if (key == "attributes" || key == "quantization") {
-            return fieldError(origin, field + "." + key, "expected an object");
+        if (key != "attributes" && key != "quantization") {
+            return fieldError(origin, keyField, "unknown field");
+        }
+        if (!value.is_object()) {
+            return fieldError(origin, keyField, "expected an object");
+        }
+        if (key == "attributes") {
+            parseAttributes(value, entry);
         } else {
-            return fieldError(origin, field + "." + key, "unknown field");
+            QS_TRY(parseQuantizationLists(value, aliases, origin, keyField, entry));
         }
     }
     return entry;

@@ -13,7 +13,7 @@ bool contains(const QuantizerConfigList& list, const QuantizerConfig& config) {
     return std::find(list.begin(), list.end(), config) != list.end();
 }
 
-bool sameMultiset(QuantizerConfigList a, QuantizerConfigList b) {
+bool sameMultiset(const QuantizerConfigList& a, QuantizerConfigList b) {
     if (a.size() != b.size()) {
         return false;
     }
@@ -59,23 +59,11 @@ QuantizerConfigList orderByBranchPriority(QuantizerConfigList candidates,
     return candidates;
 }
 
-MergedConfigs mergeConfigsForBranches(const std::vector<QuantizerConfigList>& branches,
-                                      QuantizerPropagationRule rule) {
-    if (branches.empty() || rule == QuantizerPropagationRule::DoNotMergeBranches) {
-        return noMerge(branches);
-    }
-    MergedConfigs out;
-    out.branchLists.assign(branches.size(), std::nullopt);
-    if (rule == QuantizerPropagationRule::MergeIfAllBranchesSame) {
-        for (const auto& branch : branches) {
-            if (!sameMultiset(branch, branches.front())) {
-                return noMerge(branches);
-            }
-        }
-        out.mergedList = branches.front();
-        return out;
-    }
-    // Candidates: every config of any branch, first occurrence order.
+namespace {
+/// Every config of any branch that is in each branch list or, for
+/// MERGE_WITH_POTENTIAL_REQUANTIZATION, that each branch could requantize.
+QuantizerConfigList mergeCandidates(const std::vector<QuantizerConfigList>& branches,
+                                    bool allowRequantization) {
     QuantizerConfigList candidates;
     for (const auto& branch : branches) {
         for (const QuantizerConfig& config : branch) {
@@ -84,29 +72,53 @@ MergedConfigs mergeConfigsForBranches(const std::vector<QuantizerConfigList>& br
             }
         }
     }
+    auto acceptedBy = [&](const QuantizerConfigList& branch, const QuantizerConfig& candidate) {
+        if (contains(branch, candidate)) {
+            return true;
+        }
+        return allowRequantization &&
+               std::all_of(branch.begin(), branch.end(), [&](const QuantizerConfig& c) {
+                   return c.isValidRequantizationFor(candidate);
+               });
+    };
     QuantizerConfigList kept;
     for (const QuantizerConfig& candidate : candidates) {
-        const bool ok =
-            std::all_of(branches.begin(), branches.end(), [&](const QuantizerConfigList& branch) {
-                if (contains(branch, candidate)) {
-                    return true;
-                }
-                if (rule == QuantizerPropagationRule::MergeAllInOne) {
-                    return false;
-                }
-                return std::all_of(branch.begin(), branch.end(), [&](const QuantizerConfig& c) {
-                    return c.isValidRequantizationFor(candidate);
-                });
-            });
-        if (ok) {
+        if (std::all_of(branches.begin(), branches.end(), [&](const QuantizerConfigList& branch) {
+                return acceptedBy(branch, candidate);
+            })) {
             kept.push_back(candidate);
         }
     }
+    return kept;
+}
+} // namespace
+
+MergedConfigs mergeConfigsForBranches(const std::vector<QuantizerConfigList>& branches,
+                                      QuantizerPropagationRule rule) {
+    if (branches.empty() || rule == QuantizerPropagationRule::DoNotMergeBranches) {
+        return noMerge(branches);
+    }
+    MergedConfigs out;
+    out.branchLists.assign(branches.size(), std::nullopt);
+    if (rule == QuantizerPropagationRule::MergeIfAllBranchesSame) {
+        const bool allSame =
+            std::all_of(branches.begin(), branches.end(), [&](const QuantizerConfigList& branch) {
+                return sameMultiset(branch, branches.front());
+            });
+        if (!allSame) {
+            return noMerge(branches);
+        }
+        out.mergedList = branches.front();
+        return out;
+    }
+    const bool requantize = rule == QuantizerPropagationRule::MergeWithPotentialRequantization;
+    QuantizerConfigList kept = mergeCandidates(branches, requantize);
     if (kept.empty()) {
         return noMerge(branches);
     }
     out.mergedList = orderByBranchPriority(std::move(kept), branches);
-    if (rule == QuantizerPropagationRule::MergeWithPotentialRequantization) {
+    if (requantize) {
+        // Branches whose list differs keep their own quantizer below the merged one.
         for (size_t i = 0; i < branches.size(); ++i) {
             if (!sameMultiset(branches[i], out.mergedList)) {
                 out.branchLists[i] = branches[i];

@@ -101,8 +101,18 @@ private:
     TransitionStatus checkBranchingTransition(int id, int branchingNode);
     void propagateViaPath(int id, const Path& path);
     void mergeIntoPath(int id, const Path& path, const std::set<int>& family);
+    std::vector<int> coveringQuantizers(const Path& path, const std::set<int>& family,
+                                        Path& walked) const;
+    void absorbQuantizer(int survivorId, const PropagatingQuantizer& merged, const Path& walked);
+    std::vector<std::pair<int, const Path*>>
+    quantizersForPaths(int id, const std::map<int, std::vector<Path>>& paths,
+                       std::set<int>& family);
+    void waitAtBranch(int member, const Path& path);
     void handleWaiting(int id);
     void mergeAtBranchingNode(int branchingNode);
+    int addMergeQuantizer(int branchingNode, const QuantizerConfigList& configs);
+    void foldBranchInto(int mergeId, int branchingNode, int branchId);
+    void abortMerge(const std::set<int>& waiters);
 
     std::set<int> activeQuantizersDominatedBy(int nodeIndex) const;
     std::vector<int> nonAgnosticOpsDominatedBy(int nodeIndex) const;

@@ -369,18 +369,18 @@ void Solver::propagateViaPath(int id, const Path& path) {
     m_pqAt[static_cast<size_t>(q.location)] = id;
 }
 
-void Solver::mergeIntoPath(int id, const Path& path, const std::set<int>& family) {
+std::vector<int> Solver::coveringQuantizers(const Path& path, const std::set<int>& family,
+                                            Path& walked) const {
     std::vector<int> survivors;
-    Path walked;
+    auto pick = [&](const std::vector<int>& affecting) {
+        for (const int other : affecting) {
+            if (!family.contains(other) && m_pqs[static_cast<size_t>(other)].alive) {
+                survivors.push_back(other);
+            }
+        }
+    };
     for (const int e : path) {
         walked.push_back(e);
-        auto pick = [&](const std::vector<int>& affecting) {
-            for (const int other : affecting) {
-                if (!family.contains(other) && m_pqs[static_cast<size_t>(other)].alive) {
-                    survivors.push_back(other);
-                }
-            }
-        };
         pick(m_edgeAffecting[static_cast<size_t>(e)]);
         if (survivors.empty() && node(edge(e).from).isInsertionPoint()) {
             pick(m_nodeAffecting[static_cast<size_t>(edge(e).from)]);
@@ -389,60 +389,60 @@ void Solver::mergeIntoPath(int id, const Path& path, const std::set<int>& family
             break;
         }
     }
-    PropagatingQuantizer merged = pq(id);
+    return survivors;
+}
+
+void Solver::absorbQuantizer(int survivorId, const PropagatingQuantizer& merged,
+                             const Path& walked) {
+    PropagatingQuantizer& s = pq(survivorId);
+    auto coverEdge = [&](int e) {
+        s.affectedEdges.insert(e);
+        addUnique(m_edgeAffecting[static_cast<size_t>(e)], survivorId);
+    };
+    std::for_each(merged.affectedEdges.begin(), merged.affectedEdges.end(), coverEdge);
+    std::for_each(walked.begin(), walked.end(), coverEdge);
+    for (const int n : merged.affectedIpNodes) {
+        s.affectedIpNodes.insert(n);
+        addUnique(m_nodeAffecting[static_cast<size_t>(n)], survivorId);
+    }
+    for (const int n : merged.quantizedInputSinkOperatorNodes) {
+        s.quantizedInputSinkOperatorNodes.insert(n);
+        addUnique(m_nodeAffecting[static_cast<size_t>(n)], survivorId);
+    }
+}
+
+void Solver::mergeIntoPath(int id, const Path& path, const std::set<int>& family) {
+    Path walked;
+    const std::vector<int> survivors = coveringQuantizers(path, family, walked);
+    const PropagatingQuantizer merged = pq(id);
     const auto groupIt = m_groupOf.find(id);
     const int mergedGroup = groupIt == m_groupOf.end() ? -1 : groupIt->second;
     removePropagatingQuantizer(id);
     for (const int survivorId : survivors) {
-        PropagatingQuantizer& s = pq(survivorId);
-        for (const int e : merged.affectedEdges) {
-            s.affectedEdges.insert(e);
-            addUnique(m_edgeAffecting[static_cast<size_t>(e)], survivorId);
+        absorbQuantizer(survivorId, merged, walked);
+        if (mergedGroup < 0) {
+            continue;
         }
-        for (const int e : walked) {
-            s.affectedEdges.insert(e);
-            addUnique(m_edgeAffecting[static_cast<size_t>(e)], survivorId);
-        }
-        for (const int n : merged.affectedIpNodes) {
-            s.affectedIpNodes.insert(n);
-            addUnique(m_nodeAffecting[static_cast<size_t>(n)], survivorId);
-        }
-        for (const int n : merged.quantizedInputSinkOperatorNodes) {
-            s.quantizedInputSinkOperatorNodes.insert(n);
-            addUnique(m_nodeAffecting[static_cast<size_t>(n)], survivorId);
-        }
-        if (mergedGroup >= 0) {
-            auto other = m_groupOf.find(survivorId);
-            if (other != m_groupOf.end()) {
-                mergeUnifiedGroups({other->second, mergedGroup});
-            } else if (m_groups.contains(mergedGroup)) {
-                m_groups[mergedGroup].insert(survivorId);
-                m_groupOf[survivorId] = mergedGroup;
-            }
+        auto other = m_groupOf.find(survivorId);
+        if (other != m_groupOf.end()) {
+            mergeUnifiedGroups({other->second, mergedGroup});
+        } else if (m_groups.contains(mergedGroup)) {
+            m_groups[mergedGroup].insert(survivorId);
+            m_groupOf[survivorId] = mergedGroup;
         }
     }
 }
 
-void Solver::propagationStep(int id) {
-    if (m_waitingOn.contains(id)) {
-        handleWaiting(id);
-        return;
-    }
-    const int location = pq(id).location;
-    std::map<int, std::vector<Path>> paths = pathsGroupedByUnifiedScales(location);
-    if (paths.empty()) {
-        finish(id);
-        return;
-    }
-    // The first path keeps the PQ, every further path gets a clone.
+std::vector<std::pair<int, const Path*>>
+Solver::quantizersForPaths(int id, const std::map<int, std::vector<Path>>& paths,
+                           std::set<int>& family) {
+    // The first path keeps the PQ, every further path gets a clone; the PQs of one unified group
+    // of paths share a scale.
     std::vector<std::pair<int, const Path*>> toProcess;
     std::map<int, std::vector<int>> groupMembers;
-    std::set<int> family = {id};
-    bool assigned = false;
     for (const auto& [group, groupPaths] : paths) {
         for (const Path& path : groupPaths) {
-            const int member = assigned ? clonePropagatingQuantizer(id) : id;
-            assigned = true;
+            const int member = toProcess.empty() ? id : clonePropagatingQuantizer(id);
             family.insert(member);
             toProcess.emplace_back(member, &path);
             if (group >= 0) {
@@ -453,12 +453,38 @@ void Solver::propagationStep(int id) {
     for (const auto& [group, members] : groupMembers) {
         unifyScales(members, UnifiedScaleType::UnifyAlways);
     }
+    return toProcess;
+}
+
+void Solver::waitAtBranch(int member, const Path& path) {
+    int branching = -1;
+    for (const int e : path) {
+        if (node(edge(e).from).outEdges.size() > 1) {
+            branching = edge(e).from;
+            break;
+        }
+    }
+    m_waitingOn[member] = branching;
+    m_waiters[branching].insert(member);
+}
+
+void Solver::propagationStep(int id) {
+    if (m_waitingOn.contains(id)) {
+        handleWaiting(id);
+        return;
+    }
+    const std::map<int, std::vector<Path>> paths = pathsGroupedByUnifiedScales(pq(id).location);
+    if (paths.empty()) {
+        finish(id);
+        return;
+    }
+    std::set<int> family = {id};
     std::vector<int> surviving;
-    for (const auto& [member, path] : toProcess) {
+    for (const auto& [member, path] : quantizersForPaths(id, paths, family)) {
         switch (checkTransitionViaPath(member, *path, family)) {
         case TransitionStatus::ShouldNotTransition:
             if (member != id) {
-                removePropagatingQuantizer(member);
+                removePropagatingQuantizer(member); // a clone is dropped
             } else {
                 finish(member);
             }
@@ -470,19 +496,10 @@ void Solver::propagationStep(int id) {
         case TransitionStatus::ShouldMerge:
             mergeIntoPath(member, *path, family);
             break;
-        case TransitionStatus::ShouldWaitForMerge: {
-            int branching = -1;
-            for (const int e : *path) {
-                if (node(edge(e).from).outEdges.size() > 1) {
-                    branching = edge(e).from;
-                    break;
-                }
-            }
-            m_waitingOn[member] = branching;
-            m_waiters[branching].insert(member);
+        case TransitionStatus::ShouldWaitForMerge:
+            waitAtBranch(member, *path);
             surviving.push_back(member);
             break;
-        }
         }
     }
     for (const int member : surviving) {

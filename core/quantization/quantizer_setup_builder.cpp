@@ -29,11 +29,11 @@ void Solver::filterIntegerInputQuantizers() {
 
 void Solver::filterElementwiseQuantizers() {
     // A lone quantizer on one input of an elementwise op (the other input constant) buys no
-    // integer kernel, so NNCF drops it when it never moved away from the op (NNCF's path of
-    // length <= 1 counts the initial pre-hook edge; ours counts moves).
+    // integer kernel, so NNCF drops it unless it propagated through an op: a path of at most one
+    // edge (pre-hook to the producer's post-hook) still quantizes the same tensor.
     for (const int id : std::vector<int>(m_finished)) {
         const PropagatingQuantizer& q = pq(id);
-        if (!q.alive || q.quantizedInputSinkOperatorNodes.size() != 1 || q.pathLength > 0) {
+        if (!q.alive || q.quantizedInputSinkOperatorNodes.size() != 1 || q.pathLength > 1) {
             continue;
         }
         const int op = *q.quantizedInputSinkOperatorNodes.begin();
@@ -146,54 +146,69 @@ void Solver::addUnifiedScaleGroups(SetupDraft& draft) {
     }
 }
 
+namespace {
+/// Per-tensor weight configs that every activation list accepts (an unforced activation
+/// signedness matches either forced one).
+QuantizerConfigList
+sharedEmbeddingConfigs(const QuantizerConfigList& weightConfigs,
+                       const std::vector<const QuantizerConfigList*>& activationLists) {
+    auto accepts = [](const QuantizerConfigList& list, const QuantizerConfig& wc) {
+        return std::any_of(list.begin(), list.end(), [&](const QuantizerConfig& ac) {
+            QuantizerConfig relaxed = ac;
+            if (!ac.signednessToForce.has_value()) {
+                relaxed.signednessToForce = wc.signednessToForce;
+            }
+            return relaxed == wc;
+        });
+    };
+    QuantizerConfigList narrowed;
+    for (const QuantizerConfig& wc : weightConfigs) {
+        const bool everywhere =
+            std::all_of(activationLists.begin(), activationLists.end(),
+                        [&](const QuantizerConfigList* list) { return accepts(*list, wc); });
+        if (!wc.perChannel && everywhere) {
+            narrowed.push_back(wc);
+        }
+    }
+    return narrowed;
+}
+} // namespace
+
 void Solver::foldEmbeddingOutputs(SetupDraft& draft) {
     // Embedding outputs: the activation quantizer becomes the weight quantizer when their
     // per-tensor configs intersect (§1.7, source 3).
     for (const int id : draft.activationIds) {
-        if (!pq(id).dependentOnWeights) {
-            continue;
-        }
         const IpNode& at = node(pq(id).location);
         auto weightIt = draft.qpOfOpWeight.find(at.op);
-        if (at.type != IpNodeType::PostHook || weightIt == draft.qpOfOpWeight.end()) {
+        if (!pq(id).dependentOnWeights || at.type != IpNodeType::PostHook ||
+            weightIt == draft.qpOfOpWeight.end()) {
             continue;
         }
+        const int weightId = weightIt->second;
         std::vector<int> groupMembers = {id};
         if (draft.groupOfQp.contains(id)) {
             groupMembers = draft.setup.unifiedScaleGroups[draft.groupOfQp[id]];
         }
-        MultiConfigQuantizationPoint& weight = draft.setup.quantizationPoints[weightIt->second];
-        QuantizerConfigList narrowed;
-        for (const QuantizerConfig& wc : weight.possibleConfigs) {
-            if (wc.perChannel) {
-                continue;
-            }
-            const bool everywhere =
-                std::all_of(groupMembers.begin(), groupMembers.end(), [&](int member) {
-                    const auto& list = draft.setup.quantizationPoints[member].possibleConfigs;
-                    return std::any_of(list.begin(), list.end(), [&](const QuantizerConfig& ac) {
-                        QuantizerConfig a = ac;
-                        a.signednessToForce = wc.signednessToForce;
-                        return !ac.signednessToForce.has_value() ? a == wc : ac == wc;
-                    });
-                });
-            if (everywhere) {
-                narrowed.push_back(wc);
-            }
+        std::vector<const QuantizerConfigList*> activationLists;
+        activationLists.reserve(groupMembers.size());
+        for (const int member : groupMembers) {
+            activationLists.push_back(&draft.setup.quantizationPoints[member].possibleConfigs);
         }
+        MultiConfigQuantizationPoint& weight = draft.setup.quantizationPoints[weightId];
+        QuantizerConfigList narrowed =
+            sharedEmbeddingConfigs(weight.possibleConfigs, activationLists);
         if (narrowed.empty()) {
             continue; // stays as an activation quantizer: a requantization of the table
         }
-        weight.possibleConfigs = narrowed;
-        for (const std::string& name :
-             draft.setup.quantizationPoints[id].directlyQuantizedOperatorNodeNames) {
-            weight.directlyQuantizedOperatorNodeNames.push_back(name);
-        }
-        draft.sinksOf[weightIt->second] = draft.sinksOf[id];
+        weight.possibleConfigs = std::move(narrowed);
+        const auto& names = draft.setup.quantizationPoints[id].directlyQuantizedOperatorNodeNames;
+        weight.directlyQuantizedOperatorNodeNames.insert(
+            weight.directlyQuantizedOperatorNodeNames.end(), names.begin(), names.end());
+        draft.sinksOf[weightId] = draft.sinksOf[id];
         draft.sinksOf.erase(id);
         if (draft.groupOfQp.contains(id)) {
             auto& members = draft.setup.unifiedScaleGroups[draft.groupOfQp[id]];
-            std::replace(members.begin(), members.end(), id, weightIt->second);
+            std::replace(members.begin(), members.end(), id, weightId);
         }
         draft.setup.quantizationPoints.erase(id);
     }

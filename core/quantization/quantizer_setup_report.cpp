@@ -98,12 +98,14 @@ std::string bitwidthSummaryTable(const SingleConfigQuantizerSetup& setup) {
     const std::vector<std::string> header = {"Num bits (N)", "N-bits WQs / Placed WQs",
                                              "N-bits AQs / Placed AQs", "N-bits Qs / Placed Qs"};
     std::vector<std::vector<std::string>> rows;
+    rows.reserve(byBits.size());
     for (const auto& [bits, counts] : byBits) {
         rows.push_back({std::to_string(bits), cell(counts.first, weights),
                         cell(counts.second, activations),
                         cell(counts.first + counts.second, weights + activations)});
     }
     std::vector<size_t> widths;
+    widths.reserve(header.size());
     for (const std::string& h : header) {
         widths.push_back(h.size());
     }

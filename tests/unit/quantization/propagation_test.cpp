@@ -310,34 +310,22 @@ TEST(PropagationTest, NoOpCastIsRemovedAsInNncf) {
     EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "relu"}));
 }
 
-TEST(PropagationTest, LoneQuantizerOnElementwiseOpIsDroppedWhenItCannotMove) {
+TEST(PropagationTest, LoneQuantizerOnElementwiseOpWithConstantIsDropped) {
     Builder b;
     const ValueId x = b.input("x");
     const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
     b.output(b.op("Add", "add_const", {relu, b.constant("bias", {1, 8, 1, 1})}));
-    b.output(b.op("Sigmoid", "float_branch", {relu}));
-    const Proposed p = propose(b);
-    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0"}));
+    EXPECT_EQ(propose(b).activationPoints(), (std::set<std::string>{"nncf_model_input_0"}));
 
-    // When it can rise to the producer's output it stays.
-    Builder single;
-    const ValueId y = single.input("x");
-    const ValueId r = single.op("Relu", "relu", {single.conv("conv_a", y)});
-    single.output(single.op("Add", "add_const", {r, single.constant("bias", {1, 8, 1, 1})}));
-    EXPECT_EQ(propose(single).activationPoints(),
+    // Once it has propagated through an op it stays.
+    Builder through;
+    const ValueId y = through.input("x");
+    const ValueId r = through.op("Relu", "relu", {through.conv("conv_a", y)});
+    const ValueId pooled = through.op("MaxPool", "pool", {r});
+    through.output(
+        through.op("Add", "add_const", {pooled, through.constant("bias", {1, 8, 1, 1})}));
+    EXPECT_EQ(propose(through).activationPoints(),
               (std::set<std::string>{"nncf_model_input_0", "relu"}));
-}
-
-TEST(PropagationTest, OpsOnTopKPathsToOutputsStayFloat) {
-    Builder b;
-    const ValueId x = b.input("x");
-    const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
-    const ValueId scores = b.conv("conv_b", relu);
-    const ValueId squared = b.op("Mul", "square", {scores, scores});
-    b.output(b.op("TopK", "topk", {squared, b.constant("k", {1}, DataType::Int64)}));
-    const Proposed p = propose(b);
-    // The Mul between the last weighted op and TopK is post-processing: no quantizers for it.
-    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "relu"}));
 }
 
 TEST(PropagationTest, SqueezeExcitationInternalsStayFloat) {
@@ -481,6 +469,30 @@ TEST(PropagationTest, ImportedModelEndToEnd) {
               (std::set<std::string>{"nncf_model_input_0", "relu_a", "conv_b", "dw:0", "pool:0",
                                      "pool", "conv_a[W]", "conv_b[W]", "dw[W]", "fc[W]"}));
     EXPECT_EQ(proposal->setup.unifiedScaleGroups.size(), 1u);
+}
+
+TEST(PropagationTest, SelectionByPresetFromAnUnconstrainedProposal) {
+    Builder b = residualBlock();
+    const Proposed p = propose(b, "cpu", PropagationOptions{});
+    EXPECT_EQ(
+        strings(p.point("relu").possibleConfigs),
+        (std::vector<std::string>{"B:8 M:S SGN:ANY PC:N NR:N", "B:8 M:A SGN:ANY PC:N NR:N",
+                                  "B:16 M:S SGN:ANY PC:N NR:N", "B:16 M:A SGN:ANY PC:N NR:N"}));
+    const QuantizerConfigChoice mixed = selectByPreset(p.proposal.setup, QuantizationPreset::Mixed);
+    EXPECT_EQ(mixed.at(p.idByPoint.at("relu")).mode, QuantizationMode::Asymmetric);
+    EXPECT_EQ(mixed.at(p.idByPoint.at("conv_b[W]")).mode, QuantizationMode::Symmetric);
+    const QuantizerConfigChoice performance =
+        selectByPreset(p.proposal.setup, QuantizationPreset::Performance);
+    EXPECT_EQ(performance.at(p.idByPoint.at("relu")).mode, QuantizationMode::Symmetric);
+    auto single = finalizeSetup(p.proposal, mixed);
+    ASSERT_TRUE(single.ok());
+    EXPECT_EQ(single->quantizationPoints.at(p.idByPoint.at("conv_b[W]")).qconfig.signednessToForce,
+              true);
+
+    // A config that is no candidate of the point is refused.
+    QuantizerConfigChoice bad = mixed;
+    bad[p.idByPoint.at("relu")].numBits = 4;
+    EXPECT_FALSE(finalizeSetup(p.proposal, bad).ok());
 }
 
 TEST(PropagationTest, ReportsRenderTheSetup) {
