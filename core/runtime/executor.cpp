@@ -315,7 +315,14 @@ Executor::backward(const ForwardTrace& trace,
         for (const ValueId in : node.inputs) {
             inputs.push_back(in.valid() ? toCompute(trace.values[in.index()], true) : Tensor());
         }
-        const OpContext ctx{node, inputs, m_opset};
+        uint64_t mask = 0;
+        for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
+            const ValueId in = node.inputs[i];
+            if (in.valid() && !m_graph.value(in).isInitializer()) {
+                mask |= uint64_t{1} << i;
+            }
+        }
+        const OpContext ctx{node, inputs, m_opset, mask};
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
                             m_ops[step]->vjp(ctx, outputs, outputGrads));
         for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size(); ++i) {

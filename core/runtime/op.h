@@ -24,6 +24,11 @@ struct OpContext {
     const graph::Node& node;
     std::span<const Tensor> inputs;
     int64_t opset = 21;
+    /// Bit i set: the caller wants the gradient of input i (VJPs may skip the others, e.g.
+    /// weight gradients when only activation gradients are asked for).
+    uint64_t gradMask = ~uint64_t{0};
+
+    bool wantsGrad(size_t index) const { return index < 64 && ((gradMask >> index) & 1U) != 0; }
 
     size_t numInputs() const { return inputs.size(); }
 

@@ -130,6 +130,17 @@ Tensor randomAwayFromZero(std::mt19937& rng, Shape shape, float margin) {
     return out;
 }
 
+Tensor randomDistinct(std::mt19937& rng, Shape shape) {
+    Tensor out = Tensor::allocate(graph::DataType::Float, std::move(shape));
+    float* data = out.mutableData<float>();
+    const int64_t count = out.numElements();
+    for (int64_t i = 0; i < count; ++i) {
+        data[i] = -1.0F + 0.05F * static_cast<float>(i);
+    }
+    std::shuffle(data, data + count, rng);
+    return out;
+}
+
 Result<void> requireFloat(const OpContext& ctx, size_t index) {
     if (!ctx.has(index) || ctx.input(index).dtype() != graph::DataType::Float) {
         return ctx.error(Errc::Unsupported,

@@ -113,6 +113,10 @@ Tensor randomTensor(std::mt19937& rng, Shape shape, float lo = -1.0F, float hi =
 /// kinks is hard; this one keeps |x| >= margin so finite differences do not cross a kink at 0.
 Tensor randomAwayFromZero(std::mt19937& rng, Shape shape, float margin = 0.05F);
 
+/// Float tensor of distinct values at least 0.05 apart, shuffled: finite differences of max/min
+/// style ops then never swap the winner.
+Tensor randomDistinct(std::mt19937& rng, Shape shape);
+
 template <typename T>
 Tensor int64Tensor(const std::vector<T>& values) {
     std::vector<int64_t> converted(values.begin(), values.end());
