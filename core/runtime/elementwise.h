@@ -57,8 +57,8 @@ Result<std::vector<Tensor>> unaryFloatVjp(const OpContext& ctx, std::span<const 
 
 /// out = f(a, b) with numpy broadcasting; both inputs of one numeric type; R(T) gives the result
 /// type (same as T for arithmetic, bool for comparisons).
-template <bool kBoolResult, typename F>
-Result<std::vector<Tensor>> broadcastForward(const OpContext& ctx, F f, bool allowBool = false) {
+template <bool kBoolResult, bool kAllowBool = false, typename F>
+Result<std::vector<Tensor>> broadcastForward(const OpContext& ctx, F f) {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.dtype() != b.dtype()) {
@@ -77,9 +77,13 @@ Result<std::vector<Tensor>> broadcastForward(const OpContext& ctx, F f, bool all
         broadcastBinary(*plan, a.data<T>(), b.data<T>(), out.mutableData<R>(),
                         [&](T x, T y) { return static_cast<R>(f(x, y)); });
     };
-    if (a.dtype() == graph::DataType::Bool && allowBool) {
-        run.template operator()<bool>();
-    } else if (!dispatchNumeric(a.dtype(), run)) {
+    if constexpr (kAllowBool) {
+        if (a.dtype() == graph::DataType::Bool) {
+            run.template operator()<bool>();
+            return std::vector<Tensor>{out};
+        }
+    }
+    if (!dispatchNumeric(a.dtype(), run)) {
         return ctx.error(Errc::Unsupported,
                          "unsupported input type " + std::string(graph::dataTypeName(a.dtype())));
     }

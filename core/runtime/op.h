@@ -72,6 +72,7 @@ struct OpSample {
     std::vector<graph::Attribute> attributes;
     std::vector<Tensor> inputs;
     std::vector<int> gradInputs; ///< inputs the VJP test perturbs (empty: all float inputs)
+    int numOutputs = 1;          ///< outputs the node declares (Split reads it)
 };
 
 using SampleFn = std::vector<OpSample> (*)(std::mt19937& rng);

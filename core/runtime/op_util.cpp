@@ -141,6 +141,12 @@ Tensor randomDistinct(std::mt19937& rng, Shape shape) {
     return out;
 }
 
+std::vector<Tensor> viewVjp(const OpContext& ctx, std::span<const Tensor> outputGrads) {
+    std::vector<Tensor> grads(ctx.numInputs());
+    grads[0] = outputGrads[0].reshaped(ctx.input(0).shape());
+    return grads;
+}
+
 Result<void> requireFloat(const OpContext& ctx, size_t index) {
     if (!ctx.has(index) || ctx.input(index).dtype() != graph::DataType::Float) {
         return ctx.error(Errc::Unsupported,

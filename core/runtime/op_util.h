@@ -144,6 +144,10 @@ inline Tensor allocateFloat(const Shape& shape) {
     return Tensor::allocate(graph::DataType::Float, shape);
 }
 
+/// VJP of ops that only re-view their first input (Reshape, Flatten, Squeeze, Identity, ...):
+/// dx = dy with x's shape; no gradient for the other inputs.
+std::vector<Tensor> viewVjp(const OpContext& ctx, std::span<const Tensor> outputGrads);
+
 /// Fails unless input `index` is float32.
 Result<void> requireFloat(const OpContext& ctx, size_t index);
 

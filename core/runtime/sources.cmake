@@ -19,6 +19,7 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/conv_geometry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/index_map.cpp
   ${CMAKE_CURRENT_LIST_DIR}/parallel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/executor.cpp
 )

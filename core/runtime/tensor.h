@@ -168,6 +168,11 @@ public:
 
     const void* rawData() const { return m_data; }
 
+    void* mutableRawData() {
+        QS_ASSERT(m_writable, "writing into a read-only tensor");
+        return m_data;
+    }
+
     /// Same storage, another shape with the same element count.
     Tensor reshaped(Shape shape) const;
 

@@ -8,8 +8,7 @@ namespace {
 // One broadcasting loop serves as both reference and kernel: the inner loop is contiguous and
 // the compiler vectorises it.
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    return broadcastForward<true>(
-        ctx, [](auto a, auto b) { return a != b; }, true);
+    return broadcastForward<true, true>(ctx, [](auto a, auto b) { return a != b; });
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {

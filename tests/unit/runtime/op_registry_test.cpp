@@ -34,6 +34,7 @@ graph::Node makeNode(const OpDef& def, const OpSample& sample) {
     node.opType = std::string(def.opType);
     node.domain = std::string(def.domain);
     node.attributes = sample.attributes;
+    node.outputs.resize(static_cast<size_t>(sample.numOutputs));
     return node;
 }
 
