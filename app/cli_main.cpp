@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     std::vector<Command> commands;
     commands.push_back(addInfoCommand(app));
+    commands.push_back(addRunCommand(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -25,4 +25,6 @@ int reportError(const Error& error);
 
 Command addInfoCommand(CLI::App& parent);
 
+Command addRunCommand(CLI::App& parent);
+
 } // namespace qs::cli

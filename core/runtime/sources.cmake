@@ -22,6 +22,8 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/index_map.cpp
   ${CMAKE_CURRENT_LIST_DIR}/parallel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/executor.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/npy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/batching.cpp
 )
 target_include_directories(qs_runtime_ops PRIVATE ${PROJECT_SOURCE_DIR}
   ${CMAKE_CURRENT_BINARY_DIR}/runtime_generated)
