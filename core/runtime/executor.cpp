@@ -231,8 +231,13 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
             progress->report(static_cast<double>(step) / static_cast<double>(m_order.size()),
                              m_graph.node(m_order[step]).name);
         }
+        const auto opStart = std::chrono::steady_clock::now();
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, values));
         const graph::Node& node = m_graph.node(m_order[step]);
+        if (stats != nullptr && stats->profile) {
+            stats->secondsByOpType[node.opType] +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+        }
         for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
             if (node.outputs[i].valid()) {
                 values[node.outputs[i].index()] = std::move(outputs[i]);

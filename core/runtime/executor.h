@@ -11,7 +11,9 @@
 #include "core/support/progress.h"
 #include "core/support/result.h"
 
+#include <map>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +28,8 @@ struct ExecutorOptions {
 struct RunStats {
     size_t peakActivationBytes = 0; ///< largest sum of live non-initializer buffers
     double seconds = 0.0;
+    std::map<std::string, double> secondsByOpType; ///< filled when `profile` is set
+    bool profile = false;                          ///< set by the caller to time each op type
 };
 
 /// All values of one forward pass, kept for backward().

@@ -34,7 +34,9 @@ qs_target_defaults(qs_runtime_ops)
 # dispatches at run time. Set QS_RUNTIME_ARCH to "" for a portable build.
 set(QS_RUNTIME_ARCH "x86-64-v3" CACHE STRING "-march for the runtime kernels ('' = compiler default)")
 if(QS_RUNTIME_ARCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  target_compile_options(qs_runtime_ops PRIVATE -march=${QS_RUNTIME_ARCH})
+  # GCC 12 reports false maybe-uninitialized warnings inside its own AVX-512 intrinsics headers.
+  target_compile_options(qs_runtime_ops PRIVATE -march=${QS_RUNTIME_ARCH}
+    $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
 endif()
 
 target_sources(qs_core PRIVATE $<TARGET_OBJECTS:qs_runtime_ops>)

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 namespace qs::runtime {
 
@@ -41,20 +43,62 @@ namespace {
 // 64-byte alignment suits AVX-512 loads; Eigen maps do not require it but run faster with it.
 constexpr size_t kAlignment = 64;
 
-struct AlignedFree {
-    void operator()(void* ptr) const { std::free(ptr); }
+// Freed tensor buffers are kept for reuse, keyed by size: a model allocates the same sizes on
+// every run, and reusing a buffer avoids the page faults of fresh mmap'd memory, which otherwise
+// cost as much as a cheap kernel (a Relu) itself.
+class BufferPool {
+public:
+    void* take(size_t bytes) {
+        {
+            const std::lock_guard lock(m_mutex);
+            auto it = m_free.find(bytes);
+            if (it != m_free.end()) {
+                void* ptr = it->second;
+                m_free.erase(it);
+                m_cachedBytes -= bytes;
+                return ptr;
+            }
+        }
+        return std::aligned_alloc(kAlignment, bytes);
+    }
+
+    void give(void* ptr, size_t bytes) {
+        {
+            const std::lock_guard lock(m_mutex);
+            if (m_cachedBytes + bytes <= kMaxCachedBytes) {
+                m_free.emplace(bytes, ptr);
+                m_cachedBytes += bytes;
+                return;
+            }
+        }
+        std::free(ptr);
+    }
+
+private:
+    static constexpr size_t kMaxCachedBytes = size_t{512} << 20;
+    std::mutex m_mutex;
+    std::unordered_multimap<size_t, void*> m_free;
+    size_t m_cachedBytes = 0;
 };
+
+BufferPool& bufferPool() {
+    // Never destroyed: tensors in other static objects may be released after main returns.
+    static auto* pool = new BufferPool();
+    return *pool;
+}
 } // namespace
 
 Tensor Tensor::allocate(DataType dtype, Shape shape) {
     Tensor out;
     out.m_dtype = dtype;
     out.m_shape = std::move(shape);
+    out.m_count = shapeNumElements(out.m_shape);
     const size_t bytes = out.byteSize();
     const size_t rounded = ((bytes + kAlignment - 1) / kAlignment) * kAlignment;
-    void* ptr = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    const size_t size = rounded == 0 ? kAlignment : rounded;
+    void* ptr = bufferPool().take(size);
     QS_CHECK(ptr != nullptr, "out of memory allocating a tensor");
-    out.m_holder = std::shared_ptr<void>(ptr, AlignedFree{});
+    out.m_holder = std::shared_ptr<void>(ptr, [size](void* p) { bufferPool().give(p, size); });
     out.m_data = static_cast<std::byte*>(ptr);
     out.m_writable = true;
     return out;
@@ -83,6 +127,7 @@ Tensor Tensor::wrap(graph::TensorPtr data) {
     Tensor out;
     out.m_dtype = data->dtype();
     out.m_shape = data->dims();
+    out.m_count = shapeNumElements(out.m_shape);
     out.m_data = const_cast<std::byte*>(reinterpret_cast<const std::byte*>(data->data()));
     out.m_holder = std::move(data);
     out.m_writable = false;
@@ -106,6 +151,7 @@ Tensor Tensor::reshaped(Shape shape) const {
     QS_ASSERT(shapeNumElements(shape) == numElements(), "reshape changes the element count");
     Tensor out = *this;
     out.m_shape = std::move(shape);
+    out.m_count = shapeNumElements(out.m_shape);
     return out;
 }
 

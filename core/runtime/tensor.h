@@ -137,7 +137,8 @@ public:
     /// Dim `axis`; negative axes count from the end.
     int64_t dim(int64_t axis) const;
 
-    int64_t numElements() const { return shapeNumElements(m_shape); }
+    /// Cached: kernels call it in loop conditions.
+    int64_t numElements() const { return m_count; }
 
     /// Bytes of the elements (one byte per element for bool).
     size_t byteSize() const;
@@ -188,6 +189,7 @@ public:
 private:
     graph::DataType m_dtype = graph::DataType::Undefined;
     Shape m_shape;
+    int64_t m_count = 1; ///< product of m_shape
     std::shared_ptr<const void> m_holder;
     std::byte* m_data = nullptr;
     bool m_writable = false;
