@@ -166,13 +166,25 @@ void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col)
         for (int64_t i = 0; i < p.kh; ++i) {
             for (int64_t j = 0; j < p.kw; ++j) {
                 float* row = col + ((c * p.kh + i) * p.kw + j) * width;
-                for (int64_t q = p0; q < p1; ++q) {
+                // Walk output rows; within one, the valid columns are a contiguous range.
+                int64_t q = p0;
+                while (q < p1) {
                     const int64_t oy = q / p.ow;
-                    const int64_t ox = q % p.ow;
+                    const int64_t oxBegin = q % p.ow;
+                    const int64_t oxEnd = std::min(p.ow, oxBegin + (p1 - q));
+                    float* dst = row + (q - p0);
                     const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                    const int64_t ix = ox * p.sw + j * p.dw - p.pl;
-                    row[q - p0] =
-                        (iy >= 0 && iy < p.h && ix >= 0 && ix < p.w) ? xc[iy * p.w + ix] : 0.0F;
+                    if (iy < 0 || iy >= p.h) {
+                        std::fill(dst, dst + (oxEnd - oxBegin), 0.0F);
+                    } else {
+                        const float* src = xc + iy * p.w;
+                        const int64_t off = j * p.dw - p.pl;
+                        for (int64_t ox = oxBegin; ox < oxEnd; ++ox) {
+                            const int64_t ix = ox * p.sw + off;
+                            dst[ox - oxBegin] = (ix >= 0 && ix < p.w) ? src[ix] : 0.0F;
+                        }
+                    }
+                    q += oxEnd - oxBegin;
                 }
             }
         }
