@@ -5,6 +5,7 @@
 // VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (the same GEMMs, transposed).
 
 #include "core/runtime/conv_geometry.h"
+#include "core/runtime/im2col.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/parallel.h"
 
@@ -114,25 +115,6 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
-/// 1-D and 2-D convolutions seen as 2-D (a 1-D input has height 1).
-struct Conv2d {
-    int64_t n, c, h, w, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, group;
-
-    int64_t cg() const { return c / group; }
-
-    int64_t mg() const { return m / group; }
-
-    int64_t colRows() const { return cg() * kh * kw; }
-
-    int64_t outPixels() const { return oh * ow; }
-
-    bool isPointwise() const {
-        return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0;
-    }
-
-    bool isDepthwise() const { return cg() == 1 && mg() == 1; }
-};
-
 Conv2d as2d(const ConvShape& s) {
     const ConvGeometry& g = s.geo;
     const bool oneD = g.rank() == 1;
@@ -155,65 +137,6 @@ Conv2d as2d(const ConvShape& s) {
     p.oh = oneD ? 1 : g.output[0];
     p.ow = g.output[last];
     return p;
-}
-
-/// Columns [p0, p1) of the im2col matrix of one group of one image: row (c, i, j), column
-/// (oh, ow) holds x[c, oh * sh + i * dh - pt, ow * sw + j * dw - pl] (zero outside).
-void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col) {
-    const int64_t width = p1 - p0;
-    for (int64_t c = 0; c < p.cg(); ++c) {
-        const float* xc = x + c * p.h * p.w;
-        for (int64_t i = 0; i < p.kh; ++i) {
-            for (int64_t j = 0; j < p.kw; ++j) {
-                float* row = col + ((c * p.kh + i) * p.kw + j) * width;
-                // Walk output rows; within one, the valid columns are a contiguous range.
-                int64_t q = p0;
-                while (q < p1) {
-                    const int64_t oy = q / p.ow;
-                    const int64_t oxBegin = q % p.ow;
-                    const int64_t oxEnd = std::min(p.ow, oxBegin + (p1 - q));
-                    float* dst = row + (q - p0);
-                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                    if (iy < 0 || iy >= p.h) {
-                        std::fill(dst, dst + (oxEnd - oxBegin), 0.0F);
-                    } else {
-                        const float* src = xc + iy * p.w;
-                        const int64_t off = j * p.dw - p.pl;
-                        for (int64_t ox = oxBegin; ox < oxEnd; ++ox) {
-                            const int64_t ix = ox * p.sw + off;
-                            dst[ox - oxBegin] = (ix >= 0 && ix < p.w) ? src[ix] : 0.0F;
-                        }
-                    }
-                    q += oxEnd - oxBegin;
-                }
-            }
-        }
-    }
-}
-
-/// Adds the im2col matrix `col` (all output pixels) back into the image gradient `dx`.
-void col2im(const Conv2d& p, const float* col, float* dx) {
-    const int64_t width = p.outPixels();
-    for (int64_t c = 0; c < p.cg(); ++c) {
-        float* xc = dx + c * p.h * p.w;
-        for (int64_t i = 0; i < p.kh; ++i) {
-            for (int64_t j = 0; j < p.kw; ++j) {
-                const float* row = col + ((c * p.kh + i) * p.kw + j) * width;
-                for (int64_t oy = 0; oy < p.oh; ++oy) {
-                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                    if (iy < 0 || iy >= p.h) {
-                        continue;
-                    }
-                    for (int64_t ox = 0; ox < p.ow; ++ox) {
-                        const int64_t ix = ox * p.sw + j * p.dw - p.pl;
-                        if (ix >= 0 && ix < p.w) {
-                            xc[iy * p.w + ix] += row[oy * p.ow + ox];
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 void depthwiseForward(const Conv2d& p, const float* x, const float* w, const float* b, float* y) {

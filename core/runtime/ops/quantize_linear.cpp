@@ -20,7 +20,8 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         outType = static_cast<graph::DataType>(requested);
     }
     const std::vector<int64_t> zeroPoint =
-        ctx.has(2) ? toInt64Vector(ctx.input(2)) : std::vector<int64_t>(static_cast<size_t>(scale.numElements()), 0);
+        ctx.has(2) ? toInt64Vector(ctx.input(2))
+                   : std::vector<int64_t>(static_cast<size_t>(scale.numElements()), 0);
     Tensor y = Tensor::allocate(outType, x.shape());
     const float* px = x.data<float>();
     const float* s = scale.data<float>();
