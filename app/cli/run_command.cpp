@@ -1,13 +1,17 @@
-// `quantscope-cli run MODEL (--input X.npy... | --random N) [--batch B] [--fp16] [--threads T]
-//  [--input-shape NAME=DIMS] [--out Y.npy] [--out-dir DIR]`: runs the model on the executor.
+// `quantscope-cli run MODEL (--input X.npy... | --images DIR | --random N) [--batch B] [--fp16]
+//  [--threads T] [--input-shape NAME=DIMS] [--out Y.npy] [--out-dir DIR]`: runs the model on the
+//  executor; with --fp16 it also reports each output's deviation from a float32 run.
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
 #include "core/runtime/batching.h"
+#include "core/runtime/image_dataset.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,6 +22,9 @@ namespace {
 struct RunOptions {
     std::string modelPath;
     std::vector<std::string> inputs;
+    std::string images;
+    std::vector<float> mean;
+    std::vector<float> std;
     int64_t random = 0;
     int64_t batch = 0;
     uint64_t seed = 0;
@@ -59,8 +66,31 @@ Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
         }
         return inputs;
     }
+    if (!options.images.empty()) {
+        if (executor.inputIds().size() != 1) {
+            return Error(Errc::InvalidArgument, "--images needs a model with one input");
+        }
+        const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
+        QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
+        if (shape.size() != 4) {
+            return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
+                                                    "' is " + runtime::shapeToString(shape));
+        }
+        runtime::ImageNormalization norm;
+        if (options.mean.size() == 3) {
+            std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
+        }
+        if (options.std.size() == 3) {
+            std::copy(options.std.begin(), options.std.end(), norm.std.begin());
+        }
+        QS_ASSIGN_OR_RETURN(
+            runtime::Tensor images,
+            runtime::loadImageFolder(options.images, shape[1], shape[2], shape[3], norm));
+        inputs.push_back(std::move(images));
+        return inputs;
+    }
     if (options.random <= 0) {
-        return Error(Errc::InvalidArgument, "give --input X.npy or --random N");
+        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
     }
     uint64_t seed = options.seed;
     for (const graph::ValueId id : executor.inputIds()) {
@@ -100,6 +130,26 @@ Result<void> runModel(const RunOptions& options) {
     std::cerr << "ran " << samples << " sample(s) in " << (samples + batch - 1) / batch
               << " batch(es): " << stats.seconds * 1000.0 << " ms, peak activations "
               << stats.peakActivationBytes / 1024 << " KiB\n";
+    if (options.fp16) {
+        // Report how far half storage moved each output from a float32 run of the same inputs.
+        QS_ASSIGN_OR_RETURN(runtime::Executor reference,
+                            runtime::Executor::create(executor.graph(), {}));
+        QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> exact,
+                            runtime::runBatched(reference, inputs, batch));
+        for (size_t o = 0; o < outputs.size(); ++o) {
+            double maxAbs = 0.0;
+            double maxDiff = 0.0;
+            for (int64_t i = 0; i < exact[o].numElements(); ++i) {
+                maxAbs = std::max(maxAbs, std::abs(exact[o].elementAsDouble(i)));
+                maxDiff = std::max(
+                    maxDiff, std::abs(exact[o].elementAsDouble(i) - outputs[o].elementAsDouble(i)));
+            }
+            std::cerr << "fp16 output '"
+                      << executor.graph().value(executor.graph().outputs()[o]).name
+                      << "': max |fp16 - fp32| / max |fp32| = "
+                      << (maxAbs > 0 ? maxDiff / maxAbs : 0.0) << '\n';
+        }
+    }
     if (!options.out.empty()) {
         QS_TRY(runtime::writeNpy(outputs[0], options.out).context("--out"));
     }
@@ -133,7 +183,15 @@ Command addRunCommand(CLI::App& parent) {
                                   "Input .npy, samples on axis 0 (one per model input, in order)");
     auto* random =
         app->add_option("--random", options->random, "Run N seeded random-normal samples");
+    auto* images = app->add_option("--images", options->images,
+                                   "Folder of PNG/JPEG/BMP images, resized to the input's H x W");
     input->excludes(random);
+    images->excludes(input);
+    images->excludes(random);
+    app->add_option("--mean", options->mean, "Per-channel mean for --images (default ImageNet)")
+        ->expected(3);
+    app->add_option("--std", options->std, "Per-channel std for --images (default ImageNet)")
+        ->expected(3);
     app->add_option("--batch", options->batch,
                     "Mini-batch size (default: all of --input, 1 for --random)");
     app->add_option("--seed", options->seed, "Seed for --random");

@@ -1,10 +1,13 @@
 #include "core/runtime/batching.h"
+#include "core/runtime/image_dataset.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/op_util.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 namespace qs::runtime {
 namespace {
@@ -102,6 +105,68 @@ TEST(Npy, RoundTripsAndRejectsFortranOrder) {
     auto badType = parseNpy(std::string(
         "\x93NUMPY\x01\x00\x20\x00{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 42));
     EXPECT_FALSE(badType.ok());
+}
+
+/// A 2x2 RGB image as a 24-bit BMP (bottom-up rows, padded to 4 bytes).
+void writeBmp(const std::filesystem::path& path) {
+    const unsigned char pixels[2][2][3] = {{{255, 0, 0}, {0, 255, 0}},
+                                           {{0, 0, 255}, {255, 255, 255}}};
+    std::string bytes = "BM";
+    auto put32 = [&](uint32_t v) {
+        for (int i = 0; i < 4; ++i) {
+            bytes += static_cast<char>((v >> (8 * i)) & 0xFF);
+        }
+    };
+    auto put16 = [&](uint16_t v) {
+        bytes += static_cast<char>(v & 0xFF);
+        bytes += static_cast<char>(v >> 8);
+    };
+    put32(54 + 16);
+    put32(0);
+    put32(54);
+    put32(40);
+    put32(2);
+    put32(2);
+    put16(1);
+    put16(24);
+    put32(0);
+    put32(16);
+    put32(2835);
+    put32(2835);
+    put32(0);
+    put32(0);
+    for (int row = 1; row >= 0; --row) {
+        for (int col = 0; col < 2; ++col) {
+            // BMP stores BGR.
+            bytes += static_cast<char>(pixels[row][col][2]);
+            bytes += static_cast<char>(pixels[row][col][1]);
+            bytes += static_cast<char>(pixels[row][col][0]);
+        }
+        bytes += std::string(2, '\0');
+    }
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(ImageDataset, LoadsResizesAndNormalises) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_image_dataset_test";
+    std::filesystem::create_directories(dir);
+    writeBmp(dir / "a.bmp");
+    writeBmp(dir / "b.bmp");
+    ImageNormalization identity;
+    identity.mean = {0, 0, 0};
+    identity.std = {1, 1, 1};
+    auto images = loadImageFolder(dir, 3, 2, 2, identity);
+    ASSERT_TRUE(images.ok()) << images.error().toString();
+    EXPECT_EQ(images->shape(), (Shape{2, 3, 2, 2}));
+    // Top-left pixel is red: channel 0 is 1, channels 1 and 2 are 0.
+    EXPECT_NEAR(images->data<float>()[0], 1.0F, 1e-6F);
+    EXPECT_NEAR(images->data<float>()[4], 0.0F, 1e-6F);
+    auto resized = loadImageFolder(dir, 3, 4, 4, identity);
+    ASSERT_TRUE(resized.ok());
+    EXPECT_EQ(resized->shape(), (Shape{2, 3, 4, 4}));
+    auto missing = loadImageFolder(dir / "nope", 3, 2, 2);
+    EXPECT_FALSE(missing.ok());
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace
