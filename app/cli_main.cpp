@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
 #ifdef QS_HAVE_RENDER
     commands.push_back(addRenderCommand(app));
 #endif
+    commands.push_back(addRunCommand(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -34,4 +34,6 @@ Command addConvertFp16Command(CLI::App& parent);
 /// `render MODEL --out GRAPH.svg|png|pdf|dot`; built when the GUI library is.
 Command addRenderCommand(CLI::App& parent);
 
+Command addRunCommand(CLI::App& parent);
+
 } // namespace qs::cli

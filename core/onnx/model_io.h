@@ -32,6 +32,9 @@ Result<InputShapeOverride> parseInputShapeOverride(std::string_view text);
 struct ImportOptions {
     std::vector<InputShapeOverride> inputShapes;
     bool inferShapes = true; ///< run onnx::shape_inference::InferShapes
+    /// Accept default-domain opsets below kMinOpset (ONNX's own pytorch-converted test data uses
+    /// opset 6); for conformance tests only, since old attribute forms are not all handled.
+    bool allowOldOpsets = false;
 };
 
 /// Non-fatal findings of an import (shape inference gave up, opaque nodes, ...).
@@ -49,6 +52,9 @@ Result<graph::Graph> importModel(const std::filesystem::path& path,
 Result<graph::Graph> importModelFromBytes(std::string_view bytes, const ImportOptions& options,
                                           const std::filesystem::path& baseDir = {},
                                           ImportNotes* notes = nullptr);
+
+/// Reads one serialized TensorProto file (ONNX test data: input_0.pb, output_0.pb).
+Result<graph::TensorPtr> readTensorFile(const std::filesystem::path& path);
 
 /// Serializes a graph into ModelProto bytes.
 Result<std::string> serializeModel(const graph::Graph& graph);

@@ -84,7 +84,7 @@ Result<::onnx::ModelProto> parseFile(const fs::path& path) {
     return model;
 }
 
-Result<void> checkModelHeader(const ::onnx::ModelProto& model) {
+Result<void> checkModelHeader(const ::onnx::ModelProto& model, bool allowOldOpsets) {
     if (!model.has_graph()) {
         return Error(Errc::InvalidModel, "not an ONNX model: it has no graph");
     }
@@ -108,7 +108,7 @@ Result<void> checkModelHeader(const ::onnx::ModelProto& model) {
         }
         return success();
     }
-    if (opset < kMinOpset || opset > kMaxOpset) {
+    if ((opset < kMinOpset && !allowOldOpsets) || opset > kMaxOpset) {
         return Error(Errc::Unsupported,
                      "opset " + std::to_string(opset) + " is not supported (supported: " +
                          std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
@@ -495,7 +495,7 @@ Result<void> loadAllExternalData(::onnx::GraphProto& graphProto, const fs::path&
 
 Result<Graph> importProto(::onnx::ModelProto& model, const ImportOptions& options,
                           const fs::path& baseDir, ImportNotes* notes) {
-    QS_TRY(checkModelHeader(model));
+    QS_TRY(checkModelHeader(model, options.allowOldOpsets));
     ::onnx::GraphProto& graphProto = *model.mutable_graph();
     QS_TRY(checkDeclaredShapes(graphProto));
     QS_TRY(loadAllExternalData(graphProto, baseDir));
@@ -513,6 +513,27 @@ Result<Graph> importProto(::onnx::ModelProto& model, const ImportOptions& option
 }
 
 } // namespace
+
+Result<graph::TensorPtr> readTensorFile(const fs::path& path) {
+    const std::string where = "file '" + path.string() + "'";
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return Error(Errc::Io, std::string("cannot open: ") + std::strerror(errno)).context(where);
+    }
+    ::onnx::TensorProto proto;
+    bool parsed = false;
+    {
+        google::protobuf::io::FileInputStream stream(fd, 1 << 20);
+        google::protobuf::io::CodedInputStream coded(&stream);
+        coded.SetTotalBytesLimit(static_cast<int>(kMaxProtoBytes));
+        parsed = proto.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+    }
+    ::close(fd);
+    if (!parsed) {
+        return Error(Errc::InvalidModel, "not a valid TensorProto").context(where);
+    }
+    return detail::takeTensor(proto).context(where);
+}
 
 Result<InputShapeOverride> parseInputShapeOverride(std::string_view text) {
     const auto eq = text.rfind('=');

@@ -1,0 +1,139 @@
+// Element-wise kernel templates shared by the unary, binary and comparison op files: each op file
+// supplies only its scalar function and its derivative. Unary float ops run on float and double;
+// binary arithmetic follows numpy broadcasting on every numeric type.
+#pragma once
+
+#include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
+#include "core/runtime/type_dispatch.h"
+
+#include <type_traits>
+
+namespace qs::runtime {
+
+/// y = f(x) for float/double x; `f` is a generic lambda.
+template <typename F>
+Result<std::vector<Tensor>> unaryFloatForward(const OpContext& ctx, F f) {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != graph::DataType::Float && x.dtype() != graph::DataType::Double) {
+        return ctx.error(Errc::Unsupported, "needs float or double input, got " +
+                                                std::string(graph::dataTypeName(x.dtype())));
+    }
+    Tensor y = Tensor::allocate(x.dtype(), x.shape());
+    auto run = [&]<typename T>() {
+        const T* src = x.data<T>();
+        T* dst = y.mutableData<T>();
+        parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                dst[i] = static_cast<T>(f(src[i]));
+            }
+        });
+    };
+    if (x.dtype() == graph::DataType::Float) {
+        run.template operator()<float>();
+    } else {
+        run.template operator()<double>();
+    }
+    return std::vector<Tensor>{y};
+}
+
+/// dx = dy * d(x, y) for a float unary op, where d is the derivative given input and output.
+template <typename D>
+Result<std::vector<Tensor>> unaryFloatVjp(const OpContext& ctx, std::span<const Tensor> outputs,
+                                          std::span<const Tensor> outputGrads, D d) {
+    const Tensor& x = ctx.input(0);
+    Tensor dx = allocateFloat(x.shape());
+    const float* px = x.data<float>();
+    const float* py = outputs[0].data<float>();
+    const float* dy = outputGrads[0].data<float>();
+    float* dst = dx.mutableData<float>();
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+        dst[i] = dy[i] * static_cast<float>(d(px[i], py[i]));
+    }
+    std::vector<Tensor> grads(ctx.numInputs());
+    grads[0] = dx;
+    return grads;
+}
+
+/// out = f(a, b) with numpy broadcasting; both inputs of one numeric type; R(T) gives the result
+/// type (same as T for arithmetic, bool for comparisons).
+template <bool kBoolResult, bool kAllowBool = false, typename F>
+Result<std::vector<Tensor>> broadcastForward(const OpContext& ctx, F f) {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != b.dtype()) {
+        return ctx.error(Errc::InvalidModel,
+                         "input types differ: " + std::string(graph::dataTypeName(a.dtype())) +
+                             " and " + std::string(graph::dataTypeName(b.dtype())));
+    }
+    auto plan = makeBroadcastPlan({a.shape(), b.shape()});
+    if (!plan.ok()) {
+        return ctx.error(Errc::InvalidModel, plan.error().message());
+    }
+    const graph::DataType outType = kBoolResult ? graph::DataType::Bool : a.dtype();
+    Tensor out = Tensor::allocate(outType, plan->outShape);
+    auto run = [&]<typename T>() {
+        using R = std::conditional_t<kBoolResult, bool, T>;
+        broadcastBinary(*plan, a.data<T>(), b.data<T>(), out.mutableData<R>(),
+                        [&](T x, T y) { return static_cast<R>(f(x, y)); });
+    };
+    if constexpr (kAllowBool) {
+        if (a.dtype() == graph::DataType::Bool) {
+            run.template operator()<bool>();
+            return std::vector<Tensor>{out};
+        }
+    }
+    if (!dispatchNumeric(a.dtype(), run)) {
+        return ctx.error(Errc::Unsupported,
+                         "unsupported input type " + std::string(graph::dataTypeName(a.dtype())));
+    }
+    return std::vector<Tensor>{out};
+}
+
+/// Gradients of a broadcasting binary float op: da = dy * fa(a, b, y), db = dy * fb(a, b, y),
+/// each summed back to its input's shape.
+template <typename FA, typename FB>
+Result<std::vector<Tensor>> broadcastVjp(const OpContext& ctx, std::span<const Tensor> outputs,
+                                         std::span<const Tensor> outputGrads, FA fa, FB fb) {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    auto plan = makeBroadcastPlan({outputs[0].shape(), a.shape(), b.shape()});
+    QS_CHECK(plan.ok(), "forward shapes broadcast, so the backward ones do");
+    Tensor da = Tensor::zeros(graph::DataType::Float, a.shape());
+    Tensor db = Tensor::zeros(graph::DataType::Float, b.shape());
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    const float* py = outputs[0].data<float>();
+    const float* dy = outputGrads[0].data<float>();
+    float* pda = da.mutableData<float>();
+    float* pdb = db.mutableData<float>();
+    forEachBroadcast(*plan, [&](int64_t, const int64_t* off) {
+        const float g = dy[off[0]];
+        const float va = pa[off[1]];
+        const float vb = pb[off[2]];
+        const float vy = py[off[0]];
+        pda[off[1]] += g * static_cast<float>(fa(va, vb, vy));
+        pdb[off[2]] += g * static_cast<float>(fb(va, vb, vy));
+    });
+    return std::vector<Tensor>{da, db};
+}
+
+/// Samples for a binary float op: equal shapes, a broadcast row, a scalar.
+inline std::vector<OpSample> binarySamples(std::mt19937& rng, float lo = -1.0F, float hi = 1.0F) {
+    return {
+        {"same 2x3",
+         {},
+         {randomTensor(rng, {2, 3}, lo, hi), randomTensor(rng, {2, 3}, lo, hi)},
+         {}},
+        {"bcast 2x3x4 by 3x1",
+         {},
+         {randomTensor(rng, {2, 3, 4}, lo, hi), randomTensor(rng, {3, 1}, lo, hi)},
+         {}},
+        {"bcast scalar by 2x2",
+         {},
+         {randomTensor(rng, {}, lo, hi), randomTensor(rng, {2, 2}, lo, hi)},
+         {}},
+    };
+}
+
+} // namespace qs::runtime

@@ -1,0 +1,345 @@
+#include "core/runtime/executor.h"
+
+#include "core/runtime/type_dispatch.h"
+
+#include <chrono>
+#include <limits>
+#include <unordered_map>
+
+namespace qs::runtime {
+
+using graph::DataType;
+using graph::NodeId;
+using graph::ValueId;
+
+namespace {
+
+/// Counts the bytes of live buffers once per storage, so views (Reshape, Identity) are free.
+class LiveBytes {
+public:
+    void add(const Tensor& tensor) {
+        if (!tensor.defined() || !tensor.writable()) {
+            return;
+        }
+        auto& entry = m_refs[tensor.storageId()];
+        if (entry.count++ == 0) {
+            entry.bytes = tensor.byteSize();
+            m_current += entry.bytes;
+            m_peak = std::max(m_peak, m_current);
+        }
+    }
+
+    void remove(const Tensor& tensor) {
+        if (!tensor.defined() || !tensor.writable()) {
+            return;
+        }
+        auto it = m_refs.find(tensor.storageId());
+        if (it == m_refs.end()) {
+            return;
+        }
+        if (--it->second.count == 0) {
+            m_current -= it->second.bytes;
+            m_refs.erase(it);
+        }
+    }
+
+    size_t peak() const { return m_peak; }
+
+private:
+    struct Entry {
+        size_t count = 0;
+        size_t bytes = 0;
+    };
+
+    std::unordered_map<const void*, Entry> m_refs;
+    size_t m_current = 0;
+    size_t m_peak = 0;
+};
+
+Tensor toStorage(const Tensor& tensor, bool fp16) {
+    if (fp16 && tensor.defined() && tensor.dtype() == DataType::Float) {
+        return castTensor(tensor, DataType::Float16);
+    }
+    return tensor;
+}
+
+Tensor toCompute(const Tensor& tensor, bool fp16) {
+    if (fp16 && tensor.defined() && tensor.dtype() == DataType::Float16) {
+        return castTensor(tensor, DataType::Float);
+    }
+    return tensor;
+}
+
+} // namespace
+
+Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
+    Executor exec;
+    exec.m_options = options;
+    exec.m_graph = std::move(graph);
+    const graph::Graph& g = exec.m_graph;
+    exec.m_opset = g.opsetVersion();
+    if (exec.m_opset <= 0) {
+        exec.m_opset = 21;
+    }
+    QS_ASSIGN_OR_RETURN(exec.m_order, g.topologicalOrder());
+    for (const NodeId id : exec.m_order) {
+        const graph::Node& node = g.node(id);
+        const OpDef* def = findOp(node.opType, node.domain);
+        if (def == nullptr) {
+            std::string op = node.isDefaultDomain() ? node.opType : node.domain + "." + node.opType;
+            return Error(Errc::Unsupported, "unsupported op " + op + " (node '" + node.name + "')");
+        }
+        const auto inputCount = static_cast<int>(node.inputs.size());
+        if (inputCount < def->minInputs || inputCount > def->maxInputs) {
+            return Error(Errc::InvalidModel, node.opType + " node '" + node.name + "' has " +
+                                                 std::to_string(inputCount) + " inputs, expected " +
+                                                 std::to_string(def->minInputs) + " to " +
+                                                 std::to_string(def->maxInputs));
+        }
+        exec.m_ops.push_back(def);
+    }
+    exec.m_constants.resize(g.numValues());
+    for (const ValueId id : g.valueIds()) {
+        const graph::Value& value = g.value(id);
+        if (value.isInitializer()) {
+            if (!isDispatchable(value.initializer->dtype())) {
+                continue; // strings and exotic types: only an op that reads them would fail
+            }
+            exec.m_constants[id.index()] = toStorage(Tensor::wrap(value.initializer), options.fp16);
+        }
+    }
+    for (const ValueId id : g.runtimeInputs()) {
+        exec.m_inputIds.push_back(id);
+    }
+    // Lifetime plan: a value dies after the last step that reads it, unless it is a graph output.
+    std::vector<int64_t> lastUse(g.numValues(), -1);
+    for (size_t step = 0; step < exec.m_order.size(); ++step) {
+        const graph::Node& node = g.node(exec.m_order[step]);
+        for (const ValueId in : node.inputs) {
+            if (in.valid()) {
+                lastUse[in.index()] = static_cast<int64_t>(step);
+            }
+        }
+        for (const ValueId in : node.implicitInputs) {
+            lastUse[in.index()] = static_cast<int64_t>(step);
+        }
+        // An output nobody reads dies right after its producer.
+        for (const ValueId out : node.outputs) {
+            if (out.valid() && lastUse[out.index()] < static_cast<int64_t>(step)) {
+                lastUse[out.index()] = static_cast<int64_t>(step);
+            }
+        }
+    }
+    for (const ValueId out : g.outputs()) {
+        lastUse[out.index()] = std::numeric_limits<int64_t>::max();
+    }
+    exec.m_frees.resize(exec.m_order.size());
+    for (size_t index = 0; index < lastUse.size(); ++index) {
+        const int64_t step = lastUse[index];
+        if (step >= 0 && step < static_cast<int64_t>(exec.m_order.size()) &&
+            !g.value(ValueId(static_cast<uint32_t>(index))).isInitializer()) {
+            exec.m_frees[static_cast<size_t>(step)].push_back(
+                ValueId(static_cast<uint32_t>(index)));
+        }
+    }
+    return exec;
+}
+
+Result<void> Executor::bindInputs(std::span<const Tensor> inputs,
+                                  std::vector<Tensor>& values) const {
+    if (inputs.size() != m_inputIds.size()) {
+        return Error(Errc::InvalidArgument, "the model takes " + std::to_string(m_inputIds.size()) +
+                                                " inputs, got " + std::to_string(inputs.size()));
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const graph::Value& value = m_graph.value(m_inputIds[i]);
+        const Tensor& tensor = inputs[i];
+        const std::string where = "input '" + value.name + "'";
+        if (value.dtype != DataType::Undefined && tensor.dtype() != value.dtype) {
+            return Error(Errc::InvalidArgument,
+                         "expects " + std::string(graph::dataTypeName(value.dtype)) + ", got " +
+                             std::string(graph::dataTypeName(tensor.dtype())))
+                .context(where);
+        }
+        if (value.shape.rankKnown) {
+            bool matches = value.shape.rank() == tensor.rank();
+            for (size_t d = 0; matches && d < tensor.rank(); ++d) {
+                const graph::Dim& dim = value.shape.dims[d];
+                matches = !dim.isKnown() || dim.size == tensor.shape()[d];
+            }
+            if (!matches) {
+                return Error(Errc::InvalidArgument, "expects shape " + value.shape.toString() +
+                                                        ", got " + shapeToString(tensor.shape()))
+                    .context(where);
+            }
+        }
+        values[m_inputIds[i].index()] = toStorage(tensor, m_options.fp16);
+    }
+    return success();
+}
+
+Result<std::vector<Tensor>> Executor::runNode(size_t step,
+                                              const std::vector<Tensor>& values) const {
+    const graph::Node& node = m_graph.node(m_order[step]);
+    std::vector<Tensor> inputs;
+    inputs.reserve(node.inputs.size());
+    for (const ValueId in : node.inputs) {
+        if (!in.valid()) {
+            inputs.emplace_back();
+            continue;
+        }
+        const Tensor& tensor = values[in.index()];
+        if (!tensor.defined()) {
+            return Error(Errc::InvalidModel,
+                         "value '" + m_graph.value(in).name + "' is read before it is computed")
+                .context(node.opType + " node '" + node.name + "'");
+        }
+        inputs.push_back(toCompute(tensor, m_options.fp16));
+    }
+    const OpContext ctx{node, inputs, m_opset};
+    QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, m_ops[step]->forward(ctx));
+    if (outputs.size() < node.outputs.size()) {
+        // Trailing optional outputs (Dropout's mask, BatchNorm's running stats) may be skipped
+        // only when nothing reads them.
+        for (size_t i = outputs.size(); i < node.outputs.size(); ++i) {
+            if (node.outputs[i].valid() && !m_graph.value(node.outputs[i]).consumers.empty()) {
+                return ctx.error(Errc::Unsupported,
+                                 "output " + std::to_string(i) + " is not computed");
+            }
+        }
+    }
+    for (Tensor& out : outputs) {
+        out = toStorage(out, m_options.fp16);
+    }
+    return outputs;
+}
+
+Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunStats* stats,
+                                          Progress* progress) const {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Tensor> values = m_constants;
+    QS_TRY(bindInputs(inputs, values));
+    LiveBytes live;
+    for (const ValueId id : m_inputIds) {
+        live.add(values[id.index()]);
+    }
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        if (progress != nullptr) {
+            if (progress->isCancelled()) {
+                return Error(Errc::Cancelled, "cancelled");
+            }
+            progress->report(static_cast<double>(step) / static_cast<double>(m_order.size()),
+                             m_graph.node(m_order[step]).name);
+        }
+        const auto opStart = std::chrono::steady_clock::now();
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, values));
+        const graph::Node& node = m_graph.node(m_order[step]);
+        if (stats != nullptr && stats->profile) {
+            stats->secondsByOpType[node.opType] +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+        }
+        for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+            if (node.outputs[i].valid()) {
+                values[node.outputs[i].index()] = std::move(outputs[i]);
+                live.add(values[node.outputs[i].index()]);
+            }
+        }
+        for (const ValueId dead : m_frees[step]) {
+            live.remove(values[dead.index()]);
+            values[dead.index()] = Tensor();
+        }
+    }
+    std::vector<Tensor> results;
+    for (const ValueId out : m_graph.outputs()) {
+        if (!values[out.index()].defined()) {
+            return Error(Errc::InvalidModel,
+                         "graph output '" + m_graph.value(out).name + "' is never computed");
+        }
+        results.push_back(toCompute(values[out.index()], m_options.fp16));
+    }
+    if (stats != nullptr) {
+        stats->peakActivationBytes = live.peak();
+        stats->seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return results;
+}
+
+Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) const {
+    ForwardTrace trace;
+    trace.values = m_constants;
+    QS_TRY(bindInputs(inputs, trace.values));
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, trace.values));
+        const graph::Node& node = m_graph.node(m_order[step]);
+        for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+            if (node.outputs[i].valid()) {
+                trace.values[node.outputs[i].index()] = std::move(outputs[i]);
+            }
+        }
+    }
+    return trace;
+}
+
+Tensor addTensors(const Tensor& a, const Tensor& b) {
+    QS_ASSERT(a.shape() == b.shape() && a.dtype() == DataType::Float &&
+                  b.dtype() == DataType::Float,
+              "gradient accumulation needs equal float shapes");
+    Tensor out = Tensor::allocate(DataType::Float, a.shape());
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* po = out.mutableData<float>();
+    for (int64_t i = 0; i < a.numElements(); ++i) {
+        po[i] = pa[i] + pb[i];
+    }
+    return out;
+}
+
+Result<std::vector<Tensor>>
+Executor::backward(const ForwardTrace& trace,
+                   std::span<const std::pair<ValueId, Tensor>> seeds) const {
+    std::vector<Tensor> grads(m_graph.numValues());
+    for (const auto& [id, grad] : seeds) {
+        Tensor g = toCompute(grad, true);
+        grads[id.index()] = grads[id.index()].defined() ? addTensors(grads[id.index()], g) : g;
+    }
+    for (size_t step = m_order.size(); step-- > 0;) {
+        const graph::Node& node = m_graph.node(m_order[step]);
+        std::vector<Tensor> outputs;
+        std::vector<Tensor> outputGrads;
+        bool any = false;
+        for (const ValueId out : node.outputs) {
+            outputs.push_back(out.valid() ? toCompute(trace.values[out.index()], true) : Tensor());
+            outputGrads.push_back(out.valid() ? grads[out.index()] : Tensor());
+            any = any || outputGrads.back().defined();
+        }
+        if (!any || m_ops[step]->vjp == nullptr) {
+            continue;
+        }
+        std::vector<Tensor> inputs;
+        for (const ValueId in : node.inputs) {
+            inputs.push_back(in.valid() ? toCompute(trace.values[in.index()], true) : Tensor());
+        }
+        uint64_t mask = 0;
+        for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
+            const ValueId in = node.inputs[i];
+            if (in.valid() && !m_graph.value(in).isInitializer()) {
+                mask |= uint64_t{1} << i;
+            }
+        }
+        const OpContext ctx{node, inputs, m_opset, mask};
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
+                            m_ops[step]->vjp(ctx, outputs, outputGrads));
+        for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size(); ++i) {
+            const ValueId in = node.inputs[i];
+            if (!in.valid() || !inputGrads[i].defined() || m_graph.value(in).isInitializer()) {
+                continue;
+            }
+            Tensor& slot = grads[in.index()];
+            slot = slot.defined() ? addTensors(slot, inputGrads[i]) : inputGrads[i];
+        }
+    }
+    return grads;
+}
+
+} // namespace qs::runtime

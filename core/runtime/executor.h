@@ -1,0 +1,86 @@
+// The executor: runs a Graph on runtime Tensors in a stable topological order. Creation checks
+// every node against the op registry (an unsupported op is reported before anything runs) and
+// plans buffer lifetimes: each intermediate tensor is released right after its last consumer, and
+// a run reports the peak bytes of activations alive at once. For gradients, forwardWithTrace keeps
+// every value and backward walks the nodes in reverse, calling each op's vector-Jacobian product.
+#pragma once
+
+#include "core/graph/graph.h"
+#include "core/runtime/op.h"
+#include "core/runtime/tensor.h"
+#include "core/support/progress.h"
+#include "core/support/result.h"
+
+#include <map>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace qs::runtime {
+
+struct ExecutorOptions {
+    /// Store weights and activations as float16 between ops; kernels accumulate in float.
+    bool fp16 = false;
+};
+
+/// Figures from one run.
+struct RunStats {
+    size_t peakActivationBytes = 0; ///< largest sum of live non-initializer buffers
+    double seconds = 0.0;
+    std::map<std::string, double> secondsByOpType; ///< filled when `profile` is set
+    bool profile = false;                          ///< set by the caller to time each op type
+};
+
+/// All values of one forward pass, kept for backward().
+struct ForwardTrace {
+    std::vector<Tensor> values; ///< indexed by ValueId::index(); undefined when never computed
+};
+
+class Executor {
+public:
+    /// Plans `graph` for execution. Fails with Unsupported naming the first node whose op is not
+    /// registered, or InvalidModel on a cycle.
+    static Result<Executor> create(graph::Graph graph, ExecutorOptions options = {});
+
+    const graph::Graph& graph() const { return m_graph; }
+
+    /// The inputs run() expects, in order: graph inputs that are not initializers.
+    const std::vector<graph::ValueId>& inputIds() const { return m_inputIds; }
+
+    /// Runs the graph; `inputs` follow inputIds(), the result follows graph().outputs().
+    /// Checks input dtypes and ranks/static dims against the declared shapes.
+    Result<std::vector<Tensor>> run(std::span<const Tensor> inputs, RunStats* stats = nullptr,
+                                    Progress* progress = nullptr) const;
+
+    /// Runs the graph keeping every value (for backward()).
+    Result<ForwardTrace> forwardWithTrace(std::span<const Tensor> inputs) const;
+
+    /// Back-propagates `seeds` (gradient of a scalar loss w.r.t. some values) through the trace
+    /// and returns the gradient of every non-initializer value reached (float values), indexed by
+    /// ValueId::index(); undefined where no gradient flows.
+    Result<std::vector<Tensor>>
+    backward(const ForwardTrace& trace,
+             std::span<const std::pair<graph::ValueId, Tensor>> seeds) const;
+
+private:
+    Executor() = default;
+
+    Result<void> bindInputs(std::span<const Tensor> inputs, std::vector<Tensor>& values) const;
+
+    Result<std::vector<Tensor>> runNode(size_t step, const std::vector<Tensor>& values) const;
+
+    graph::Graph m_graph;
+    ExecutorOptions m_options;
+    std::vector<graph::NodeId> m_order;
+    std::vector<const OpDef*> m_ops;                  ///< per step
+    std::vector<std::vector<graph::ValueId>> m_frees; ///< values released after each step
+    std::vector<graph::ValueId> m_inputIds;
+    std::vector<Tensor> m_constants; ///< initializers wrapped once, indexed by ValueId::index()
+    int64_t m_opset = 21;
+};
+
+/// Element-wise a + b into a new tensor (same shapes, float); for gradient accumulation.
+Tensor addTensors(const Tensor& a, const Tensor& b);
+
+} // namespace qs::runtime

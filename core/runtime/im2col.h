@@ -1,0 +1,36 @@
+// im2col / col2im for 1-D and 2-D convolutions (a 1-D input has height 1): the layout
+// transforms that turn Conv into a GEMM (Conv forward, ConvTranspose backward) and col2im back
+// (Conv backward, ConvTranspose forward).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace qs::runtime {
+
+/// 1-D and 2-D convolutions seen as 2-D (a 1-D input has height 1).
+struct Conv2d {
+    int64_t n, c, h, w, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, group;
+
+    int64_t cg() const { return c / group; }
+
+    int64_t mg() const { return m / group; }
+
+    int64_t colRows() const { return cg() * kh * kw; }
+
+    int64_t outPixels() const { return oh * ow; }
+
+    bool isPointwise() const {
+        return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0;
+    }
+
+    bool isDepthwise() const { return cg() == 1 && mg() == 1; }
+};
+
+/// Columns [p0, p1) of the im2col matrix of one group of one image (see im2col.cpp).
+void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col);
+
+/// Adds the im2col matrix `col` (all output pixels) back into the image gradient `dx`.
+void col2im(const Conv2d& p, const float* col, float* dx);
+
+} // namespace qs::runtime

@@ -1,0 +1,35 @@
+// Data movement as an index map: Transpose, Slice, Tile, Expand, Pad and Gather each compute, for
+// every output element, the flat index of the input element it copies (-1: a padding value). The
+// forward pass gathers through the map for any element type; the VJP scatter-adds the output
+// gradient back through the same map, so each op states its indexing once.
+#pragma once
+
+#include "core/runtime/op_util.h"
+
+namespace qs::runtime {
+
+/// out[i] = src[index[i]], or `fill` (an element of src's type, or zero) where index[i] < 0.
+Tensor gatherByIndex(const Tensor& src, Shape outShape, const std::vector<int64_t>& index,
+                     const Tensor* fill = nullptr);
+
+/// d_src[index[i]] += grad[i] (float).
+Tensor scatterAddByIndex(const Tensor& grad, const Shape& srcShape,
+                         const std::vector<int64_t>& index);
+
+/// Calls fn(outFlat, coords) for each element of `shape` in row-major order.
+template <typename Fn>
+void forEachCoordinate(const Shape& shape, Fn&& fn) {
+    const int64_t total = shapeNumElements(shape);
+    std::vector<int64_t> coords(shape.size(), 0);
+    for (int64_t flat = 0; flat < total; ++flat) {
+        fn(flat, coords);
+        for (size_t d = shape.size(); d-- > 0;) {
+            if (++coords[d] < shape[d]) {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
+}
+
+} // namespace qs::runtime

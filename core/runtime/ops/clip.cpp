@@ -1,0 +1,88 @@
+// Clip (ONNX since 6; min/max as inputs since 11): y = min(max(x, lo), hi), bounds optional.
+// VJP: dy where lo < x < hi, else 0.
+
+#include "core/runtime/elementwise.h"
+
+#include <limits>
+
+namespace qs::runtime {
+namespace {
+
+std::pair<float, float> bounds(const OpContext& ctx) {
+    float lo = -std::numeric_limits<float>::infinity();
+    float hi = std::numeric_limits<float>::infinity();
+    if (ctx.hasAttr("min") || ctx.hasAttr("max")) {
+        lo = ctx.floatAttr("min", lo);
+        hi = ctx.floatAttr("max", hi);
+    }
+    if (ctx.has(1) && ctx.input(1).numElements() == 1) {
+        lo = static_cast<float>(ctx.input(1).elementAsDouble(0));
+    }
+    if (ctx.has(2) && ctx.input(2).numElements() == 1) {
+        hi = static_cast<float>(ctx.input(2).elementAsDouble(0));
+    }
+    return {lo, hi};
+}
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    const auto [lo, hi] = bounds(ctx);
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != graph::DataType::Float) {
+        // Integer clips (shape arithmetic) go through the numeric dispatcher.
+        Tensor y = Tensor::allocate(x.dtype(), x.shape());
+        const bool ok = dispatchNumeric(x.dtype(), [&]<typename T>() {
+            const T* src = x.data<T>();
+            T* dst = y.mutableData<T>();
+            const double l = ctx.has(1) ? ctx.input(1).elementAsDouble(0) : -1e300;
+            const double h = ctx.has(2) ? ctx.input(2).elementAsDouble(0) : 1e300;
+            for (int64_t i = 0; i < x.numElements(); ++i) {
+                const double v = static_cast<double>(src[i]);
+                dst[i] = v < l ? static_cast<T>(l) : (v > h ? static_cast<T>(h) : src[i]);
+            }
+        });
+        if (!ok) {
+            return ctx.error(Errc::Unsupported, "unsupported input type");
+        }
+        return std::vector<Tensor>{y};
+    }
+    Tensor y = allocateFloat(x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.mutableData<float>();
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+        dst[i] = std::min(std::max(src[i], lo), hi);
+    }
+    return std::vector<Tensor>{y};
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
+                                std::span<const Tensor> outputGrads) {
+    const auto [lo, hi] = bounds(ctx);
+    return unaryFloatVjp(ctx, outputs, outputGrads,
+                         [lo, hi](float x, float) { return x > lo && x < hi ? 1.0F : 0.0F; });
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {
+        {"inputs -0.5..0.5",
+         {},
+         {randomTensor(rng, {3, 4}, -1.0F, 1.0F), Tensor::scalar<float>(-0.5F),
+          Tensor::scalar<float>(0.5F)},
+         {0}},
+        {"max only", {}, {randomTensor(rng, {3, 4}), Tensor(), Tensor::scalar<float>(0.25F)}, {0}}};
+}
+
+const OpDef kClip{.opType = "Clip",
+                  .domain = "",
+                  .sinceVersion = 6,
+                  .doc = "clamp to [min, max]",
+                  .minInputs = 1,
+                  .maxInputs = 3,
+                  .forward = forward,
+                  .reference = nullptr,
+                  .vjp = vjp,
+                  .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(clip, kClip)

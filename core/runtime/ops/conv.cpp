@@ -1,0 +1,374 @@
+// Conv (ONNX since 1, auto_pad/dilations/group as in opset 11): N-d convolution with groups,
+//   y[n, m, o] = b[m] + sum_{c in group(m)} sum_k x[n, c, o * s + k * d - pad_begin] * w[m, c, k].
+// Fast kernel (1-D and 2-D): im2col + Eigen GEMM per group (1x1/stride-1 convolutions skip
+// im2col), a direct loop for depthwise convolutions; the reference is the plain N-d sum above.
+// VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (the same GEMMs, transposed).
+
+#include "core/runtime/conv_geometry.h"
+#include "core/runtime/im2col.h"
+#include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
+
+#include <Eigen/Core>
+
+#include <cstring>
+
+namespace qs::runtime {
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMap = Eigen::Map<RowMatrix>;
+using ConstRowMap = Eigen::Map<const RowMatrix>;
+using StridedRowMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
+
+// Shape rule: x [N, C, D...], w [M, C / group, K...], b [M] -> y [N, M, O...].
+struct ConvShape {
+    ConvGeometry geo;
+    int64_t batch = 0;
+    int64_t channels = 0;
+    int64_t filters = 0;
+    int64_t group = 1;
+    Shape outShape;
+};
+
+Result<ConvShape> inferShape(const OpContext& ctx) {
+    QS_TRY(requireFloat(ctx, 0));
+    QS_TRY(requireFloat(ctx, 1));
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    if (x.rank() < 3 || w.rank() != x.rank()) {
+        return ctx.error(Errc::InvalidModel, "needs x of rank >= 3 and w of the same rank, got " +
+                                                 shapeToString(x.shape()) + " and " +
+                                                 shapeToString(w.shape()));
+    }
+    ConvShape s;
+    s.batch = x.dim(0);
+    s.channels = x.dim(1);
+    s.filters = w.dim(0);
+    s.group = ctx.intAttr("group", 1);
+    if (s.group <= 0 || s.channels != w.dim(1) * s.group || s.filters % s.group != 0) {
+        return ctx.error(Errc::InvalidModel, "x " + shapeToString(x.shape()) + ", w " +
+                                                 shapeToString(w.shape()) + " and group " +
+                                                 std::to_string(s.group) + " do not fit");
+    }
+    if (ctx.has(2) && ctx.input(2).numElements() != s.filters) {
+        return ctx.error(Errc::InvalidModel, "bias has the wrong size");
+    }
+    const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+    const std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+    const std::vector<int64_t> kernelAttr = ctx.intsAttr("kernel_shape");
+    if (!kernelAttr.empty() && kernelAttr != kernel) {
+        return ctx.error(Errc::InvalidModel, "kernel_shape disagrees with the weight");
+    }
+    QS_ASSIGN_OR_RETURN(s.geo, convGeometry(ctx, spatial, kernel));
+    s.outShape = {s.batch, s.filters};
+    s.outShape.insert(s.outShape.end(), s.geo.output.begin(), s.geo.output.end());
+    return s;
+}
+
+// Reference kernel: the defining sum, for any number of spatial dims.
+Result<std::vector<Tensor>> reference(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
+    const ConvGeometry& g = s.geo;
+    const size_t rank = g.rank();
+    const float* x = ctx.input(0).data<float>();
+    const float* w = ctx.input(1).data<float>();
+    const float* b = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
+    Tensor y = allocateFloat(s.outShape);
+    float* out = y.mutableData<float>();
+    const int64_t cPerGroup = s.channels / s.group;
+    const int64_t mPerGroup = s.filters / s.group;
+    const int64_t inSize = shapeNumElements(g.input);
+    const int64_t outSize = shapeNumElements(g.output);
+    const int64_t kSize = shapeNumElements(g.kernel);
+    const std::vector<int64_t> inStrides = stridesOf(g.input);
+    const std::vector<int64_t> outStrides = stridesOf(g.output);
+    const std::vector<int64_t> kStrides = stridesOf(g.kernel);
+    for (int64_t n = 0; n < s.batch; ++n) {
+        for (int64_t m = 0; m < s.filters; ++m) {
+            const int64_t grp = m / mPerGroup;
+            for (int64_t o = 0; o < outSize; ++o) {
+                double acc = b != nullptr ? b[m] : 0.0;
+                for (int64_t c = 0; c < cPerGroup; ++c) {
+                    const float* xc = x + (n * s.channels + grp * cPerGroup + c) * inSize;
+                    const float* wc = w + (m * cPerGroup + c) * kSize;
+                    for (int64_t k = 0; k < kSize; ++k) {
+                        int64_t offset = 0;
+                        bool inside = true;
+                        for (size_t d = 0; d < rank && inside; ++d) {
+                            const int64_t od = (o / outStrides[d]) % g.output[d];
+                            const int64_t kd = (k / kStrides[d]) % g.kernel[d];
+                            const int64_t pos =
+                                od * g.strides[d] + kd * g.dilations[d] - g.padsBegin[d];
+                            inside = pos >= 0 && pos < g.input[d];
+                            offset += pos * inStrides[d];
+                        }
+                        if (inside) {
+                            acc += static_cast<double>(xc[offset]) * wc[k];
+                        }
+                    }
+                }
+                out[(n * s.filters + m) * outSize + o] = static_cast<float>(acc);
+            }
+        }
+    }
+    return std::vector<Tensor>{y};
+}
+
+Conv2d as2d(const ConvShape& s) {
+    const ConvGeometry& g = s.geo;
+    const bool oneD = g.rank() == 1;
+    const size_t last = g.rank() - 1;
+    Conv2d p{};
+    p.n = s.batch;
+    p.c = s.channels;
+    p.m = s.filters;
+    p.group = s.group;
+    p.h = oneD ? 1 : g.input[0];
+    p.w = g.input[last];
+    p.kh = oneD ? 1 : g.kernel[0];
+    p.kw = g.kernel[last];
+    p.sh = oneD ? 1 : g.strides[0];
+    p.sw = g.strides[last];
+    p.dh = oneD ? 1 : g.dilations[0];
+    p.dw = g.dilations[last];
+    p.pt = oneD ? 0 : g.padsBegin[0];
+    p.pl = g.padsBegin[last];
+    p.oh = oneD ? 1 : g.output[0];
+    p.ow = g.output[last];
+    return p;
+}
+
+void depthwiseForward(const Conv2d& p, const float* x, const float* w, const float* b, float* y) {
+    parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t c = nc % p.c;
+            const float* xc = x + nc * p.h * p.w;
+            const float* wc = w + c * p.kh * p.kw;
+            float* yc = y + nc * p.outPixels();
+            const float bias = b != nullptr ? b[c] : 0.0F;
+            for (int64_t oy = 0; oy < p.oh; ++oy) {
+                float* yrow = yc + oy * p.ow;
+                for (int64_t ox = 0; ox < p.ow; ++ox) {
+                    yrow[ox] = bias;
+                }
+                for (int64_t i = 0; i < p.kh; ++i) {
+                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
+                    if (iy < 0 || iy >= p.h) {
+                        continue;
+                    }
+                    const float* xrow = xc + iy * p.w;
+                    for (int64_t j = 0; j < p.kw; ++j) {
+                        const float wv = wc[i * p.kw + j];
+                        // Output columns whose input column lies inside the image.
+                        const int64_t off = j * p.dw - p.pl;
+                        int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
+                        int64_t hi = p.w - 1 - off < 0 ? -1 : (p.w - 1 - off) / p.sw;
+                        hi = std::min(hi, p.ow - 1);
+                        if (p.sw == 1) {
+                            const float* src = xrow + off;
+                            for (int64_t ox = lo; ox <= hi; ++ox) {
+                                yrow[ox] += wv * src[ox];
+                            }
+                        } else {
+                            for (int64_t ox = lo; ox <= hi; ++ox) {
+                                yrow[ox] += wv * xrow[ox * p.sw + off];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+// Fast kernel.
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
+    if (s.geo.rank() > 2) {
+        return reference(ctx);
+    }
+    const Conv2d p = as2d(s);
+    const float* x = ctx.input(0).data<float>();
+    const float* w = ctx.input(1).data<float>();
+    const float* b = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
+    Tensor y = allocateFloat(s.outShape);
+    float* out = y.mutableData<float>();
+    if (p.isDepthwise()) {
+        depthwiseForward(p, x, w, b, out);
+        return std::vector<Tensor>{y};
+    }
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    // Chunks of output pixels: each thread builds its own columns and runs its own GEMM.
+    constexpr int64_t kMinPixelsPerChunk = 64;
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
+            float* yg = out + (n * p.m + grp * p.mg()) * pixels;
+            const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
+            parallelFor(pixels, kMinPixelsPerChunk, [&](int64_t p0, int64_t p1) {
+                StridedRowMap yBlock(yg + p0, p.mg(), p1 - p0, Eigen::OuterStride<>(pixels));
+                if (p.isPointwise()) {
+                    const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> xBlock(
+                        xg + p0, rows, p1 - p0, Eigen::OuterStride<>(pixels));
+                    yBlock.noalias() = wg * xBlock;
+                } else {
+                    std::vector<float> col(static_cast<size_t>(rows * (p1 - p0)));
+                    im2col(p, xg, p0, p1, col.data());
+                    yBlock.noalias() = wg * ConstRowMap(col.data(), rows, p1 - p0);
+                }
+                if (b != nullptr) {
+                    for (int64_t r = 0; r < p.mg(); ++r) {
+                        yBlock.row(r).array() += b[grp * p.mg() + r];
+                    }
+                }
+            });
+        }
+    }
+    return std::vector<Tensor>{y};
+}
+
+void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
+                       float* dw) {
+    for (int64_t nc = 0; nc < p.n * p.c; ++nc) {
+        const int64_t c = nc % p.c;
+        const float* xc = x + nc * p.h * p.w;
+        const float* wc = w + c * p.kh * p.kw;
+        const float* gc = dy + nc * p.outPixels();
+        float* dxc = dx != nullptr ? dx + nc * p.h * p.w : nullptr;
+        float* dwc = dw != nullptr ? dw + c * p.kh * p.kw : nullptr;
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+            for (int64_t i = 0; i < p.kh; ++i) {
+                const int64_t iy = oy * p.sh + i * p.dh - p.pt;
+                if (iy < 0 || iy >= p.h) {
+                    continue;
+                }
+                for (int64_t j = 0; j < p.kw; ++j) {
+                    const float wv = wc[i * p.kw + j];
+                    float wAcc = 0.0F;
+                    for (int64_t ox = 0; ox < p.ow; ++ox) {
+                        const int64_t ix = ox * p.sw + j * p.dw - p.pl;
+                        if (ix < 0 || ix >= p.w) {
+                            continue;
+                        }
+                        const float g = gc[oy * p.ow + ox];
+                        if (dxc != nullptr) {
+                            dxc[iy * p.w + ix] += wv * g;
+                        }
+                        wAcc += xc[iy * p.w + ix] * g;
+                    }
+                    if (dwc != nullptr) {
+                        dwc[i * p.kw + j] += wAcc;
+                    }
+                }
+            }
+        }
+    }
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
+    if (s.geo.rank() > 2) {
+        return ctx.error(Errc::Unsupported, "gradients of 3-D convolutions are not implemented");
+    }
+    const Conv2d p = as2d(s);
+    const float* x = ctx.input(0).data<float>();
+    const float* w = ctx.input(1).data<float>();
+    const float* dy = outputGrads[0].data<float>();
+    std::vector<Tensor> grads(ctx.numInputs());
+    Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
+    Tensor dw =
+        ctx.wantsGrad(1) ? Tensor::zeros(graph::DataType::Float, ctx.input(1).shape()) : Tensor();
+    float* pdx = dx.mutableData<float>();
+    float* pdw = dw.defined() ? dw.mutableData<float>() : nullptr;
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    if (p.isDepthwise()) {
+        depthwiseBackward(p, x, w, dy, pdx, pdw);
+    } else {
+        std::vector<float> col(static_cast<size_t>(rows * pixels));
+        for (int64_t n = 0; n < p.n; ++n) {
+            for (int64_t grp = 0; grp < p.group; ++grp) {
+                const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
+                float* dxg = pdx + (n * p.c + grp * p.cg()) * p.h * p.w;
+                const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
+                const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
+                if (pdw != nullptr) {
+                    im2col(p, xg, 0, pixels, col.data());
+                    RowMap(pdw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
+                        dyg * ConstRowMap(col.data(), rows, pixels).transpose();
+                }
+                if (p.isPointwise()) {
+                    RowMap(dxg, rows, pixels).noalias() += wg.transpose() * dyg;
+                } else {
+                    RowMap colGrad(col.data(), rows, pixels);
+                    colGrad.noalias() = wg.transpose() * dyg;
+                    col2im(p, col.data(), dxg);
+                }
+            }
+        }
+    }
+    grads[0] = dx;
+    grads[1] = dw;
+    if (ctx.has(2) && ctx.wantsGrad(2)) {
+        Tensor db = Tensor::zeros(graph::DataType::Float, ctx.input(2).shape());
+        float* pdb = db.mutableData<float>();
+        for (int64_t n = 0; n < p.n; ++n) {
+            for (int64_t m = 0; m < p.m; ++m) {
+                pdb[m] += ConstRowMap(dy + (n * p.m + m) * pixels, 1, pixels).sum();
+            }
+        }
+        grads[2] = db;
+    }
+    return grads;
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {
+        {"3x3 pad 1",
+         {intsAttribute("pads", {1, 1, 1, 1})},
+         {randomTensor(rng, {1, 2, 5, 5}), randomTensor(rng, {3, 2, 3, 3}), randomTensor(rng, {3})},
+         {}},
+        {"stride 2 dilation 2 asym pads",
+         {intsAttribute("strides", {2, 2}), intsAttribute("dilations", {2, 1}),
+          intsAttribute("pads", {1, 0, 2, 1})},
+         {randomTensor(rng, {2, 2, 7, 6}), randomTensor(rng, {4, 2, 2, 3})},
+         {}},
+        {"groups 2 same_upper",
+         {intAttribute("group", 2), stringAttribute("auto_pad", "SAME_UPPER"),
+          intsAttribute("strides", {2, 2})},
+         {randomTensor(rng, {1, 4, 5, 5}), randomTensor(rng, {6, 2, 3, 3}), randomTensor(rng, {6})},
+         {}},
+        {"depthwise stride 2",
+         {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
+          intsAttribute("strides", {2, 2})},
+         {randomTensor(rng, {2, 3, 6, 6}), randomTensor(rng, {3, 1, 3, 3}), randomTensor(rng, {3})},
+         {}},
+        {"pointwise",
+         {},
+         {randomTensor(rng, {1, 4, 3, 3}), randomTensor(rng, {5, 4, 1, 1}), randomTensor(rng, {5})},
+         {}},
+        {"1-D",
+         {intsAttribute("pads", {1, 1})},
+         {randomTensor(rng, {2, 2, 7}), randomTensor(rng, {3, 2, 3})},
+         {}},
+    };
+}
+
+const OpDef kConv{.opType = "Conv",
+                  .domain = "",
+                  .sinceVersion = 1,
+                  .doc = "N-d convolution with groups, strides, dilations, pads and auto_pad",
+                  .minInputs = 2,
+                  .maxInputs = 3,
+                  .forward = forward,
+                  .reference = reference,
+                  .vjp = vjp,
+                  .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(conv, kConv)

@@ -1,0 +1,51 @@
+// Expand (ONNX since 8): broadcast x to broadcast(x.shape, shape) (numpy rules, either side may
+// be 1). VJP: dy summed back to x's shape.
+
+#include "core/runtime/index_map.h"
+
+namespace qs::runtime {
+namespace {
+
+Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+    auto plan = makeBroadcastPlan({ctx.input(0).shape(), toInt64Vector(ctx.input(1))});
+    if (!plan.ok()) {
+        return ctx.error(Errc::InvalidModel, plan.error().message());
+    }
+    outShape = plan->outShape;
+    auto full = makeBroadcastPlan({outShape, ctx.input(0).shape()});
+    std::vector<int64_t> index(static_cast<size_t>(shapeNumElements(outShape)));
+    forEachBroadcast(
+        *full, [&](int64_t i, const int64_t* off) { index[static_cast<size_t>(i)] = off[1]; });
+    return index;
+}
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    Shape outShape;
+    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
+    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    return std::vector<Tensor>{reduceToShape(outputGrads[0], ctx.input(0).shape()), Tensor()};
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {{"3x1 to 2x3x4", {}, {randomTensor(rng, {3, 1}), int64Tensor<int>({2, 1, 4})}, {0}}};
+}
+
+const OpDef kExpand{.opType = "Expand",
+                    .domain = "",
+                    .sinceVersion = 8,
+                    .doc = "broadcast to a shape",
+                    .minInputs = 2,
+                    .maxInputs = 2,
+                    .forward = forward,
+                    .reference = nullptr,
+                    .vjp = vjp,
+                    .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(expand, kExpand)

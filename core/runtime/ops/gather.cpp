@@ -1,0 +1,78 @@
+// Gather (ONNX since 1): y = x indexed along `axis` by `indices` (negative indices count from the
+// end); out shape = x[:axis] + indices.shape + x[axis+1:]. Works on any element type (shape
+// arithmetic runs on int64). VJP: dy scatter-added into dx.
+
+#include "core/runtime/index_map.h"
+
+namespace qs::runtime {
+namespace {
+
+Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+    const Shape& shape = ctx.input(0).shape();
+    const auto rank = static_cast<int64_t>(shape.size());
+    QS_ASSIGN_OR_RETURN(const int64_t axis, normalizeAxis(ctx.intAttr("axis", 0), rank, ctx));
+    const std::vector<int64_t> indices = toInt64Vector(ctx.input(1));
+    const int64_t dim = shape[static_cast<size_t>(axis)];
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) {
+        outer *= shape[static_cast<size_t>(d)];
+    }
+    const int64_t inner = shapeNumElements(shape) / std::max<int64_t>(1, outer * dim);
+    outShape.assign(shape.begin(), shape.begin() + axis);
+    outShape.insert(outShape.end(), ctx.input(1).shape().begin(), ctx.input(1).shape().end());
+    outShape.insert(outShape.end(), shape.begin() + axis + 1, shape.end());
+    std::vector<int64_t> index;
+    index.reserve(static_cast<size_t>(shapeNumElements(outShape)));
+    for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i : indices) {
+            if (i < -dim || i >= dim) {
+                return ctx.error(Errc::InvalidModel, "index " + std::to_string(i) +
+                                                         " is out of range for size " +
+                                                         std::to_string(dim));
+            }
+            i = i < 0 ? i + dim : i;
+            for (int64_t k = 0; k < inner; ++k) {
+                index.push_back((o * dim + i) * inner + k);
+            }
+        }
+    }
+    return index;
+}
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    Shape outShape;
+    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
+    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    Shape outShape;
+    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
+    return std::vector<Tensor>{scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index),
+                               Tensor()};
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {{"axis 1 repeated",
+             {intAttribute("axis", 1)},
+             {randomTensor(rng, {2, 4, 3}), Tensor::fromVector<int64_t>({2, 2}, {0, -1, 2, 0})},
+             {0}},
+            {"scalar index", {}, {randomTensor(rng, {3, 2}), Tensor::scalar<int64_t>(1)}, {0}}};
+}
+
+const OpDef kGather{.opType = "Gather",
+                    .domain = "",
+                    .sinceVersion = 1,
+                    .doc = "take entries along an axis",
+                    .minInputs = 2,
+                    .maxInputs = 2,
+                    .forward = forward,
+                    .reference = nullptr,
+                    .vjp = vjp,
+                    .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(gather, kGather)

@@ -1,0 +1,76 @@
+// GlobalAveragePool (ONNX since 1): y[n, c, 1...] = mean of x[n, c, ...]. VJP: dy / (H W ...)
+// to every input position.
+
+#include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
+
+namespace qs::runtime {
+namespace {
+
+// Shape rule: [N, C, D...] -> [N, C, 1...].
+Result<Shape> inferShape(const OpContext& ctx) {
+    QS_TRY(requireFloat(ctx, 0));
+    if (ctx.input(0).rank() < 2) {
+        return ctx.error(Errc::InvalidModel, "x must have rank >= 2");
+    }
+    Shape out = ctx.input(0).shape();
+    std::fill(out.begin() + 2, out.end(), 1);
+    return out;
+}
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(Shape outShape, inferShape(ctx));
+    const Tensor& x = ctx.input(0);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const int64_t inner = x.numElements() / std::max<int64_t>(planes, 1);
+    Tensor y = allocateFloat(outShape);
+    const float* px = x.data<float>();
+    float* py = y.mutableData<float>();
+    parallelFor(planes, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+            double sum = 0.0;
+            for (int64_t i = 0; i < inner; ++i) {
+                sum += px[p * inner + i];
+            }
+            py[p] = static_cast<float>(sum / static_cast<double>(inner));
+        }
+    });
+    return std::vector<Tensor>{y};
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    const Tensor& x = ctx.input(0);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const int64_t inner = x.numElements() / std::max<int64_t>(planes, 1);
+    Tensor dx = allocateFloat(x.shape());
+    const float* dy = outputGrads[0].data<float>();
+    float* pdx = dx.mutableData<float>();
+    for (int64_t p = 0; p < planes; ++p) {
+        const float share = dy[p] / static_cast<float>(inner);
+        for (int64_t i = 0; i < inner; ++i) {
+            pdx[p * inner + i] = share;
+        }
+    }
+    return std::vector<Tensor>{dx};
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {{"2x3x4x5", {}, {randomTensor(rng, {2, 3, 4, 5})}, {}}};
+}
+
+const OpDef kGlobalAveragePool{.opType = "GlobalAveragePool",
+                               .domain = "",
+                               .sinceVersion = 1,
+                               .doc = "mean over all spatial positions",
+                               .minInputs = 1,
+                               .maxInputs = 1,
+                               .forward = forward,
+                               .reference = nullptr,
+                               .vjp = vjp,
+                               .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(global_average_pool, kGlobalAveragePool)

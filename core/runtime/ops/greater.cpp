@@ -1,0 +1,34 @@
+// Greater (ONNX since 7): a > b, element-wise with broadcasting, bool output.
+
+#include "core/runtime/elementwise.h"
+
+namespace qs::runtime {
+namespace {
+
+// One broadcasting loop serves as both reference and kernel: the inner loop is contiguous and
+// the compiler vectorises it.
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    return broadcastForward<true>(ctx, [](auto a, auto b) { return a > b; });
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    Tensor a = randomTensor(rng, {3, 4});
+    Tensor b = randomTensor(rng, {4});
+    return {{"3x4 by 4", {}, {a, b}, {}}};
+}
+
+const OpDef kDef{.opType = "Greater",
+                 .domain = "",
+                 .sinceVersion = 7,
+                 .doc = "a > b, element-wise with broadcasting, bool output",
+                 .minInputs = 2,
+                 .maxInputs = 2,
+                 .forward = forward,
+                 .reference = nullptr,
+                 .vjp = nullptr,
+                 .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(greater, kDef)

@@ -1,0 +1,40 @@
+// Xor (ONNX since 7): logical a xor b with broadcasting.
+
+#include "core/runtime/elementwise.h"
+
+namespace qs::runtime {
+namespace {
+
+// One broadcasting loop serves as both reference and kernel: the inner loop is contiguous and
+// the compiler vectorises it.
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    return broadcastForward<true, true>(ctx, [](auto a, auto b) { return a != b; });
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    auto randomBools = [&](Shape shape) {
+        Tensor t = Tensor::allocate(graph::DataType::Bool, std::move(shape));
+        std::bernoulli_distribution coin(0.5);
+        for (int64_t i = 0; i < t.numElements(); ++i) {
+            t.mutableData<bool>()[i] = coin(rng);
+        }
+        return t;
+    };
+    return {{"bool 3x4 by 4", {}, {randomBools({3, 4}), randomBools({4})}, {}}};
+}
+
+const OpDef kDef{.opType = "Xor",
+                 .domain = "",
+                 .sinceVersion = 7,
+                 .doc = "logical a xor b with broadcasting",
+                 .minInputs = 2,
+                 .maxInputs = 2,
+                 .forward = forward,
+                 .reference = nullptr,
+                 .vjp = nullptr,
+                 .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(logical_xor, kDef)

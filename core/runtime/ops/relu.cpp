@@ -1,0 +1,51 @@
+// Relu (ONNX since 1): y = max(x, 0). VJP: dx = dy where x > 0.
+
+#include "core/runtime/op_util.h"
+
+namespace qs::runtime {
+namespace {
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_TRY(requireFloat(ctx, 0));
+    const Tensor& x = ctx.input(0);
+    Tensor y = allocateFloat(x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.mutableData<float>();
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+        dst[i] = src[i] > 0.0F ? src[i] : 0.0F;
+    }
+    return std::vector<Tensor>{y};
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    const Tensor& x = ctx.input(0);
+    Tensor dx = allocateFloat(x.shape());
+    const float* src = x.data<float>();
+    const float* dy = outputGrads[0].data<float>();
+    float* dst = dx.mutableData<float>();
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+        dst[i] = src[i] > 0.0F ? dy[i] : 0.0F;
+    }
+    return std::vector<Tensor>{dx};
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {{"2x3x4", {}, {randomAwayFromZero(rng, {2, 3, 4})}, {}}};
+}
+
+const OpDef kRelu{.opType = "Relu",
+                  .domain = "",
+                  .sinceVersion = 1,
+                  .doc = "max(x, 0)",
+                  .minInputs = 1,
+                  .maxInputs = 1,
+                  .forward = forward,
+                  .reference = nullptr,
+                  .vjp = vjp,
+                  .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(relu, kRelu)

@@ -1,0 +1,40 @@
+// Sin (ONNX since 7): y = sin x; dy/dx = cos x.
+
+#include "core/runtime/elementwise.h"
+
+#include <cmath>
+
+namespace qs::runtime {
+namespace {
+
+// Reference kernel: one scalar function per element.
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    return unaryFloatForward(ctx, [&](auto x) { return std::sin(x); });
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
+                                std::span<const Tensor> outputGrads) {
+    return unaryFloatVjp(
+        ctx, outputs, outputGrads,
+        [&]([[maybe_unused]] float x, [[maybe_unused]] float y) { return std::cos(x); });
+}
+
+std::vector<OpSample> samples(std::mt19937& rng) {
+    return {{"2x3x4", {}, {randomTensor(rng, {2, 3, 4}, -2.0F, 2.0F)}, {}}};
+}
+
+const OpDef kDef{.opType = "Sin",
+                 .domain = "",
+                 .sinceVersion = 7,
+                 .doc = "y = sin x; dy/dx = cos x",
+                 .minInputs = 1,
+                 .maxInputs = 1,
+                 .forward = forward,
+                 .reference = nullptr,
+                 .vjp = vjp,
+                 .samples = samples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(sin, kDef)

@@ -1,0 +1,126 @@
+// Each pass keeps the model's outputs: run before and after on random inputs and compare.
+
+#include "core/pass/pass.h"
+#include "core/runtime/batching.h"
+#include "core/runtime/op_util.h"
+
+#include <gtest/gtest.h>
+
+namespace qs::pass {
+namespace {
+
+using graph::DataType;
+using graph::Graph;
+using graph::ValueId;
+using runtime::Tensor;
+
+ValueId addWeight(Graph& g, const std::string& name, runtime::Shape shape, std::mt19937& rng,
+                  float lo = -0.5F, float hi = 0.5F) {
+    return g.addInitializer(name, runtime::randomTensor(rng, shape, lo, hi).toTensorData());
+}
+
+/// x -> Conv -> BN -> Identity -> Relu -> Dropout -> Reshape(shape = Concat(Shape consts)) -> y
+Graph makeModel() {
+    std::mt19937 rng(11);
+    Graph g;
+    const ValueId x = g.addValue("x", DataType::Float, graph::TensorShape::ofDims({2, 3, 6, 6}));
+    g.addInput(x);
+    auto v = [&](const char* name) { return g.addValue(name, DataType::Float); };
+    const ValueId conv = v("conv"), bn = v("bn"), id = v("id"), relu = v("relu"), drop = v("drop"),
+                  y = v("y");
+    const ValueId shapeA =
+        g.addInitializer("shape_a", runtime::int64Tensor<int>({2}).toTensorData());
+    const ValueId shapeB =
+        g.addInitializer("shape_b", runtime::int64Tensor<int>({-1}).toTensorData());
+    const ValueId shape = g.addValue("shape", DataType::Int64);
+    g.addNode("conv", "Conv",
+              {x, addWeight(g, "w", {4, 3, 3, 3}, rng), addWeight(g, "b", {4}, rng)}, {conv},
+              {runtime::intsAttribute("pads", {1, 1, 1, 1})});
+    g.addNode("bn", "BatchNormalization",
+              {conv, addWeight(g, "gamma", {4}, rng), addWeight(g, "beta", {4}, rng),
+               addWeight(g, "mean", {4}, rng), addWeight(g, "var", {4}, rng, 0.5F, 1.5F)},
+              {bn});
+    g.addNode("identity", "Identity", {bn}, {id});
+    g.addNode("relu", "Relu", {id}, {relu});
+    g.addNode("dropout", "Dropout", {relu}, {drop});
+    g.addNode("concat", "Concat", {shapeA, shapeB}, {shape}, {runtime::intAttribute("axis", 0)});
+    g.addNode("reshape", "Reshape", {drop, shape}, {y});
+    g.addOutput(y);
+    return g;
+}
+
+Tensor runOnce(const Graph& g, const Tensor& x) {
+    auto exec = runtime::Executor::create(g);
+    QS_CHECK(exec.ok(), "the test model must run");
+    auto out = exec->run(std::span(&x, 1));
+    QS_CHECK(out.ok(), "the test model must run");
+    return (*out)[0];
+}
+
+void expectSameOutputs(const Graph& before, const Graph& after) {
+    const Tensor x = runtime::randomNormal({2, 3, 6, 6}, 21);
+    const Tensor a = runOnce(before, x);
+    const Tensor b = runOnce(after, x);
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.numElements(); ++i) {
+        EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i],
+                    1e-5 * std::max(1.0F, std::abs(a.data<float>()[i])));
+    }
+}
+
+size_t countOps(const Graph& g, const std::string& opType) {
+    size_t count = 0;
+    for (const graph::NodeId id : g.nodeIds()) {
+        count += g.node(id).opType == opType ? 1 : 0;
+    }
+    return count;
+}
+
+TEST(Passes, RemoveIdentityKeepsOutputs) {
+    const Graph before = makeModel();
+    Graph after = before;
+    PassContext context;
+    auto changed = runPipeline(after, "remove-identity", context);
+    ASSERT_TRUE(changed.ok()) << changed.error().toString();
+    EXPECT_TRUE(*changed);
+    EXPECT_EQ(countOps(after, "Identity"), 0U);
+    EXPECT_EQ(countOps(after, "Dropout"), 0U);
+    expectSameOutputs(before, after);
+}
+
+TEST(Passes, FoldBatchNormKeepsOutputs) {
+    const Graph before = makeModel();
+    Graph after = before;
+    PassContext context;
+    auto changed = runPipeline(after, "fold-batch-norm", context);
+    ASSERT_TRUE(changed.ok()) << changed.error().toString();
+    EXPECT_TRUE(*changed);
+    EXPECT_EQ(countOps(after, "BatchNormalization"), 0U);
+    expectSameOutputs(before, after);
+}
+
+TEST(Passes, FoldConstantsKeepsOutputs) {
+    const Graph before = makeModel();
+    Graph after = before;
+    PassContext context;
+    auto changed = runPipeline(after, "fold-constants", context);
+    ASSERT_TRUE(changed.ok()) << changed.error().toString();
+    EXPECT_TRUE(*changed);
+    EXPECT_EQ(countOps(after, "Concat"), 0U);
+    expectSameOutputs(before, after);
+}
+
+TEST(Passes, InferencePipelineAndUnknownPass) {
+    const Graph before = makeModel();
+    Graph after = before;
+    PassContext context;
+    ASSERT_TRUE(runPipeline(after, kInferencePipeline, context).ok());
+    EXPECT_EQ(after.numNodes(), 3U); // Conv, Relu, Reshape
+    expectSameOutputs(before, after);
+    auto bad = runPipeline(after, "no-such-pass", context);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code(), Errc::InvalidArgument);
+}
+
+} // namespace
+} // namespace qs::pass

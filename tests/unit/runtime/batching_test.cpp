@@ -1,0 +1,173 @@
+#include "core/runtime/batching.h"
+#include "core/runtime/image_dataset.h"
+#include "core/runtime/npy.h"
+#include "core/runtime/op_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace qs::runtime {
+namespace {
+
+using graph::DataType;
+using graph::Graph;
+using graph::ValueId;
+
+ValueId addWeight(Graph& g, const std::string& name, Shape shape, std::mt19937& rng) {
+    const Tensor t = randomTensor(rng, shape, -0.5F, 0.5F);
+    return g.addInitializer(name, t.toTensorData());
+}
+
+/// A residual CNN with a dynamic batch: conv-bn-relu, conv, add, global pool, flatten, gemm.
+Graph makeResidualCnn() {
+    std::mt19937 rng(7);
+    Graph g;
+    graph::TensorShape inShape;
+    inShape.rankKnown = true;
+    inShape.dims = {graph::Dim::symbolic("batch"), graph::Dim::known(3), graph::Dim::known(8),
+                    graph::Dim::known(8)};
+    const ValueId x = g.addValue("x", DataType::Float, inShape);
+    g.addInput(x);
+    const ValueId w1 = addWeight(g, "w1", {4, 3, 3, 3}, rng);
+    const ValueId b1 = addWeight(g, "b1", {4}, rng);
+    const ValueId scale = addWeight(g, "scale", {4}, rng);
+    const ValueId bias = addWeight(g, "bias", {4}, rng);
+    const ValueId mean = addWeight(g, "mean", {4}, rng);
+    const Tensor var = randomTensor(rng, {4}, 0.5F, 1.5F);
+    const ValueId varId = g.addInitializer("var", var.toTensorData());
+    const ValueId w2 = addWeight(g, "w2", {4, 4, 3, 3}, rng);
+    const ValueId wf = addWeight(g, "wf", {5, 4}, rng);
+    const ValueId bf = addWeight(g, "bf", {5}, rng);
+    auto v = [&](const char* name) { return g.addValue(name, DataType::Float); };
+    const ValueId c1 = v("c1"), bn = v("bn"), r1 = v("r1"), c2 = v("c2"), sum = v("sum"),
+                  pooled = v("pooled"), flat = v("flat"), y = v("y");
+    const std::vector<graph::Attribute> pads{intsAttribute("pads", {1, 1, 1, 1})};
+    g.addNode("conv1", "Conv", {x, w1, b1}, {c1}, pads);
+    g.addNode("bn", "BatchNormalization", {c1, scale, bias, mean, varId}, {bn});
+    g.addNode("relu", "Relu", {bn}, {r1});
+    g.addNode("conv2", "Conv", {r1, w2}, {c2}, pads);
+    g.addNode("add", "Add", {c2, r1}, {sum});
+    g.addNode("pool", "GlobalAveragePool", {sum}, {pooled});
+    g.addNode("flatten", "Flatten", {pooled}, {flat});
+    g.addNode("fc", "Gemm", {flat, wf, bf}, {y}, {intAttribute("transB", 1)});
+    g.addOutput(y);
+    return g;
+}
+
+TEST(Batching, BatchedRunsEqualPerSampleRuns) {
+    auto exec = Executor::create(makeResidualCnn());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const Tensor inputs = randomNormal({7, 3, 8, 8}, 3);
+    auto batched = runBatched(*exec, {inputs}, 3);
+    ASSERT_TRUE(batched.ok()) << batched.error().toString();
+    ASSERT_EQ((*batched)[0].shape(), (Shape{7, 5}));
+    for (int64_t n = 0; n < 7; ++n) {
+        const Tensor one = sliceBatch(inputs, n, n + 1);
+        auto single = exec->run(std::span(&one, 1));
+        ASSERT_TRUE(single.ok());
+        for (int64_t k = 0; k < 5; ++k) {
+            const float expected = (*single)[0].data<float>()[k];
+            const float actual = (*batched)[0].data<float>()[n * 5 + k];
+            EXPECT_LE(std::abs(actual - expected), 1e-5F * std::max(1.0F, std::abs(expected)));
+        }
+    }
+}
+
+TEST(Batching, Fp16StaysWithinHalfPrecision) {
+    auto exact = Executor::create(makeResidualCnn());
+    auto half = Executor::create(makeResidualCnn(), {.fp16 = true});
+    ASSERT_TRUE(exact.ok() && half.ok());
+    const Tensor x = randomNormal({2, 3, 8, 8}, 5);
+    auto a = exact->run(std::span(&x, 1));
+    auto b = half->run(std::span(&x, 1));
+    ASSERT_TRUE(a.ok() && b.ok());
+    for (int64_t i = 0; i < (*a)[0].numElements(); ++i) {
+        EXPECT_NEAR((*b)[0].data<float>()[i], (*a)[0].data<float>()[i], 1e-2);
+    }
+}
+
+TEST(Npy, RoundTripsAndRejectsFortranOrder) {
+    const Tensor t = Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+    auto bytes = serializeNpy(t);
+    ASSERT_TRUE(bytes.ok());
+    auto back = parseNpy(*bytes);
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_EQ(back->shape(), t.shape());
+    EXPECT_EQ(back->data<float>()[5], 6.0F);
+    std::string fortran = *bytes;
+    fortran.replace(fortran.find("False"), 5, "True ");
+    auto rejected = parseNpy(fortran);
+    ASSERT_FALSE(rejected.ok());
+    EXPECT_NE(rejected.error().message().find("Fortran"), std::string::npos);
+    auto badType = parseNpy(std::string(
+        "\x93NUMPY\x01\x00\x20\x00{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 42));
+    EXPECT_FALSE(badType.ok());
+}
+
+/// A 2x2 RGB image as a 24-bit BMP (bottom-up rows, padded to 4 bytes).
+void writeBmp(const std::filesystem::path& path) {
+    const unsigned char pixels[2][2][3] = {{{255, 0, 0}, {0, 255, 0}},
+                                           {{0, 0, 255}, {255, 255, 255}}};
+    std::string bytes = "BM";
+    auto put32 = [&](uint32_t v) {
+        for (int i = 0; i < 4; ++i) {
+            bytes += static_cast<char>((v >> (8 * i)) & 0xFF);
+        }
+    };
+    auto put16 = [&](uint16_t v) {
+        bytes += static_cast<char>(v & 0xFF);
+        bytes += static_cast<char>(v >> 8);
+    };
+    put32(54 + 16);
+    put32(0);
+    put32(54);
+    put32(40);
+    put32(2);
+    put32(2);
+    put16(1);
+    put16(24);
+    put32(0);
+    put32(16);
+    put32(2835);
+    put32(2835);
+    put32(0);
+    put32(0);
+    for (int row = 1; row >= 0; --row) {
+        for (int col = 0; col < 2; ++col) {
+            // BMP stores BGR.
+            bytes += static_cast<char>(pixels[row][col][2]);
+            bytes += static_cast<char>(pixels[row][col][1]);
+            bytes += static_cast<char>(pixels[row][col][0]);
+        }
+        bytes += std::string(2, '\0');
+    }
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(ImageDataset, LoadsResizesAndNormalises) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_image_dataset_test";
+    std::filesystem::create_directories(dir);
+    writeBmp(dir / "a.bmp");
+    writeBmp(dir / "b.bmp");
+    ImageNormalization identity;
+    identity.mean = {0, 0, 0};
+    identity.std = {1, 1, 1};
+    auto images = loadImageFolder(dir, 3, 2, 2, identity);
+    ASSERT_TRUE(images.ok()) << images.error().toString();
+    EXPECT_EQ(images->shape(), (Shape{2, 3, 2, 2}));
+    // Top-left pixel is red: channel 0 is 1, channels 1 and 2 are 0.
+    EXPECT_NEAR(images->data<float>()[0], 1.0F, 1e-6F);
+    EXPECT_NEAR(images->data<float>()[4], 0.0F, 1e-6F);
+    auto resized = loadImageFolder(dir, 3, 4, 4, identity);
+    ASSERT_TRUE(resized.ok());
+    EXPECT_EQ(resized->shape(), (Shape{2, 3, 4, 4}));
+    auto missing = loadImageFolder(dir / "nope", 3, 2, 2);
+    EXPECT_FALSE(missing.ok());
+    std::filesystem::remove_all(dir);
+}
+
+} // namespace
+} // namespace qs::runtime
