@@ -295,10 +295,15 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     return out;
 }
 
-Result<std::vector<Tensor>>
-Executor::backward(const ForwardTrace& trace,
-                   std::span<const std::pair<ValueId, Tensor>> seeds) const {
+Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
+                                               std::span<const std::pair<ValueId, Tensor>> seeds,
+                                               std::span<const ValueId> keep,
+                                               RunStats* stats) const {
     std::vector<Tensor> grads(m_graph.numValues());
+    std::vector<bool> kept(m_graph.numValues(), keep.empty());
+    for (const ValueId id : keep) {
+        kept[id.index()] = true;
+    }
     for (const auto& [id, grad] : seeds) {
         Tensor g = toCompute(grad, true);
         grads[id.index()] = grads[id.index()].defined() ? addTensors(grads[id.index()], g) : g;
@@ -328,8 +333,19 @@ Executor::backward(const ForwardTrace& trace,
             }
         }
         const OpContext ctx{node, inputs, m_opset, mask};
+        const auto opStart = std::chrono::steady_clock::now();
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
                             m_ops[step]->vjp(ctx, outputs, outputGrads));
+        if (stats != nullptr && stats->profile) {
+            stats->secondsByOpType[node.opType] +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+        }
+        // This node was the only producer of its outputs' gradients' consumers: release them.
+        for (const ValueId out : node.outputs) {
+            if (out.valid() && !kept[out.index()]) {
+                grads[out.index()] = Tensor();
+            }
+        }
         for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size(); ++i) {
             const ValueId in = node.inputs[i];
             if (!in.valid() || !inputGrads[i].defined() || m_graph.value(in).isInitializer()) {

@@ -58,10 +58,14 @@ public:
 
     /// Back-propagates `seeds` (gradient of a scalar loss w.r.t. some values) through the trace
     /// and returns the gradient of every non-initializer value reached (float values), indexed by
-    /// ValueId::index(); undefined where no gradient flows.
-    Result<std::vector<Tensor>>
-    backward(const ForwardTrace& trace,
-             std::span<const std::pair<graph::ValueId, Tensor>> seeds) const;
+    /// ValueId::index(); undefined where no gradient flows. When `keep` is not empty, only the
+    /// gradients of those values are returned and every other one is released as soon as its
+    /// producer's VJP has used it (far less memory, and buffers get reused). With stats->profile
+    /// set, times each op type's VJP.
+    Result<std::vector<Tensor>> backward(const ForwardTrace& trace,
+                                         std::span<const std::pair<graph::ValueId, Tensor>> seeds,
+                                         std::span<const graph::ValueId> keep = {},
+                                         RunStats* stats = nullptr) const;
 
 private:
     Executor() = default;

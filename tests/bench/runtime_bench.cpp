@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
     const std::filesystem::path outDir = argv[2];
     const int repeats = argc > 3 ? std::stoi(argv[3]) : 10;
     runtime::setNumThreads(argc > 4 ? std::stoi(argv[4]) : 1);
+
     std::filesystem::create_directories(outDir);
     auto graph = onnx::importModel(model);
     if (!graph.ok()) {
@@ -76,6 +77,12 @@ int main(int argc, char** argv) {
     // Forward + VJP to every Conv output: seed the final output with ones and back-propagate;
     // the backward pass computes activation gradients at every Conv output on the way.
     std::vector<double> vjpMs;
+    std::vector<graph::ValueId> convOutputs;
+    for (const graph::NodeId id : exec->graph().nodeIds()) {
+        if (exec->graph().node(id).opType == "Conv") {
+            convOutputs.push_back(exec->graph().node(id).outputs[0]);
+        }
+    }
     for (int i = 0; i < std::max(1, repeats / 3); ++i) {
         const auto start = Clock::now();
         auto trace = exec->forwardWithTrace(std::span(&x, 1));
@@ -86,7 +93,12 @@ int main(int argc, char** argv) {
             runtime::Tensor::allocate(graph::DataType::Float, outputs[0].shape());
         std::fill_n(seed.mutableData<float>(), seed.numElements(), 1.0F);
         const std::pair<graph::ValueId, runtime::Tensor> seeds{exec->graph().outputs()[0], seed};
-        auto grads = exec->backward(*trace, std::span(&seeds, 1));
+        runtime::RunStats backwardStats;
+        backwardStats.profile = std::getenv("QS_BENCH_PROFILE") != nullptr && i == 0;
+        auto grads = exec->backward(*trace, std::span(&seeds, 1), convOutputs, &backwardStats);
+        for (const auto& [op, seconds] : backwardStats.secondsByOpType) {
+            std::cerr << "vjp " << op << ": " << seconds * 1000.0 << " ms\n";
+        }
         if (!grads.ok()) {
             return fail(grads.error());
         }

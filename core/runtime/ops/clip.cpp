@@ -57,8 +57,10 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     const auto [lo, hi] = bounds(ctx);
-    return unaryFloatVjp(ctx, outputs, outputGrads,
-                         [lo, hi](float x, float) { return x > lo && x < hi ? 1.0F : 0.0F; });
+    return unaryFloatVjp(ctx, outputs, outputGrads, [lo, hi](float x, float) {
+        // Branch-free: the comparison outcome is data-dependent.
+        return static_cast<float>((x > lo) & (x < hi));
+    });
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {

@@ -231,39 +231,51 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 
 void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
                        float* dw) {
-    for (int64_t nc = 0; nc < p.n * p.c; ++nc) {
-        const int64_t c = nc % p.c;
-        const float* xc = x + nc * p.h * p.w;
-        const float* wc = w + c * p.kh * p.kw;
-        const float* gc = dy + nc * p.outPixels();
-        float* dxc = dx != nullptr ? dx + nc * p.h * p.w : nullptr;
-        float* dwc = dw != nullptr ? dw + c * p.kh * p.kw : nullptr;
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-            for (int64_t i = 0; i < p.kh; ++i) {
-                const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                if (iy < 0 || iy >= p.h) {
-                    continue;
-                }
-                for (int64_t j = 0; j < p.kw; ++j) {
-                    const float wv = wc[i * p.kw + j];
-                    float wAcc = 0.0F;
-                    for (int64_t ox = 0; ox < p.ow; ++ox) {
-                        const int64_t ix = ox * p.sw + j * p.dw - p.pl;
-                        if (ix < 0 || ix >= p.w) {
-                            continue;
-                        }
-                        const float g = gc[oy * p.ow + ox];
-                        if (dxc != nullptr) {
-                            dxc[iy * p.w + ix] += wv * g;
-                        }
-                        wAcc += xc[iy * p.w + ix] * g;
+    // Planes are independent for dx; dw sums over the batch, so it stays on one thread.
+    const int64_t planes = p.n * p.c;
+    auto planeRange = [&](int64_t begin, int64_t end, bool weights) {
+        for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t c = nc % p.c;
+            const float* xc = x + nc * p.h * p.w;
+            const float* wc = w + c * p.kh * p.kw;
+            const float* gc = dy + nc * p.outPixels();
+            float* dxc = dx + nc * p.h * p.w;
+            float* dwc = weights ? dw + c * p.kh * p.kw : nullptr;
+            for (int64_t oy = 0; oy < p.oh; ++oy) {
+                const float* grow = gc + oy * p.ow;
+                for (int64_t i = 0; i < p.kh; ++i) {
+                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
+                    if (iy < 0 || iy >= p.h) {
+                        continue;
                     }
-                    if (dwc != nullptr) {
-                        dwc[i * p.kw + j] += wAcc;
+                    for (int64_t j = 0; j < p.kw; ++j) {
+                        // Output columns whose input column lies inside the image.
+                        const int64_t off = j * p.dw - p.pl;
+                        const int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
+                        const int64_t hi =
+                            std::min(p.w - 1 - off < 0 ? -1 : (p.w - 1 - off) / p.sw, p.ow - 1);
+                        if (!weights) {
+                            const float wv = wc[i * p.kw + j];
+                            float* drow = dxc + iy * p.w + off;
+                            for (int64_t ox = lo; ox <= hi; ++ox) {
+                                drow[ox * p.sw] += wv * grow[ox];
+                            }
+                        } else {
+                            const float* xrow = xc + iy * p.w + off;
+                            float acc = 0.0F;
+                            for (int64_t ox = lo; ox <= hi; ++ox) {
+                                acc += xrow[ox * p.sw] * grow[ox];
+                            }
+                            dwc[i * p.kw + j] += acc;
+                        }
                     }
                 }
             }
         }
+    };
+    parallelFor(planes, 1, [&](int64_t begin, int64_t end) { planeRange(begin, end, false); });
+    if (dw != nullptr) {
+        planeRange(0, planes, true);
     }
 }
 

@@ -5,12 +5,44 @@
 #include "core/runtime/parallel.h"
 #include "core/runtime/pooling.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace qs::runtime {
 namespace {
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+/// 2-D windows without dilation: clip each window to the image once instead of testing every
+/// kernel position.
+void forward2d(const PoolShape& s, const float* x, float* y) {
+    const ConvGeometry& g = s.geo;
+    const int64_t h = g.input[0];
+    const int64_t w = g.input[1];
+    parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const float* xp = x + plane * s.inSize;
+            float* yp = y + plane * s.outSize;
+            for (int64_t oy = 0; oy < g.output[0]; ++oy) {
+                const int64_t y0 = std::max<int64_t>(0, oy * g.strides[0] - g.padsBegin[0]);
+                const int64_t y1 = std::min(h, oy * g.strides[0] - g.padsBegin[0] + g.kernel[0]);
+                for (int64_t ox = 0; ox < g.output[1]; ++ox) {
+                    const int64_t x0 = std::max<int64_t>(0, ox * g.strides[1] - g.padsBegin[1]);
+                    const int64_t x1 =
+                        std::min(w, ox * g.strides[1] - g.padsBegin[1] + g.kernel[1]);
+                    float best = -std::numeric_limits<float>::infinity();
+                    for (int64_t iy = y0; iy < y1; ++iy) {
+                        for (int64_t ix = x0; ix < x1; ++ix) {
+                            best = std::max(best, xp[iy * w + ix]);
+                        }
+                    }
+                    yp[oy * g.output[1] + ox] = best;
+                }
+            }
+        }
+    });
+}
+
+// Reference kernel: any rank, any dilation.
+Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
     if (ctx.intAttr("storage_order", 0) != 0) {
         return ctx.error(Errc::Unsupported, "storage_order = 1 is not supported");
@@ -32,6 +64,18 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
             }
         }
     });
+    return std::vector<Tensor>{y};
+}
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
+    const ConvGeometry& g = s.geo;
+    if (g.rank() != 2 || g.dilations[0] != 1 || g.dilations[1] != 1 ||
+        ctx.intAttr("storage_order", 0) != 0) {
+        return reference(ctx);
+    }
+    Tensor y = allocateFloat(s.outShape);
+    forward2d(s, ctx.input(0).data<float>(), y.mutableData<float>());
     return std::vector<Tensor>{y};
 }
 
@@ -83,7 +127,7 @@ const OpDef kMaxPool{.opType = "MaxPool",
                      .minInputs = 1,
                      .maxInputs = 1,
                      .forward = forward,
-                     .reference = nullptr,
+                     .reference = reference,
                      .vjp = vjp,
                      .samples = samples};
 
