@@ -8,6 +8,7 @@
 #include "core/runtime/image_dataset.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/processor_support.h"
 
 #include <algorithm>
 #include <chrono>
@@ -108,6 +109,7 @@ Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
 }
 
 Result<void> runModel(const RunOptions& options) {
+    QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     onnx::ImportOptions importOptions;
     for (const std::string& text : options.inputShapes) {

@@ -1,5 +1,6 @@
 #include "core/runtime/executor.h"
 
+#include "core/runtime/processor_support.h"
 #include "core/runtime/type_dispatch.h"
 
 #include <chrono>
@@ -73,6 +74,7 @@ Tensor toCompute(const Tensor& tensor, bool fp16) {
 } // namespace
 
 Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
+    QS_TRY(checkProcessorSupport());
     Executor exec;
     exec.m_options = options;
     exec.m_graph = std::move(graph);

@@ -38,9 +38,14 @@ if(QS_RUNTIME_ARCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   # GCC 12 reports false maybe-uninitialized warnings inside its own AVX-512 intrinsics headers.
   target_compile_options(qs_runtime_ops PRIVATE -march=${QS_RUNTIME_ARCH}
     $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
+  if(QS_RUNTIME_ARCH STREQUAL "x86-64-v3")
+    set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/processor_support.cpp PROPERTIES
+      COMPILE_DEFINITIONS QS_RUNTIME_NEEDS_X86_64_V3)
+  endif()
 endif()
 
-target_sources(qs_core PRIVATE $<TARGET_OBJECTS:qs_runtime_ops>)
+target_sources(qs_core PRIVATE $<TARGET_OBJECTS:qs_runtime_ops>
+  ${CMAKE_CURRENT_LIST_DIR}/processor_support.cpp)
 
 # Image datasets decode with stb_image (Debian's libstb-dev ships the implementation as libstb).
 find_library(QS_STB_LIBRARY stb REQUIRED)
