@@ -8,7 +8,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
-#include <QHBoxLayout>
+#include <QVBoxLayout>
 #include <QValueAxis>
 
 #include <set>
@@ -23,6 +23,8 @@ QString bitsLabel(int bits) {
 QChartView* makeView(QChart* chart, QWidget* parent) {
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setAnimationOptions(QChart::NoAnimation);
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->setBackgroundRoundness(0);
     auto* view = new QChartView(chart, parent);
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumHeight(180);
@@ -73,7 +75,7 @@ BitwidthChartPanel::BitwidthChartPanel(QWidget* parent)
     , m_parameters(new QChart()) {
     m_quantizers->setTitle(tr("Quantizers per bit width"));
     m_parameters->setTitle(tr("Weight parameters per bit width"));
-    auto* row = new QHBoxLayout(this);
+    auto* row = new QVBoxLayout(this);
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(makeView(m_quantizers, this));
     row->addWidget(makeView(m_parameters, this));

@@ -86,8 +86,8 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     m_quantizerDock->hide();
     m_chartDock->setObjectName(QStringLiteral("bitwidthChartDock"));
     m_chartDock->setWidget(m_chartPanel);
-    addDockWidget(Qt::BottomDockWidgetArea, m_chartDock);
-    splitDockWidget(m_quantizerDock, m_chartDock, Qt::Horizontal);
+    addDockWidget(Qt::RightDockWidgetArea, m_chartDock);
+    tabifyDockWidget(m_infoDock, m_chartDock);
     m_chartDock->hide();
     m_actions->populate(*menuBar());
     m_actions->viewMenu()->addAction(m_infoDock->toggleViewAction());
@@ -275,6 +275,7 @@ void MainWindow::showDocument(GraphDocument* document) {
     if (m_quantizerDock->isHidden() && document->quantization() != nullptr) {
         m_quantizerDock->show();
         m_chartDock->show();
+        m_infoDock->raise(); // the charts wait in their tab next to the model info
         resizeDocks({m_quantizerDock}, {height() / 4}, Qt::Vertical);
     }
     m_actions->setGraphActionsEnabled(false);

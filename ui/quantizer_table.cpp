@@ -205,6 +205,13 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
                             QAbstractItemView::EditKeyPressed);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->verticalHeader()->hide();
+    m_view->setWordWrap(false);
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setSectionResizeMode(QuantizerTableModel::Point,
+                                                     QHeaderView::Interactive);
+    m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
     m_view->horizontalHeader()->setStretchLastSection(true);
     auto* column = new QVBoxLayout(this);
     column->setContentsMargins(4, 4, 4, 4);
