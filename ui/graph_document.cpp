@@ -20,7 +20,8 @@ void addImportWarnings(const onnx::ImportNotes& notes, report::ModelInfo& info) 
 }
 } // namespace
 
-Result<LoadedModel> loadModel(const QString& path, Progress& progress) {
+Result<LoadedModel> loadModel(const QString& path, Progress& progress,
+                              const quantization::QuantizationSettings& settings) {
     progress.report(0.0, "Reading model");
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
     onnx::ImportNotes notes;
@@ -34,7 +35,7 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress) {
     addImportWarnings(notes, info);
     progress.report(0.95, "Placing quantizers");
     LoadedModel loaded{std::move(graph), std::move(info), std::nullopt, {}};
-    auto quantization = quantization::computeQuantization(loaded.graph, {});
+    auto quantization = quantization::computeQuantization(loaded.graph, settings);
     if (quantization.ok()) {
         loaded.quantization = std::move(quantization).value();
     } else {

@@ -27,8 +27,10 @@ struct LoadedModel {
     QString quantizationError;
 };
 
-/// Imports the ONNX model at `path` and computes its ModelInfo; runs on a job thread.
-Result<LoadedModel> loadModel(const QString& path, Progress& progress);
+/// Imports the ONNX model at `path`, computes its ModelInfo and places its quantizers with
+/// `settings`; runs on a job thread.
+Result<LoadedModel> loadModel(const QString& path, Progress& progress,
+                              const quantization::QuantizationSettings& settings = {});
 
 /// An open model: graph, info and undo stack.
 class GraphDocument : public QObject {
