@@ -62,6 +62,7 @@ void fill(QChart& chart, const std::set<int>& bits,
     auto* y = new QValueAxis(&chart);
     y->setRange(0, maximum * 1.1);
     y->setLabelFormat(QStringLiteral("%.0f"));
+    y->applyNiceNumbers();
     chart.addAxis(x, Qt::AlignBottom);
     chart.addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
