@@ -77,4 +77,16 @@ void GraphPage::refreshQuantizers() {
     m_scene->showQuantizers(m_document->graph(), m_document->quantizerMarks());
 }
 
+void GraphPage::revealQuantizer(int id, const QString& nodeName) {
+    for (NodeItem* node : m_scene->nodeItems()) {
+        if (!node->content().io && node->content().fullName == nodeName) {
+            m_view->centerOnNode(node);
+            break;
+        }
+    }
+    if (QuantizerBadgeItem* badge = m_scene->badge(id)) {
+        m_view->ensureVisible(badge);
+    }
+}
+
 } // namespace qs::ui

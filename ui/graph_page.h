@@ -45,6 +45,9 @@ public:
     /// The document whose graph is shown, or nullptr.
     GraphDocument* document() const { return m_document.data(); }
 
+    /// Centres op `nodeName` (selected) with quantizer `id`'s badge in view.
+    void revealQuantizer(int id, const QString& nodeName);
+
     /// Redraws the quantizer badges from the document's current setup.
     void refreshQuantizers();
 

@@ -154,6 +154,8 @@ void MainWindow::connectActions() {
     connect(m_actions->about(), &QAction::triggered, this, &MainWindow::showAbout);
     connect(m_actions, &Actions::recentFileTriggered, this, &MainWindow::openRecentModel);
     connect(m_actions, &Actions::themeTriggered, this, &MainWindow::setTheme);
+    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
+            &GraphPage::revealQuantizer);
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
             [this](const quantization::QuantizationSettings& settings) {
                 GraphDocument* document = m_session->document();

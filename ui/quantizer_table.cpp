@@ -213,6 +213,15 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
                                                      QHeaderView::Interactive);
     m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                const QModelIndex source = m_proxy->mapToSource(current);
+                if (source.isValid()) {
+                    const quantization::QuantizerMark& mark = m_model->markAt(source.row());
+                    Q_EMIT quantizerActivated(mark.id,
+                                              QString::fromStdString(mark.point.targetNodeName));
+                }
+            });
     auto* column = new QVBoxLayout(this);
     column->setContentsMargins(4, 4, 4, 4);
     column->addWidget(m_filter);

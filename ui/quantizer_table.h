@@ -52,6 +52,11 @@ public:
     /// Config column, EditRole, candidate index: pushes a ChooseQuantizerConfigCommand.
     bool setData(const QModelIndex& index, const QVariant& value, int role) override;
 
+    /// The quantizer on `row`.
+    const quantization::QuantizerMark& markAt(int row) const {
+        return m_marks.at(static_cast<size_t>(row));
+    }
+
     /// The row of quantizer `id`, or -1.
     int rowOf(int id) const;
 
@@ -93,6 +98,10 @@ public:
     QTableView& view() const { return *m_view; }
 
     void setDocument(GraphDocument* document) { m_model->setDocument(document); }
+
+Q_SIGNALS:
+    /// The current row moved to quantizer `id`, which sits at op `nodeName`.
+    void quantizerActivated(int id, const QString& nodeName);
 
 private:
     QuantizerTableModel* m_model;

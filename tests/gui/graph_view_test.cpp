@@ -17,6 +17,7 @@
 #include "ui/main_window.h"
 #include "ui/minimap.h"
 #include "ui/model_info_panel.h"
+#include "ui/quantizer_table.h"
 #include "ui/session.h"
 #include "ui/settings.h"
 
@@ -25,6 +26,7 @@
 #include <QFile>
 #include <QImage>
 #include <QSvgRenderer>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -322,6 +324,49 @@ TEST_F(MainWindowGraphTest, OpeningAModelShowsTheGraphAndTheInfoDock) {
     const QString svg = m_dir.filePath(QStringLiteral("shown.svg"));
     EXPECT_TRUE(m_window.exportGraph(svg));
     EXPECT_TRUE(QSvgRenderer(svg).isValid());
+}
+
+TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
+    m_window.show();
+    EXPECT_FALSE(m_window.actions().hwConfigActions().front()->isEnabled());
+    m_window.openModel(kDemoModel);
+    ASSERT_TRUE(QTest::qWaitFor(
+        [this] {
+            return !m_window.session().isOpening() && m_window.session().document() &&
+                   !m_window.graphPage().isLayingOut();
+        },
+        kTimeoutMs));
+    GraphDocument& document = *m_window.session().document();
+    ASSERT_NE(document.quantization(), nullptr);
+    EXPECT_TRUE(m_window.quantizerDock().isVisible());
+    const auto& scene = *m_window.graphPage().scene();
+    EXPECT_EQ(scene.badgeItems().size(), document.quantizerMarks().size());
+    QAction* npu = m_window.actions().hwConfigActions().at(2);
+    EXPECT_TRUE(m_window.actions().hwConfigActions().at(0)->isChecked());
+    npu->trigger();
+    EXPECT_EQ(document.quantization()->settings.hw, "npu");
+    EXPECT_TRUE(npu->isChecked());
+    EXPECT_EQ(scene.badgeItems().size(), document.quantizerMarks().size());
+    QAction* requant = m_window.actions().ruleActions().at(1);
+    requant->trigger();
+    EXPECT_EQ(document.quantization()->settings.rule,
+              quantization::QuantizerPropagationRule::MergeWithPotentialRequantization);
+    m_window.actions().undo()->trigger();
+    m_window.actions().undo()->trigger();
+    EXPECT_EQ(document.quantization()->settings.hw, "cpu");
+    EXPECT_TRUE(m_window.actions().hwConfigActions().at(0)->isChecked());
+    // Picking a row of the Quantizers table selects the op it sits on.
+    QTableView& table = m_window.quantizerPanel().view();
+    table.setCurrentIndex(table.model()->index(2, QuantizerTableModel::Point));
+    const QString node = QString::fromStdString(
+        m_window.quantizerPanel()
+            .model()
+            .markAt(m_window.quantizerPanel().model().rowOf(
+                table.model()->index(2, QuantizerTableModel::Id).data().toInt()))
+            .point.targetNodeName);
+    const auto selected = m_window.graphPage().scene()->selectedItems();
+    ASSERT_EQ(selected.size(), 1);
+    EXPECT_EQ(static_cast<NodeItem*>(selected.front())->content().fullName, node);
 }
 
 TEST_F(MainWindowGraphTest, ThemeChoiceIsAppliedAndPersisted) {
