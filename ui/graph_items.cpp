@@ -261,8 +261,9 @@ void QuantizerBadgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem
     } else {
         painter->drawEllipse(body);
     }
-    if (m_content.merged) {
-        return; // a ghost carries no label: its config is the absorbing quantizer's
+    if (m_content.merged || levelOfDetail(painter) < kTextLevelOfDetail) {
+        return; // a ghost carries no label (its config is the absorbing quantizer's); nor does
+                // a badge too small to read
     }
     painter->setFont(m_theme.badgeFont);
     painter->setPen(Qt::white);
