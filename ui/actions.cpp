@@ -41,6 +41,8 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     , m_findNext(makeAction(tr("Find &Next"), tr("Go to the next match")))
     , m_findPrevious(makeAction(tr("Find &Previous"), tr("Go to the previous match")))
     , m_themes(new QActionGroup(this))
+    , m_colorBlindPalette(makeAction(tr("&Colour-Blind-Safe Bit Widths"),
+                                     tr("Colour quantizer badges with the Okabe-Ito palette")))
     , m_hwConfigs(new QActionGroup(this))
     , m_presets(new QActionGroup(this))
     , m_rules(new QActionGroup(this))
@@ -84,6 +86,7 @@ void Actions::populate(QMenuBar& menuBar) {
     m_viewMenu->addSeparator();
     QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
     theme->addActions(m_themes->actions());
+    m_viewMenu->addAction(m_colorBlindPalette);
     m_viewMenu->addSeparator();
     QMenu* quantize = menuBar.addMenu(tr("&Quantize"));
     quantize->addMenu(tr("&HW Config"))->addActions(m_hwConfigs->actions());
@@ -120,6 +123,8 @@ void Actions::setupViewActions(Settings& settings) {
                 [this, choice = choice] { Q_EMIT themeTriggered(choice); });
     }
     m_themes->setExclusive(true);
+    m_colorBlindPalette->setCheckable(true);
+    m_colorBlindPalette->setChecked(settings.colorBlindPalette());
 }
 
 QAction* Actions::addChoice(QActionGroup* group, const QString& text, int value) {

@@ -59,6 +59,9 @@ public:
 
     QAction* findPrevious() const { return m_findPrevious; }
 
+    /// View ▸ Colour-Blind-Safe Bit Widths (checkable, persisted by the owner).
+    QAction* colorBlindPalette() const { return m_colorBlindPalette; }
+
     /// The checkable theme entry for `choice` (View ▸ Theme).
     QAction* themeAction(ThemeChoice choice) const;
 
@@ -126,6 +129,7 @@ private:
     QAction* m_findNext;
     QAction* m_findPrevious;
     QActionGroup* m_themes;
+    QAction* m_colorBlindPalette;
     QActionGroup* m_hwConfigs;
     QActionGroup* m_presets;
     QActionGroup* m_rules;

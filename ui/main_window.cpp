@@ -154,6 +154,10 @@ void MainWindow::connectActions() {
     connect(m_actions->about(), &QAction::triggered, this, &MainWindow::showAbout);
     connect(m_actions, &Actions::recentFileTriggered, this, &MainWindow::openRecentModel);
     connect(m_actions, &Actions::themeTriggered, this, &MainWindow::setTheme);
+    connect(m_actions->colorBlindPalette(), &QAction::toggled, this, [this](bool on) {
+        m_settings.setColorBlindPalette(on);
+        setTheme(m_settings.theme());
+    });
     connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
             &GraphPage::revealQuantizer);
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
@@ -199,7 +203,9 @@ void MainWindow::connectGraphActions() {
 
 void MainWindow::setTheme(ThemeChoice choice) {
     const bool dark = applyTheme(choice);
-    m_graphPage->scene()->setTheme(graphThemeFor(dark));
+    GraphTheme theme = graphThemeFor(dark);
+    theme.colorBlindSafe = m_settings.colorBlindPalette();
+    m_graphPage->scene()->setTheme(theme);
     m_graphPage->view()->sceneChanged();
     if (QAction* action = m_actions->themeAction(choice)) {
         action->setChecked(true);

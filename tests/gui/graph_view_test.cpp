@@ -367,6 +367,13 @@ TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
     const auto selected = m_window.graphPage().scene()->selectedItems();
     ASSERT_EQ(selected.size(), 1);
     EXPECT_EQ(static_cast<NodeItem*>(selected.front())->content().fullName, node);
+    // The colour-blind-safe palette recolours the badges and persists.
+    const QColor green = scene.badgeItems().front()->fillColor();
+    m_window.actions().colorBlindPalette()->trigger();
+    EXPECT_TRUE(m_settings.colorBlindPalette());
+    EXPECT_NE(scene.badgeItems().front()->fillColor(), green);
+    m_window.actions().colorBlindPalette()->trigger();
+    EXPECT_EQ(scene.badgeItems().front()->fillColor(), green);
 }
 
 TEST_F(MainWindowGraphTest, ThemeChoiceIsAppliedAndPersisted) {
