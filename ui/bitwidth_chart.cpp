@@ -33,8 +33,8 @@ QChartView* makeView(QChart* chart, QWidget* parent) {
 
 /// Replaces `chart`'s series with one bar set per entry of `sets` over the `bits` categories.
 template <typename Count>
-void fill(QChart& chart, const std::set<int>& bits,
-          const std::vector<std::pair<QString, const std::map<int, Count>*>>& sets) {
+QBarSeries* fill(QChart& chart, const std::set<int>& bits,
+                 const std::vector<std::pair<QString, const std::map<int, Count>*>>& sets) {
     chart.removeAllSeries();
     for (QAbstractAxis* axis : chart.axes()) {
         chart.removeAxis(axis);
@@ -67,6 +67,7 @@ void fill(QChart& chart, const std::set<int>& bits,
     chart.addAxis(y, Qt::AlignLeft);
     series->attachAxis(x);
     series->attachAxis(y);
+    return series;
 }
 } // namespace
 
@@ -106,15 +107,23 @@ void BitwidthChartPanel::reload() {
             bits.insert(b);
         }
     }
-    fill<int>(*m_quantizers, bits,
-              {{tr("Activations"), &distribution.activationQuantizers},
-               {tr("Weights"), &distribution.weightQuantizers}});
+    std::vector<int> order(bits.begin(), bits.end());
+    QBarSeries* counts = fill<int>(*m_quantizers, bits,
+                                   {{tr("Activations"), &distribution.activationQuantizers},
+                                    {tr("Weights"), &distribution.weightQuantizers}});
     std::set<int> weightBits;
     for (const auto& [b, count] : distribution.weightParameters) {
         weightBits.insert(b);
     }
-    fill<int64_t>(*m_parameters, weightBits,
-                  {{tr("Weight parameters"), &distribution.weightParameters}});
+    std::vector<int> weightOrder(weightBits.begin(), weightBits.end());
+    QBarSeries* parameters = fill<int64_t>(
+        *m_parameters, weightBits, {{tr("Weight parameters"), &distribution.weightParameters}});
+    connect(counts, &QBarSeries::clicked, this, [this, order](int index, QBarSet*) {
+        Q_EMIT bitwidthClicked(order.at(static_cast<size_t>(index)));
+    });
+    connect(parameters, &QBarSeries::clicked, this, [this, weightOrder](int index, QBarSet*) {
+        Q_EMIT bitwidthClicked(weightOrder.at(static_cast<size_t>(index)));
+    });
 }
 
 } // namespace qs::ui

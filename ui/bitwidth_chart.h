@@ -1,7 +1,8 @@
 // The "Bit widths" dock: two Qt Charts bar charts of the open document's finalized setup —
 // quantizers per bit width (activations and weights as separate bars) and quantized weight
 // parameters per bit width. Counts come from core's bitwidthDistribution(); the charts redraw
-// whenever the quantization changes.
+// whenever the quantization changes; clicking a bar reports its bit width (the main window then
+// filters the Quantizers table to it).
 #pragma once
 
 #include <QPointer>
@@ -29,6 +30,10 @@ public:
 
     /// The chart of weight parameters.
     QChart& parameterChart() const { return *m_parameters; }
+
+Q_SIGNALS:
+    /// A bar of bit width `bits` was clicked (0: float).
+    void bitwidthClicked(int bits);
 
 private:
     void reload();

@@ -160,6 +160,10 @@ void MainWindow::connectActions() {
     });
     connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
             &GraphPage::revealQuantizer);
+    connect(m_chartPanel, &BitwidthChartPanel::bitwidthClicked, this, [this](int bits) {
+        m_quantizerPanel->setFilterText(QStringLiteral("B:%1 ").arg(bits));
+        m_quantizerDock->show();
+    });
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
             [this](const quantization::QuantizationSettings& settings) {
                 GraphDocument* document = m_session->document();

@@ -228,4 +228,16 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     column->addWidget(m_view, 1);
 }
 
+void QuantizerPanel::setFilterText(const QString& text) {
+    m_filter->setText(text);
+}
+
+QString QuantizerPanel::filterText() const {
+    return m_filter->text();
+}
+
+int QuantizerPanel::visibleRows() const {
+    return m_proxy->rowCount();
+}
+
 } // namespace qs::ui

@@ -99,6 +99,15 @@ public:
 
     void setDocument(GraphDocument* document) { m_model->setDocument(document); }
 
+    /// Shows only rows containing `text` (any column, case-insensitive).
+    void setFilterText(const QString& text);
+
+    /// The filter field's text.
+    QString filterText() const;
+
+    /// Rows shown after filtering.
+    int visibleRows() const;
+
 Q_SIGNALS:
     /// The current row moved to quantizer `id`, which sits at op `nodeName`.
     void quantizerActivated(int id, const QString& nodeName);

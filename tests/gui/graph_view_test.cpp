@@ -7,6 +7,7 @@
 #include "core/layout/synthetic_graph.h"
 #include "core/onnx/model_io.h"
 #include "ui/actions.h"
+#include "ui/bitwidth_chart.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -22,6 +23,8 @@
 #include "ui/settings.h"
 
 #include <QAction>
+#include <QBarSeries>
+#include <QChart>
 #include <QDockWidget>
 #include <QFile>
 #include <QImage>
@@ -367,6 +370,12 @@ TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
     const auto selected = m_window.graphPage().scene()->selectedItems();
     ASSERT_EQ(selected.size(), 1);
     EXPECT_EQ(static_cast<NodeItem*>(selected.front())->content().fullName, node);
+    // Clicking the 8-bit bar filters the table to the 8-bit quantizers.
+    auto* bars = static_cast<QBarSeries*>(m_window.chartPanel().quantizerChart().series().front());
+    Q_EMIT bars->clicked(0, bars->barSets().front());
+    EXPECT_EQ(m_window.quantizerPanel().filterText(), QStringLiteral("B:8 "));
+    EXPECT_EQ(m_window.quantizerPanel().visibleRows(),
+              static_cast<int>(document.quantizerMarks().size()));
     // The colour-blind-safe palette recolours the badges and persists.
     const QColor green = scene.badgeItems().front()->fillColor();
     m_window.actions().colorBlindPalette()->trigger();
