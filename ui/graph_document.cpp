@@ -62,12 +62,12 @@ std::vector<quantization::QuantizerMark> GraphDocument::quantizerMarks() const {
                                         &m_model.quantization->proposal.setup);
 }
 
-Result<void> GraphDocument::chooseQuantizerConfig(int pointId,
-                                                  const quantization::QuantizerConfig& config) {
+Result<void>
+GraphDocument::chooseQuantizerConfigs(const quantization::QuantizerConfigChoice& changes) {
     if (!m_model.quantization) {
         return Error(Errc::InvalidArgument, "the model has no quantizers");
     }
-    QS_TRY(quantization::chooseConfig(*m_model.quantization, pointId, config));
+    QS_TRY(quantization::chooseConfigs(*m_model.quantization, changes));
     Q_EMIT quantizationChanged();
     return {};
 }

@@ -62,8 +62,8 @@ public:
     /// Every quantizer as drawn and listed (active, requantizers, merged away), by id.
     std::vector<quantization::QuantizerMark> quantizerMarks() const;
 
-    /// Chooses `config` for point `pointId` and re-finalizes.
-    Result<void> chooseQuantizerConfig(int pointId, const quantization::QuantizerConfig& config);
+    /// Chooses the config of every point in `changes` and re-finalizes once.
+    Result<void> chooseQuantizerConfigs(const quantization::QuantizerConfigChoice& changes);
 
     /// Re-runs propagation with `settings` (default choices).
     Result<void> setQuantizationSettings(const quantization::QuantizationSettings& settings);

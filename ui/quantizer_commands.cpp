@@ -4,11 +4,13 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
+
 namespace qs::ui {
 
 namespace {
-QString tr(const char* text) {
-    return QCoreApplication::translate("qs::ui::QuantizerCommands", text);
+QString tr(const char* text, int n = -1) {
+    return QCoreApplication::translate("qs::ui::QuantizerCommands", text, nullptr, n);
 }
 
 quantization::QuantizerConfig currentConfig(const GraphDocument& document, int pointId) {
@@ -23,26 +25,36 @@ quantization::QuantizerConfig currentConfig(const GraphDocument& document, int p
 
 ChooseQuantizerConfigCommand::ChooseQuantizerConfigCommand(
     GraphDocument& document, int pointId, const quantization::QuantizerConfig& config)
-    : m_document(document)
-    , m_pointId(pointId)
-    , m_before(currentConfig(document, pointId))
-    , m_after(config) {
+    : ChooseQuantizerConfigCommand(document,
+                                   quantization::QuantizerConfigChoice{{pointId, config}}) {
     setText(tr("Choose %1 bits for quantizer #%2").arg(config.numBits).arg(pointId));
 }
 
+ChooseQuantizerConfigCommand::ChooseQuantizerConfigCommand(
+    GraphDocument& document, quantization::QuantizerConfigChoice changes)
+    : m_document(document)
+    , m_after(std::move(changes)) {
+    for (const auto& [id, config] : m_after) {
+        m_before[id] = currentConfig(document, id);
+    }
+    setText(tr("Choose configs for %n quantizer(s)", static_cast<int>(m_after.size())));
+}
+
 void ChooseQuantizerConfigCommand::redo() {
-    if (!m_document.chooseQuantizerConfig(m_pointId, m_after).ok()) {
+    if (m_after.empty() || !m_document.chooseQuantizerConfigs(m_after).ok()) {
         setObsolete(true);
     }
 }
 
 void ChooseQuantizerConfigCommand::undo() {
-    (void)m_document.chooseQuantizerConfig(m_pointId, m_before);
+    (void)m_document.chooseQuantizerConfigs(m_before);
 }
 
 bool ChooseQuantizerConfigCommand::mergeWith(const QUndoCommand* other) {
     const auto* next = static_cast<const ChooseQuantizerConfigCommand*>(other);
-    if (next->m_pointId != m_pointId) {
+    if (next->m_after.size() != m_after.size() ||
+        !std::equal(m_after.begin(), m_after.end(), next->m_after.begin(),
+                    [](const auto& a, const auto& b) { return a.first == b.first; })) {
         return false;
     }
     m_after = next->m_after;

@@ -12,7 +12,7 @@ namespace qs::ui {
 
 class GraphDocument;
 
-/// Chooses a config for one quantization point.
+/// Chooses configs for one or several quantization points (a selection, an op type).
 class ChooseQuantizerConfigCommand : public QUndoCommand {
 public:
     /// `config` must be one of point `pointId`'s candidates; otherwise the command is obsolete
@@ -20,22 +20,25 @@ public:
     ChooseQuantizerConfigCommand(GraphDocument& document, int pointId,
                                  const quantization::QuantizerConfig& config);
 
+    /// Several points at once, one undo step.
+    ChooseQuantizerConfigCommand(GraphDocument& document,
+                                 quantization::QuantizerConfigChoice changes);
+
     void redo() override;
 
     void undo() override;
 
     int id() const override { return kId; }
 
-    /// Merges a following choice for the same point into this one.
+    /// Merges a following choice for the same points into this one.
     bool mergeWith(const QUndoCommand* other) override;
 
 private:
     static constexpr int kId = 5001;
 
     GraphDocument& m_document;
-    int m_pointId;
-    quantization::QuantizerConfig m_before;
-    quantization::QuantizerConfig m_after;
+    quantization::QuantizerConfigChoice m_before;
+    quantization::QuantizerConfigChoice m_after;
 };
 
 /// Switches HW config, preset or rule: re-runs propagation.

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QHeaderView>
 #include <QLineEdit>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -35,6 +36,11 @@ void QuantizerTableModel::reload() {
     beginResetModel();
     m_marks = m_document.isNull() ? std::vector<quantization::QuantizerMark>{}
                                   : m_document->quantizerMarks();
+    m_opTypes.clear();
+    for (const quantization::QuantizerMark& mark : m_marks) {
+        const auto node = m_document->graph().findNode(mark.point.targetNodeName);
+        m_opTypes.push_back(node ? qstr(m_document->graph().node(*node).opType) : QString());
+    }
     endResetModel();
 }
 
@@ -97,6 +103,8 @@ QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
         return mark.id;
     case Point:
         return qstr(mark.point.toString());
+    case OpType:
+        return m_opTypes[static_cast<size_t>(index.row())];
     case Kind:
         return mark.point.isWeight ? tr("weight") : tr("activation");
     case Candidates:
@@ -124,6 +132,8 @@ QVariant QuantizerTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("Id");
     case Point:
         return tr("Insertion point");
+    case OpType:
+        return tr("Op type");
     case Kind:
         return tr("Kind");
     case Candidates:
@@ -204,6 +214,9 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     m_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::SelectedClicked |
                             QAbstractItemView::EditKeyPressed);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, &QuantizerPanel::showContextMenu);
     m_view->verticalHeader()->hide();
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideMiddle);
@@ -238,6 +251,55 @@ QString QuantizerPanel::filterText() const {
 
 int QuantizerPanel::visibleRows() const {
     return m_proxy->rowCount();
+}
+
+std::vector<int> QuantizerPanel::selectedQuantizers() const {
+    std::vector<int> ids;
+    for (const QModelIndex& index : m_view->selectionModel()->selectedRows()) {
+        const quantization::QuantizerMark& mark =
+            m_model->markAt(m_proxy->mapToSource(index).row());
+        if (mark.status != quantization::QuantizerStatus::Merged) {
+            ids.push_back(mark.id);
+        }
+    }
+    return ids;
+}
+
+int QuantizerPanel::setBitwidthForSelection(int bits) {
+    GraphDocument* document = m_model->document();
+    if (document == nullptr || document->quantization() == nullptr) {
+        return 0;
+    }
+    quantization::QuantizerConfigChoice changes =
+        quantization::configsWithBitwidth(*document->quantization(), selectedQuantizers(), bits);
+    const int count = static_cast<int>(changes.size());
+    if (count > 0) {
+        document->undoStack().push(new ChooseQuantizerConfigCommand(*document, std::move(changes)));
+    }
+    return count;
+}
+
+void QuantizerPanel::showContextMenu(const QPoint& at) {
+    const std::vector<int> ids = selectedQuantizers();
+    GraphDocument* document = m_model->document();
+    if (ids.empty() || document == nullptr || document->quantization() == nullptr) {
+        return;
+    }
+    QMenu menu(this);
+    for (int bits : {16, 8, 6, 4, 2}) {
+        const auto changes =
+            quantization::configsWithBitwidth(*document->quantization(), ids, bits);
+        if (changes.empty()) {
+            continue;
+        }
+        QAction* action = menu.addAction(
+            tr("Set %1 bits for %n quantizer(s)", nullptr, static_cast<int>(changes.size()))
+                .arg(bits));
+        connect(action, &QAction::triggered, this, [this, bits] { setBitwidthForSelection(bits); });
+    }
+    if (!menu.isEmpty()) {
+        menu.exec(m_view->viewport()->mapToGlobal(at));
+    }
 }
 
 } // namespace qs::ui

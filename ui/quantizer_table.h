@@ -2,7 +2,8 @@
 // QuantizerMark list) to a table — id, insertion point, kind, candidates, chosen config, state
 // (active / merged / requant), unified-scale group — and turns an edit of the chosen-config cell
 // (a combo of the point's candidates) into a ChooseQuantizerConfigCommand. QuantizerPanel shows
-// it sortable and filterable (text over every column).
+// it sortable and filterable (text over every column, so "Conv" picks an op type) and sets one
+// bit width for all selected rows from the context menu, as one undo step.
 #pragma once
 
 #include "core/quantization/quantization_state.h"
@@ -27,7 +28,7 @@ class QuantizerTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Id, Point, Kind, Candidates, Config, State, Group, ColumnCount };
+    enum Column { Id, Point, OpType, Kind, Candidates, Config, State, Group, ColumnCount };
 
     /// Role of the Config column: the candidate configs as strings (QStringList).
     static constexpr int CandidatesRole = Qt::UserRole + 1;
@@ -57,6 +58,9 @@ public:
         return m_marks.at(static_cast<size_t>(row));
     }
 
+    /// The document shown, or nullptr.
+    GraphDocument* document() const { return m_document.data(); }
+
     /// The row of quantizer `id`, or -1.
     int rowOf(int id) const;
 
@@ -68,6 +72,7 @@ private:
     QPointer<GraphDocument> m_document;
     QMetaObject::Connection m_connection;
     std::vector<quantization::QuantizerMark> m_marks;
+    std::vector<QString> m_opTypes; ///< by row
 };
 
 /// Edits the Config column with a combo of the candidates.
@@ -108,11 +113,20 @@ public:
     /// Rows shown after filtering.
     int visibleRows() const;
 
+    /// Ids of the selected rows' quantizers that can be chosen (not merged away).
+    std::vector<int> selectedQuantizers() const;
+
+    /// Chooses `bits` for every selected quantizer that has such a candidate (one undo step);
+    /// returns how many changed.
+    int setBitwidthForSelection(int bits);
+
 Q_SIGNALS:
     /// The current row moved to quantizer `id`, which sits at op `nodeName`.
     void quantizerActivated(int id, const QString& nodeName);
 
 private:
+    void showContextMenu(const QPoint& at);
+
     QuantizerTableModel* m_model;
     QSortFilterProxyModel* m_proxy;
     QLineEdit* m_filter;

@@ -93,8 +93,32 @@ Result<QuantizationState> computeQuantization(const graph::Graph& model,
 }
 
 Result<void> chooseConfig(QuantizationState& state, int pointId, const QuantizerConfig& config) {
+    return chooseConfigs(state, {{pointId, config}});
+}
+
+QuantizerConfigChoice configsWithBitwidth(const QuantizationState& state,
+                                          const std::vector<int>& pointIds, int bits) {
+    QuantizerConfigChoice out;
+    for (int id : pointIds) {
+        auto point = state.proposal.setup.quantizationPoints.find(id);
+        if (point == state.proposal.setup.quantizationPoints.end()) {
+            continue;
+        }
+        for (const QuantizerConfig& config : point->second.possibleConfigs) {
+            if (config.numBits == bits) {
+                out[id] = config;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+Result<void> chooseConfigs(QuantizationState& state, const QuantizerConfigChoice& changes) {
     QuantizerConfigChoice choice = state.choice;
-    choice[pointId] = config;
+    for (const auto& [id, config] : changes) {
+        choice[id] = config;
+    }
     QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, finalizeSetup(state.proposal, choice));
     state.choice = std::move(choice);
     state.setup = std::move(setup);

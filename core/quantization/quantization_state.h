@@ -49,6 +49,14 @@ Result<QuantizationState> computeQuantization(const graph::Graph& model,
 /// unchanged.
 Result<void> chooseConfig(QuantizationState& state, int pointId, const QuantizerConfig& config);
 
+/// Sets several points' configs at once (one re-finalization); on error `state` is unchanged.
+Result<void> chooseConfigs(QuantizationState& state, const QuantizerConfigChoice& changes);
+
+/// For each of `pointIds`, its first candidate with `bits` bits; points without one are left
+/// out.
+QuantizerConfigChoice configsWithBitwidth(const QuantizationState& state,
+                                          const std::vector<int>& pointIds, int bits);
+
 /// What became of a quantizer of the proposal.
 enum class QuantizerStatus { Active, Merged, Requantizer };
 

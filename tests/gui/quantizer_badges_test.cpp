@@ -16,6 +16,7 @@
 #include <QChart>
 #include <QFile>
 #include <QRegularExpression>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
 
@@ -134,6 +135,31 @@ TEST_F(QuantizerBadgesTest, TableEditChangesTheChoiceThroughTheUndoStack) {
             .startsWith(QStringLiteral("B:4")));
     m_document->undoStack().undo();
     EXPECT_EQ(m_scene.badge(pointId)->fillColor(), m_scene.theme().bitwidthColor(8));
+}
+
+TEST_F(QuantizerBadgesTest, OneBitwidthForASelectionIsOneUndoStep) {
+    QuantizerPanel panel;
+    panel.setDocument(m_document.get());
+    quantization::QuantizerConfig unused;
+    ASSERT_GE(switchToNpuAndFindFourBitPoint(unused), 0);
+    panel.setFilterText(QStringLiteral("Conv"));
+    EXPECT_LT(panel.visibleRows(), static_cast<int>(m_scene.badgeItems().size()));
+    panel.view().selectAll();
+    const std::vector<int> ids = panel.selectedQuantizers();
+    ASSERT_FALSE(ids.empty());
+    const int changed = panel.setBitwidthForSelection(4);
+    EXPECT_GT(changed, 1);
+    int red = 0;
+    for (int id : ids) {
+        red += m_scene.badge(id) != nullptr &&
+               m_scene.badge(id)->fillColor() == m_scene.theme().bitwidthColor(4);
+    }
+    EXPECT_EQ(red, changed);
+    m_document->undoStack().undo();
+    for (int id : ids) {
+        ASSERT_NE(m_scene.badge(id), nullptr);
+        EXPECT_EQ(m_scene.badge(id)->fillColor(), m_scene.theme().bitwidthColor(8));
+    }
 }
 
 TEST_F(QuantizerBadgesTest, ChartCountsEveryQuantizerAndFollowsChoices) {
