@@ -43,6 +43,11 @@ void describeCommandLine(QCommandLineParser& parser) {
         QCoreApplication::translate("main", "Propagation rule, e.g. merge_all_in_one (default) "
                                             "or merge_with_potential_requantization."),
         QStringLiteral("RULE"), QStringLiteral("merge_all_in_one")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("set"),
+        QCoreApplication::translate("main", "Choose a bit width as quantize --set does "
+                                            "(repeatable; one undo step)."),
+        QStringLiteral("NODE[:PORT]=BITS")));
 }
 
 /// The quantization settings the command line asks for; unknown rules keep the default.
@@ -94,6 +99,7 @@ int main(int argc, char** argv) {
     qs::ui::Settings settings;
     qs::ui::MainWindow window(settings);
     window.session().setInitialQuantizationSettings(quantizationSettings(parser));
+    window.setInitialBitwidths(parser.values(QStringLiteral("set")));
     window.show();
     const QStringList models = parser.positionalArguments();
     if (!models.isEmpty()) {

@@ -31,6 +31,8 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 
+#include <utility>
+
 namespace qs::ui {
 
 namespace {
@@ -176,6 +178,31 @@ void MainWindow::connectActions() {
     connectGraphActions();
 }
 
+void MainWindow::applyInitialBitwidths(GraphDocument& document) {
+    const QStringList specs = std::exchange(m_initialBitwidths, {});
+    const quantization::QuantizationState* state = document.quantization();
+    if (specs.isEmpty() || state == nullptr) {
+        return;
+    }
+    quantization::QuantizerConfigChoice choice = state->choice;
+    for (const QString& spec : specs) {
+        auto applied =
+            quantization::applyBitwidthChoice(state->proposal.setup, spec.toStdString(), choice);
+        if (!applied.ok()) {
+            m_reporter->error(tr("Cannot choose %1").arg(spec),
+                              QString::fromStdString(applied.error().toString()));
+            return;
+        }
+    }
+    quantization::QuantizerConfigChoice changes;
+    for (const auto& [id, config] : choice) {
+        if (!(state->choice.at(id) == config)) {
+            changes[id] = config;
+        }
+    }
+    document.undoStack().push(new ChooseQuantizerConfigCommand(document, std::move(changes)));
+}
+
 void MainWindow::syncQuantizationActions() {
     const GraphDocument* document = m_session->document();
     const quantization::QuantizationState* state =
@@ -283,6 +310,7 @@ void MainWindow::showDocument(GraphDocument* document) {
     connect(document, &GraphDocument::quantizationChanged, this,
             &MainWindow::syncQuantizationActions, Qt::UniqueConnection);
     syncQuantizationActions();
+    applyInitialBitwidths(*document);
     m_chartPanel->setDocument(document);
     if (m_quantizerDock->isHidden() && document->quantization() != nullptr) {
         m_quantizerDock->show();

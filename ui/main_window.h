@@ -52,6 +52,10 @@ public:
 
     QDockWidget& infoDock() const { return *m_infoDock; }
 
+    /// Bit widths ("NODE[:PORT]=BITS" or "#ID=BITS", as `quantize --set`) chosen, as one undoable
+    /// step, for the next model that opens.
+    void setInitialBitwidths(const QStringList& specs) { m_initialBitwidths = specs; }
+
     QuantizerPanel& quantizerPanel() const { return *m_quantizerPanel; }
 
     QDockWidget& quantizerDock() const { return *m_quantizerDock; }
@@ -100,6 +104,9 @@ private:
     /// Checks and enables the Quantize entries for the open document's settings.
     void syncQuantizationActions();
 
+    /// Pushes the initial bit widths onto `document`'s stack (errors are reported).
+    void applyInitialBitwidths(GraphDocument& document);
+
     void restoreWindow();
 
     Settings& m_settings;
@@ -116,6 +123,7 @@ private:
     QDockWidget* m_quantizerDock;
     BitwidthChartPanel* m_chartPanel;
     QDockWidget* m_chartDock;
+    QStringList m_initialBitwidths;
 };
 
 } // namespace qs::ui

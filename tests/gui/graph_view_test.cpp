@@ -385,6 +385,34 @@ TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
     EXPECT_EQ(scene.badgeItems().front()->fillColor(), green);
 }
 
+TEST_F(MainWindowGraphTest, CommandLineSettingsAndBitwidthsApplyToTheOpenedModel) {
+    quantization::QuantizationSettings npu;
+    npu.hw = "npu";
+    npu.rule = quantization::QuantizerPropagationRule::MergeWithPotentialRequantization;
+    m_window.session().setInitialQuantizationSettings(npu);
+    m_window.setInitialBitwidths({QStringLiteral("/block1/dw/Clip=4")});
+    m_window.openModel(kDemoModel);
+    ASSERT_TRUE(QTest::qWaitFor(
+        [this] {
+            return !m_window.session().isOpening() && m_window.session().document() &&
+                   !m_window.graphPage().isLayingOut();
+        },
+        kTimeoutMs));
+    GraphDocument& document = *m_window.session().document();
+    EXPECT_EQ(document.quantization()->settings, npu);
+    EXPECT_EQ(document.undoStack().count(), 1);
+    const auto& scene = *m_window.graphPage().scene();
+    int red = 0;
+    for (const QuantizerBadgeItem* badge : scene.badgeItems()) {
+        red += badge->fillColor() == scene.theme().bitwidthColor(4) ? 1 : 0;
+    }
+    EXPECT_GE(red, 1);
+    document.undoStack().undo();
+    for (const QuantizerBadgeItem* badge : scene.badgeItems()) {
+        EXPECT_NE(badge->fillColor(), scene.theme().bitwidthColor(4));
+    }
+}
+
 TEST_F(MainWindowGraphTest, ThemeChoiceIsAppliedAndPersisted) {
     m_window.setTheme(ThemeChoice::Dark);
     EXPECT_TRUE(m_window.graphPage().scene()->theme().isDark);
