@@ -3,6 +3,7 @@
 // answer without a display.
 
 #include "ui/main_window.h"
+#include "ui/session.h"
 #include "ui/settings.h"
 
 #include <QApplication>
@@ -28,6 +29,38 @@ void describeCommandLine(QCommandLineParser& parser) {
     parser.addPositionalArgument(QStringLiteral("MODEL"),
                                  QCoreApplication::translate("main", "ONNX model to open."),
                                  QStringLiteral("[MODEL]"));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("hw"),
+        QCoreApplication::translate("main", "HW config to place quantizers for: cpu (default), "
+                                            "gpu, npu or a JSON file."),
+        QStringLiteral("HW"), QStringLiteral("cpu")));
+    parser.addOption(
+        QCommandLineOption(QStringLiteral("preset"),
+                           QCoreApplication::translate("main", "performance (default) or mixed."),
+                           QStringLiteral("PRESET"), QStringLiteral("performance")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("rule"),
+        QCoreApplication::translate("main", "Propagation rule, e.g. merge_all_in_one (default) "
+                                            "or merge_with_potential_requantization."),
+        QStringLiteral("RULE"), QStringLiteral("merge_all_in_one")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("set"),
+        QCoreApplication::translate("main", "Choose a bit width as quantize --set does "
+                                            "(repeatable; one undo step)."),
+        QStringLiteral("NODE[:PORT]=BITS")));
+}
+
+/// The quantization settings the command line asks for; unknown rules keep the default.
+qs::quantization::QuantizationSettings quantizationSettings(const QCommandLineParser& parser) {
+    qs::quantization::QuantizationSettings settings;
+    settings.hw = parser.value(QStringLiteral("hw")).toStdString();
+    settings.preset = parser.value(QStringLiteral("preset")) == QLatin1String("mixed")
+                          ? qs::quantization::QuantizationPreset::Mixed
+                          : qs::quantization::QuantizationPreset::Performance;
+    settings.rule =
+        qs::quantization::ruleFromArgument(parser.value(QStringLiteral("rule")).toStdString())
+            .value_or(settings.rule);
+    return settings;
 }
 
 /// True when the command line only asks for help or the version: no window, no display needed.
@@ -65,6 +98,8 @@ int main(int argc, char** argv) {
 
     qs::ui::Settings settings;
     qs::ui::MainWindow window(settings);
+    window.session().setInitialQuantizationSettings(quantizationSettings(parser));
+    window.setInitialBitwidths(parser.values(QStringLiteral("set")));
     window.show();
     const QStringList models = parser.positionalArguments();
     if (!models.isEmpty()) {

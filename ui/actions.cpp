@@ -41,6 +41,11 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     , m_findNext(makeAction(tr("Find &Next"), tr("Go to the next match")))
     , m_findPrevious(makeAction(tr("Find &Previous"), tr("Go to the previous match")))
     , m_themes(new QActionGroup(this))
+    , m_colorBlindPalette(makeAction(tr("&Colour-Blind-Safe Bit Widths"),
+                                     tr("Colour quantizer badges with the Okabe-Ito palette")))
+    , m_hwConfigs(new QActionGroup(this))
+    , m_presets(new QActionGroup(this))
+    , m_rules(new QActionGroup(this))
     , m_recentMenu(std::make_unique<QMenu>(tr("Open &Recent"))) {
     m_open->setShortcut(QKeySequence::Open);
     m_reload->setShortcut(Qt::Key_F5);
@@ -51,6 +56,7 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     m_quit->setMenuRole(QAction::QuitRole);
     m_about->setMenuRole(QAction::AboutRole);
     setupViewActions(settings);
+    setupQuantizationActions();
     connect(m_clearRecent, &QAction::triggered, &m_settings, &Settings::clearRecentFiles);
     connect(&m_settings, &Settings::recentFilesChanged, this, &Actions::rebuildRecentMenu);
     rebuildRecentMenu();
@@ -80,7 +86,12 @@ void Actions::populate(QMenuBar& menuBar) {
     m_viewMenu->addSeparator();
     QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
     theme->addActions(m_themes->actions());
+    m_viewMenu->addAction(m_colorBlindPalette);
     m_viewMenu->addSeparator();
+    QMenu* quantize = menuBar.addMenu(tr("&Quantize"));
+    quantize->addMenu(tr("&HW Config"))->addActions(m_hwConfigs->actions());
+    quantize->addMenu(tr("&Preset"))->addActions(m_presets->actions());
+    quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }
@@ -112,6 +123,90 @@ void Actions::setupViewActions(Settings& settings) {
                 [this, choice = choice] { Q_EMIT themeTriggered(choice); });
     }
     m_themes->setExclusive(true);
+    m_colorBlindPalette->setCheckable(true);
+    m_colorBlindPalette->setChecked(settings.colorBlindPalette());
+}
+
+QAction* Actions::addChoice(QActionGroup* group, const QString& text, int value) {
+    QAction* action = makeAction(text, text);
+    action->setCheckable(true);
+    action->setData(value);
+    group->addAction(action);
+    return action;
+}
+
+void Actions::setupQuantizationActions() {
+    using quantization::QuantizationPreset;
+    using quantization::QuantizerPropagationRule;
+    const QString devices[] = {QStringLiteral("cpu"), QStringLiteral("gpu"), QStringLiteral("npu")};
+    for (int i = 0; i < 3; ++i) {
+        QAction* action = addChoice(m_hwConfigs, devices[i].toUpper(), i);
+        action->setStatusTip(
+            tr("Place quantizers for the built-in %1 HW config").arg(devices[i].toUpper()));
+        connect(action, &QAction::triggered, this, [this, device = devices[i]] {
+            quantization::QuantizationSettings settings = m_quantization;
+            settings.hw = device.toStdString();
+            Q_EMIT quantizationSettingsTriggered(settings);
+        });
+    }
+    const std::pair<QuantizationPreset, QString> presets[] = {
+        {QuantizationPreset::Performance, tr("&Performance (symmetric)")},
+        {QuantizationPreset::Mixed, tr("&Mixed (asymmetric activations)")}};
+    for (const auto& [preset, text] : presets) {
+        QAction* action = addChoice(m_presets, text, static_cast<int>(preset));
+        connect(action, &QAction::triggered, this, [this, preset = preset] {
+            quantization::QuantizationSettings settings = m_quantization;
+            settings.preset = preset;
+            Q_EMIT quantizationSettingsTriggered(settings);
+        });
+    }
+    for (auto rule : {QuantizerPropagationRule::MergeAllInOne,
+                      QuantizerPropagationRule::MergeWithPotentialRequantization,
+                      QuantizerPropagationRule::MergeIfAllBranchesSame,
+                      QuantizerPropagationRule::DoNotMergeBranches}) {
+        const std::string_view name = quantization::ruleName(rule);
+        QAction* action = addChoice(
+            m_rules, QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size())),
+            static_cast<int>(rule));
+        connect(action, &QAction::triggered, this, [this, rule] {
+            quantization::QuantizationSettings settings = m_quantization;
+            settings.rule = rule;
+            Q_EMIT quantizationSettingsTriggered(settings);
+        });
+    }
+    showQuantizationSettings(m_quantization);
+    setQuantizationActionsEnabled(false);
+}
+
+const QList<QAction*> Actions::hwConfigActions() const {
+    return m_hwConfigs->actions();
+}
+
+const QList<QAction*> Actions::presetActions() const {
+    return m_presets->actions();
+}
+
+const QList<QAction*> Actions::ruleActions() const {
+    return m_rules->actions();
+}
+
+void Actions::showQuantizationSettings(const quantization::QuantizationSettings& settings) {
+    m_quantization = settings;
+    for (QAction* action : m_hwConfigs->actions()) {
+        action->setChecked(action->text().toLower().toStdString() == settings.hw);
+    }
+    for (QAction* action : m_presets->actions()) {
+        action->setChecked(action->data().toInt() == static_cast<int>(settings.preset));
+    }
+    for (QAction* action : m_rules->actions()) {
+        action->setChecked(action->data().toInt() == static_cast<int>(settings.rule));
+    }
+}
+
+void Actions::setQuantizationActionsEnabled(bool enabled) {
+    for (QActionGroup* group : {m_hwConfigs, m_presets, m_rules}) {
+        group->setEnabled(enabled);
+    }
 }
 
 QAction* Actions::themeAction(ThemeChoice choice) const {

@@ -1,9 +1,11 @@
 // Actions: every QAction of the main window, created in one place with its text, shortcut and
-// status tip, plus the menus that show them (File, Edit, View with zoom, find and theme, Help). The
+// status tip, plus the menus that show them (File, Edit, View with zoom, find and theme, Quantize
+// with the HW config, preset and propagation rule, Help). The
 // Open Recent menu follows Settings; the owner connects the actions' triggered signals to what they
 // do.
 #pragma once
 
+#include "core/quantization/quantization_state.h"
 #include "ui/theme.h"
 
 #include <QObject>
@@ -57,8 +59,24 @@ public:
 
     QAction* findPrevious() const { return m_findPrevious; }
 
+    /// View ▸ Colour-Blind-Safe Bit Widths (checkable, persisted by the owner).
+    QAction* colorBlindPalette() const { return m_colorBlindPalette; }
+
     /// The checkable theme entry for `choice` (View ▸ Theme).
     QAction* themeAction(ThemeChoice choice) const;
+
+    /// The checkable Quantize ▸ HW Config entries (cpu, gpu, npu), presets and rules.
+    const QList<QAction*> hwConfigActions() const;
+
+    const QList<QAction*> presetActions() const;
+
+    const QList<QAction*> ruleActions() const;
+
+    /// Checks the entries of `settings` (the open document's); the next choice starts from it.
+    void showQuantizationSettings(const quantization::QuantizationSettings& settings);
+
+    /// Enables the Quantize entries (a model with quantizers is open).
+    void setQuantizationActionsEnabled(bool enabled);
 
     /// Enables the actions that need an open graph.
     void setGraphActionsEnabled(bool enabled);
@@ -81,12 +99,19 @@ Q_SIGNALS:
     /// A theme entry was chosen.
     void themeTriggered(qs::ui::ThemeChoice choice);
 
+    /// A HW config, preset or rule entry was chosen: the settings shown, with that one changed.
+    void quantizationSettingsTriggered(const qs::quantization::QuantizationSettings& settings);
+
 private:
     QAction* makeAction(const QString& text, const QString& statusTip);
 
     void rebuildRecentMenu();
 
     void setupViewActions(Settings& settings);
+
+    void setupQuantizationActions();
+
+    QAction* addChoice(QActionGroup* group, const QString& text, int value);
 
     Settings& m_settings;
     QAction* m_open;
@@ -104,6 +129,11 @@ private:
     QAction* m_findNext;
     QAction* m_findPrevious;
     QActionGroup* m_themes;
+    QAction* m_colorBlindPalette;
+    QActionGroup* m_hwConfigs;
+    QActionGroup* m_presets;
+    QActionGroup* m_rules;
+    quantization::QuantizationSettings m_quantization;
     std::unique_ptr<QMenu> m_recentMenu;
     QMenu* m_viewMenu = nullptr;
 };

@@ -20,7 +20,8 @@ void addImportWarnings(const onnx::ImportNotes& notes, report::ModelInfo& info) 
 }
 } // namespace
 
-Result<LoadedModel> loadModel(const QString& path, Progress& progress) {
+Result<LoadedModel> loadModel(const QString& path, Progress& progress,
+                              const quantization::QuantizationSettings& settings) {
     progress.report(0.0, "Reading model");
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
     onnx::ImportNotes notes;
@@ -32,8 +33,16 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress) {
     report::ModelInfo info = report::computeModelInfo(graph);
     info.path = file.string();
     addImportWarnings(notes, info);
+    progress.report(0.95, "Placing quantizers");
+    LoadedModel loaded{std::move(graph), std::move(info), std::nullopt, {}};
+    auto quantization = quantization::computeQuantization(loaded.graph, settings);
+    if (quantization.ok()) {
+        loaded.quantization = std::move(quantization).value();
+    } else {
+        loaded.quantizationError = QString::fromStdString(quantization.error().toString());
+    }
     progress.report(1.0, "Done");
-    return LoadedModel{std::move(graph), std::move(info)};
+    return loaded;
 }
 
 GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject* parent)
@@ -43,6 +52,38 @@ GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject
 
 QString GraphDocument::fileName() const {
     return QFileInfo(m_filePath).fileName();
+}
+
+std::vector<quantization::QuantizerMark> GraphDocument::quantizerMarks() const {
+    if (!m_model.quantization) {
+        return {};
+    }
+    return quantization::quantizerMarks(m_model.quantization->setup,
+                                        &m_model.quantization->proposal.setup);
+}
+
+Result<void>
+GraphDocument::chooseQuantizerConfigs(const quantization::QuantizerConfigChoice& changes) {
+    if (!m_model.quantization) {
+        return Error(Errc::InvalidArgument, "the model has no quantizers");
+    }
+    QS_TRY(quantization::chooseConfigs(*m_model.quantization, changes));
+    Q_EMIT quantizationChanged();
+    return {};
+}
+
+Result<void>
+GraphDocument::setQuantizationSettings(const quantization::QuantizationSettings& settings) {
+    QS_ASSIGN_OR_RETURN(quantization::QuantizationState state,
+                        quantization::computeQuantization(m_model.graph, settings));
+    restoreQuantization(std::move(state));
+    return {};
+}
+
+void GraphDocument::restoreQuantization(quantization::QuantizationState state) {
+    m_model.quantization = std::move(state);
+    m_model.quantizationError.clear();
+    Q_EMIT quantizationChanged();
 }
 
 } // namespace qs::ui

@@ -134,7 +134,8 @@ Result<void> writeDot(const graph::Graph& graph, const layout::GraphLayoutModel&
 }
 
 Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
-                             const GraphTheme& theme, Progress& progress) {
+                             const GraphTheme& theme, Progress& progress,
+                             const std::vector<quantization::QuantizerMark>& quantizers) {
     const std::optional<ImageFormat> format = imageFormatForPath(path);
     if (!format) {
         return Error(Errc::InvalidArgument, "cannot tell the image format from '" +
@@ -150,6 +151,7 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
     QS_ASSIGN_OR_RETURN(const layout::Layout placed,
                         layout::computeLayout(model.input, {}, progress));
     scene.populate(graph, model, placed);
+    scene.showQuantizers(graph, quantizers);
     return writeSceneImage(scene, path, *format);
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/graph/graph.h"
 #include "core/layout/graph_layout.h"
+#include "core/quantization/quantization_state.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
 #include "ui/graph_theme.h"
@@ -13,6 +14,7 @@
 #include <QString>
 
 #include <optional>
+#include <vector>
 
 namespace qs::ui {
 
@@ -30,8 +32,10 @@ Result<void> writeSceneImage(GraphScene& scene, const QString& path, ImageFormat
 Result<void> writeDot(const graph::Graph& graph, const layout::GraphLayoutModel& model,
                       const QString& path);
 
-/// Lays out `graph` with `theme`'s fonts and writes it to `path` in the format its suffix names.
+/// Lays out `graph` with `theme`'s fonts and writes it to `path` in the format its suffix names,
+/// with a quantizer badge per mark of `quantizers` (as GraphScene::showQuantizers draws them).
 Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
-                             const GraphTheme& theme, Progress& progress);
+                             const GraphTheme& theme, Progress& progress,
+                             const std::vector<quantization::QuantizerMark>& quantizers = {});
 
 } // namespace qs::ui

@@ -200,4 +200,81 @@ void EdgeItem::hoverLeaveEvent(QGraphicsSceneHoverEvent* event) {
     QGraphicsPathItem::hoverLeaveEvent(event);
 }
 
+namespace {
+constexpr double kBadgeRadius = 7;
+constexpr double kWeightBadgeWidth = 22;
+constexpr double kWeightBadgeHeight = 12;
+constexpr double kGroupRingWidth = 2.2;
+} // namespace
+
+QuantizerBadgeItem::QuantizerBadgeItem(const Content& content, const GraphTheme& theme)
+    : m_content(content)
+    , m_theme(theme) {
+    setZValue(m_content.merged ? 4 : 5);
+    setAcceptHoverEvents(true);
+}
+
+QRectF QuantizerBadgeItem::boundingRect() const {
+    const double margin = kGroupRingWidth + 1;
+    if (m_content.weight) {
+        return QRectF(-kWeightBadgeWidth / 2, -kWeightBadgeHeight / 2, kWeightBadgeWidth,
+                      kWeightBadgeHeight)
+            .adjusted(-margin, -margin, margin, margin);
+    }
+    // The candidate count sits to the right of the disc.
+    return QRectF(-kBadgeRadius, -kBadgeRadius, 2 * kBadgeRadius + 14, 2 * kBadgeRadius)
+        .adjusted(-margin, -margin, margin, margin);
+}
+
+QColor QuantizerBadgeItem::fillColor() const {
+    return m_theme.bitwidthColor(m_content.bits);
+}
+
+QString QuantizerBadgeItem::label() const {
+    if (m_content.requantizer) {
+        return QStringLiteral("RQ");
+    }
+    const QString bits = m_content.bits > 0 ? QString::number(m_content.bits) : QStringLiteral("F");
+    return m_content.weight ? QStringLiteral("W") + bits : bits;
+}
+
+void QuantizerBadgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    painter->setRenderHint(QPainter::Antialiasing);
+    QColor fill = fillColor();
+    QPen pen(m_content.group ? GraphTheme::groupColor(*m_content.group) : fill.darker(150),
+             m_content.group ? kGroupRingWidth : 1.0);
+    if (m_content.merged) {
+        fill.setAlpha(60);
+        pen = QPen(m_theme.secondaryText, 1.0, Qt::DashLine);
+    }
+    painter->setPen(pen);
+    painter->setBrush(fill);
+    QRectF body(-kBadgeRadius, -kBadgeRadius, 2 * kBadgeRadius, 2 * kBadgeRadius);
+    if (m_content.weight) {
+        body = QRectF(-kWeightBadgeWidth / 2, -kWeightBadgeHeight / 2, kWeightBadgeWidth,
+                      kWeightBadgeHeight);
+        painter->drawRoundedRect(body, kWeightBadgeHeight / 2, kWeightBadgeHeight / 2);
+    } else if (m_content.requantizer) {
+        const double r = kBadgeRadius + 1.5;
+        painter->drawPolygon(
+            QPolygonF({QPointF(0, -r), QPointF(r, 0), QPointF(0, r), QPointF(-r, 0)}));
+    } else {
+        painter->drawEllipse(body);
+    }
+    if (m_content.merged || levelOfDetail(painter) < kTextLevelOfDetail) {
+        return; // a ghost carries no label (its config is the absorbing quantizer's); nor does
+                // a badge too small to read
+    }
+    painter->setFont(m_theme.badgeFont);
+    painter->setPen(Qt::white);
+    painter->drawText(body, Qt::AlignCenter, label());
+    if (m_content.candidates > 1 && !m_content.weight) {
+        painter->setFont(m_theme.detailFont);
+        painter->setPen(m_theme.secondaryText);
+        painter->drawText(QRectF(kBadgeRadius + 1, -kBadgeRadius - 2, 14, kBadgeRadius),
+                          Qt::AlignLeft | Qt::AlignVCenter,
+                          QStringLiteral("%1").arg(m_content.candidates));
+    }
+}
+
 } // namespace qs::ui

@@ -10,6 +10,7 @@
 #include <QGraphicsPathItem>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace qs::ui {
@@ -156,6 +157,49 @@ private:
     Highlight m_highlight = Highlight::None;
     bool m_hovered = false;
     mutable QPainterPath m_shape;
+};
+
+/// A quantizer on the graph: a disc on its insertion point (activations; a diamond marked "RQ" for
+/// requantizers, a dashed ghost for merged-away ones) or a pill on the op box (weights), filled by
+/// the chosen bit width, with the candidate count of multi-config points and a coloured ring for
+/// its unified-scale group. The label is drawn in GraphTheme::badgeFont, which nothing else
+/// uses, so exported SVGs show one text element per badge in that font.
+class QuantizerBadgeItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 4 };
+
+    /// What the badge shows.
+    struct Content {
+        int id = 0;
+        bool weight = false;
+        int bits = 8;       ///< 0 or less: float
+        int candidates = 1; ///< candidate configs of the point
+        bool merged = false;
+        bool requantizer = false;
+        std::optional<int> group; ///< unified-scale group id
+    };
+
+    QuantizerBadgeItem(const Content& content, const GraphTheme& theme);
+
+    int type() const override { return Type; }
+
+    QRectF boundingRect() const override;
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+    const Content& content() const { return m_content; }
+
+    /// The quantizer's id in the setup.
+    int quantizerId() const { return m_content.id; }
+
+    /// The fill colour for the chosen bit width.
+    QColor fillColor() const;
+
+private:
+    QString label() const;
+
+    Content m_content;
+    const GraphTheme& m_theme;
 };
 
 } // namespace qs::ui

@@ -32,6 +32,9 @@ GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
 void GraphPage::showGraph(GraphDocument& document) {
     const int request = ++m_request;
     m_document = &document;
+    disconnect(m_quantizationConnection);
+    m_quantizationConnection = connect(&document, &GraphDocument::quantizationChanged, this,
+                                       &GraphPage::refreshQuantizers);
     m_layingOut = true;
     m_searchBar->deactivate();
     m_scene->clearGraph();
@@ -59,11 +62,31 @@ void GraphPage::showGraph(GraphDocument& document) {
             }
             m_status->hide();
             m_scene->populate(m_document->graph(), m_model, *placed);
+            refreshQuantizers();
             m_view->sceneChanged();
             m_view->fitGraph();
             m_view->setFocus(); // +, -, Space and the wheel work right away
             Q_EMIT layoutFinished(true, {});
         });
+}
+
+void GraphPage::refreshQuantizers() {
+    if (m_document.isNull() || m_layingOut) {
+        return;
+    }
+    m_scene->showQuantizers(m_document->graph(), m_document->quantizerMarks());
+}
+
+void GraphPage::revealQuantizer(int id, const QString& nodeName) {
+    for (NodeItem* node : m_scene->nodeItems()) {
+        if (!node->content().io && node->content().fullName == nodeName) {
+            m_view->centerOnNode(node);
+            break;
+        }
+    }
+    if (QuantizerBadgeItem* badge = m_scene->badge(id)) {
+        m_view->ensureVisible(badge);
+    }
 }
 
 } // namespace qs::ui

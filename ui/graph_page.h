@@ -1,7 +1,8 @@
 // GraphPage: the central page while a model is open — the search bar over the GraphView of a
 // GraphScene. It measures the document's graph on the GUI thread, lays it out through the
 // JobRunner (progress, cancel; the window stays responsive) and fills the scene when the layout
-// arrives; a newer request makes older results stale.
+// arrives, with the document's quantizer badges, which it redraws whenever the quantization
+// changes; a newer request makes older results stale.
 #pragma once
 
 #include "core/layout/graph_layout.h"
@@ -44,6 +45,12 @@ public:
     /// The document whose graph is shown, or nullptr.
     GraphDocument* document() const { return m_document.data(); }
 
+    /// Centres op `nodeName` (selected) with quantizer `id`'s badge in view.
+    void revealQuantizer(int id, const QString& nodeName);
+
+    /// Redraws the quantizer badges from the document's current setup.
+    void refreshQuantizers();
+
 Q_SIGNALS:
     /// The newest layout was applied (`ok`) or failed/cancelled (`message` says why).
     void layoutFinished(bool ok, const QString& message);
@@ -56,6 +63,7 @@ private:
     QLabel* m_status;
     layout::GraphLayoutModel m_model;
     QPointer<GraphDocument> m_document;
+    QMetaObject::Connection m_quantizationConnection;
     int m_request = 0;
     bool m_layingOut = false;
 };

@@ -1,6 +1,8 @@
 #include "ui/graph_scene.h"
 
 #include <QFontMetricsF>
+#include <QGraphicsLineItem>
+#include <QPen>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -97,6 +99,35 @@ layout::Size measure(const NodeItem::Content& content, const GraphTheme& theme) 
             std::ceil(title.height() + 2 * kHeaderPadding + 2 * detail.height() + 6)};
 }
 
+const QString kModelInputPrefix = QStringLiteral("nncf_model_input_");
+constexpr double kBadgeOffset = 9;
+constexpr double kWeightBadgeInset = 16;
+
+QString badgeToolTip(const quantization::QuantizerMark& mark) {
+    QString text = QStringLiteral("Quantizer #%1 at %2 (%3)\n%4")
+                       .arg(mark.id)
+                       .arg(qstr(mark.point.toString()),
+                            qstr(std::string(quantization::statusName(mark.status))),
+                            qstr(mark.config.toString()));
+    if (mark.linkedTo) {
+        text += mark.status == quantization::QuantizerStatus::Merged
+                    ? QStringLiteral("\nmerged into #%1").arg(*mark.linkedTo)
+                    : QStringLiteral("\nrequantizes #%1").arg(*mark.linkedTo);
+    }
+    if (mark.unifiedGroup) {
+        text += QStringLiteral("\nunified-scale group %1").arg(*mark.unifiedGroup);
+    }
+    text += QStringLiteral("\n%1 candidate config(s)").arg(mark.candidateCount);
+    QStringList ops;
+    for (const std::string& op : mark.directlyQuantized) {
+        ops.push_back(qstr(op));
+    }
+    if (!ops.isEmpty()) {
+        text += QStringLiteral("\nquantizes: ") + ops.join(QStringLiteral(", "));
+    }
+    return text;
+}
+
 QPointF toQt(layout::Point p) {
     return {p.x, p.y};
 }
@@ -140,6 +171,8 @@ void GraphScene::clearGraph() {
     m_highlightedNodes.clear();
     m_highlightedEdges.clear();
     m_matches.clear();
+    m_badges.clear();
+    m_badgeLinks.clear();
     m_nodes.clear();
     m_edges.clear();
     m_boxOfNode.clear();
@@ -217,6 +250,100 @@ std::optional<uint32_t> GraphScene::boxIndex(graph::NodeId node) const {
 QPointF GraphScene::portAnchor(uint32_t box, PortSide side, uint32_t port) const {
     const layout::PlacedNode& node = m_layout.nodes.at(box);
     return toQt(side == PortSide::Input ? node.inputAnchors.at(port) : node.outputAnchors.at(port));
+}
+
+QuantizerBadgeItem* GraphScene::badge(int id) const {
+    auto found = std::find_if(m_badges.begin(), m_badges.end(),
+                              [id](const QuantizerBadgeItem* b) { return b->quantizerId() == id; });
+    return found == m_badges.end() ? nullptr : *found;
+}
+
+void GraphScene::clearQuantizers() {
+    for (QGraphicsItem* item : m_badgeLinks) {
+        delete item;
+    }
+    for (QuantizerBadgeItem* item : m_badges) {
+        delete item;
+    }
+    m_badgeLinks.clear();
+    m_badges.clear();
+}
+
+std::optional<QPointF> GraphScene::badgePosition(const graph::Graph& graph,
+                                                 const quantization::InsertionPoint& point) const {
+    const QString name = qstr(point.targetNodeName);
+    NodeItem* item = nullptr;
+    if (auto node = graph.findNode(point.targetNodeName)) {
+        if (auto box = boxIndex(*node)) {
+            item = m_nodes[*box];
+        }
+    } else if (name.startsWith(kModelInputPrefix)) {
+        // NNCF names graph inputs nncf_model_input_N: the N-th input box.
+        const int wanted = name.mid(kModelInputPrefix.size()).toInt();
+        int seen = 0;
+        for (NodeItem* node : m_nodes) {
+            if (node->content().io && node->content().title == QLatin1String("input") &&
+                seen++ == wanted) {
+                item = node;
+                break;
+            }
+        }
+    }
+    if (item == nullptr) {
+        return std::nullopt;
+    }
+    const layout::PlacedNode& placed = m_layout.nodes[item->layoutIndex()];
+    if (point.isWeight) {
+        const QRectF box = item->sceneBox();
+        return QPointF(box.right() - kWeightBadgeInset, box.top() + kWeightBadgeInset);
+    }
+    if (point.inputPortId) {
+        const auto port = static_cast<size_t>(*point.inputPortId);
+        if (port >= placed.inputAnchors.size()) {
+            return std::nullopt;
+        }
+        return toQt(placed.inputAnchors[port]) - QPointF(0, kBadgeOffset);
+    }
+    if (placed.outputAnchors.empty()) {
+        return std::nullopt;
+    }
+    return toQt(placed.outputAnchors.front()) + QPointF(0, kBadgeOffset);
+}
+
+void GraphScene::showQuantizers(const graph::Graph& graph,
+                                const std::vector<quantization::QuantizerMark>& marks) {
+    clearQuantizers();
+    for (const quantization::QuantizerMark& mark : marks) {
+        const std::optional<QPointF> at = badgePosition(graph, mark.point);
+        if (!at) {
+            continue;
+        }
+        QuantizerBadgeItem::Content content;
+        content.id = mark.id;
+        content.weight = mark.point.isWeight;
+        content.bits = mark.config.numBits;
+        content.candidates = mark.candidateCount;
+        content.merged = mark.status == quantization::QuantizerStatus::Merged;
+        content.requantizer = mark.status == quantization::QuantizerStatus::Requantizer;
+        content.group = mark.unifiedGroup;
+        auto* badge = new QuantizerBadgeItem(content, m_theme);
+        badge->setPos(*at);
+        badge->setToolTip(badgeToolTip(mark));
+        addItem(badge);
+        m_badges.push_back(badge);
+    }
+    for (const quantization::QuantizerMark& mark : marks) {
+        QuantizerBadgeItem* from = mark.linkedTo ? badge(mark.id) : nullptr;
+        QuantizerBadgeItem* to = mark.linkedTo ? badge(*mark.linkedTo) : nullptr;
+        if (from == nullptr || to == nullptr) {
+            continue;
+        }
+        auto* link = new QGraphicsLineItem(QLineF(from->pos(), to->pos()));
+        link->setPen(QPen(m_theme.secondaryText, 1.0, Qt::DotLine));
+        link->setZValue(3);
+        addItem(link);
+        m_badgeLinks.push_back(link);
+    }
 }
 
 std::vector<NodeItem*> GraphScene::find(const QString& text, bool regex) const {

@@ -12,6 +12,7 @@
 #include "core/graph/graph.h"
 #include "core/layout/graph_layout.h"
 #include "core/layout/layout.h"
+#include "core/quantization/quantization_state.h"
 #include "ui/graph_items.h"
 #include "ui/graph_theme.h"
 
@@ -58,6 +59,22 @@ public:
     /// Scene position of a port anchor: where a quantizer badge of that insertion point goes.
     QPointF portAnchor(uint32_t box, PortSide side, uint32_t port) const;
 
+    /// Replaces the quantizer badges with one per mark: activation quantizers on their insertion
+    /// point (below the output port for a post-hook point, above the input port for a pre-hook
+    /// point), weight quantizers on the op box, merged-away ones ghosted, with dashed links to
+    /// the quantizer that absorbed them or a requantizer's parent. Marks whose node is not drawn
+    /// are skipped.
+    void showQuantizers(const graph::Graph& graph,
+                        const std::vector<quantization::QuantizerMark>& marks);
+
+    /// Removes the quantizer badges and their links.
+    void clearQuantizers();
+
+    const std::vector<QuantizerBadgeItem*>& badgeItems() const { return m_badges; }
+
+    /// The badge of quantizer `id`, or nullptr.
+    QuantizerBadgeItem* badge(int id) const;
+
     /// Boxes whose name or op type contains `text` (case-insensitive), or, with `regex`, match
     /// it; in drawing order. An invalid regex matches nothing.
     std::vector<NodeItem*> find(const QString& text, bool regex) const;
@@ -67,6 +84,9 @@ public:
 
 private:
     void updateHighlights();
+
+    std::optional<QPointF> badgePosition(const graph::Graph& graph,
+                                         const quantization::InsertionPoint& point) const;
 
     void clearHighlights();
 
@@ -79,6 +99,8 @@ private:
     std::vector<NodeItem*> m_highlightedNodes;
     std::vector<EdgeItem*> m_highlightedEdges;
     std::vector<NodeItem*> m_matches;
+    std::vector<QuantizerBadgeItem*> m_badges;
+    std::vector<QGraphicsItem*> m_badgeLinks;
 };
 
 } // namespace qs::ui

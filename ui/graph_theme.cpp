@@ -3,11 +3,14 @@
 #include <QFontDatabase>
 #include <QSet>
 
+#include <array>
+
 namespace qs::ui {
 
 namespace {
 constexpr int kTitlePointSize = 9;
 constexpr int kDetailPointSize = 8;
+constexpr int kBadgePointSize = 7;
 
 void setFonts(GraphTheme& theme) {
     theme.titleFont = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
@@ -15,6 +18,11 @@ void setFonts(GraphTheme& theme) {
     theme.titleFont.setBold(true);
     theme.detailFont = QFontDatabase::systemFont(QFontDatabase::GeneralFont);
     theme.detailFont.setPointSize(kDetailPointSize);
+    theme.badgeFont = theme.detailFont;
+    theme.badgeFont.setFamilies(
+        {QStringLiteral("QuantscopeBadge"), theme.detailFont.families().value(0)});
+    theme.badgeFont.setPointSize(kBadgePointSize);
+    theme.badgeFont.setBold(true);
 }
 
 enum class Family { Compute, Activation, Normalization, Pooling, Elementwise, Shape, Other };
@@ -134,6 +142,42 @@ QColor GraphTheme::familyColor(const QString& opType) const {
         break;
     }
     return pick(QColor(0x9a, 0x7a, 0x9a), QColor(0x8a, 0x6c, 0x8a));
+}
+
+QColor GraphTheme::bitwidthColor(int bits) const {
+    if (colorBlindSafe) {
+        switch (bits) { // Okabe & Ito, "Color Universal Design" (2008)
+        case 8:
+            return {0x00, 0x9E, 0x73};
+        case 6:
+            return {0xE6, 0x9F, 0x00};
+        case 4:
+            return {0xD5, 0x5E, 0x00};
+        case 2:
+            return {0xCC, 0x79, 0xA7};
+        default:
+            return {0x99, 0x99, 0x99};
+        }
+    }
+    switch (bits) {
+    case 8:
+        return {0x2E, 0x9D, 0x4A};
+    case 6:
+        return {0xF2, 0x8E, 0x1C};
+    case 4:
+        return {0xD6, 0x27, 0x28};
+    case 2:
+        return {0x8E, 0x44, 0xAD};
+    default:
+        return {0x9E, 0x9E, 0x9E};
+    }
+}
+
+QColor GraphTheme::groupColor(int group) {
+    static const std::array<QColor, 6> kRings = {
+        QColor(0x1F, 0x77, 0xB4), QColor(0xE3, 0x77, 0xC2), QColor(0x17, 0xBE, 0xCF),
+        QColor(0x8C, 0x56, 0x4B), QColor(0xBC, 0xBD, 0x22), QColor(0x00, 0x3F, 0x5C)};
+    return kRings[static_cast<size_t>(group) % kRings.size()];
 }
 
 } // namespace qs::ui

@@ -31,6 +31,14 @@ struct GraphTheme {
     QColor minimapViewport;
     QFont titleFont;  ///< op type
     QFont detailFont; ///< name and output shape
+    QFont badgeFont; ///< quantizer badge labels (family "QuantscopeBadge" first, then the system's)
+    bool colorBlindSafe = false; ///< bit widths in the Okabe-Ito palette instead of NNCF's
+
+    /// Badge fill for `bits` (8 green, 6 orange, 4 red, 2 purple, other/float grey).
+    QColor bitwidthColor(int bits) const;
+
+    /// The ring colour of unified-scale group `group`.
+    static QColor groupColor(int group);
 
     static GraphTheme light();
 

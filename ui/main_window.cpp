@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include "ui/actions.h"
+#include "ui/bitwidth_chart.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -11,6 +12,8 @@
 #include "ui/job_status_indicator.h"
 #include "ui/message_reporter.h"
 #include "ui/model_info_panel.h"
+#include "ui/quantizer_commands.h"
+#include "ui/quantizer_table.h"
 #include "ui/session.h"
 #include "ui/settings.h"
 #include "ui/welcome_page.h"
@@ -27,6 +30,8 @@
 #include <QMimeData>
 #include <QStackedWidget>
 #include <QStatusBar>
+
+#include <utility>
 
 namespace qs::ui {
 
@@ -63,7 +68,11 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     , m_welcome(new WelcomePage(m_pages))
     , m_graphPage(new GraphPage(*m_jobs, m_pages))
     , m_infoPanel(new ModelInfoPanel(this))
-    , m_infoDock(new QDockWidget(tr("Model"), this)) {
+    , m_infoDock(new QDockWidget(tr("Model"), this))
+    , m_quantizerPanel(new QuantizerPanel(this))
+    , m_quantizerDock(new QDockWidget(tr("Quantizers"), this))
+    , m_chartPanel(new BitwidthChartPanel(this))
+    , m_chartDock(new QDockWidget(tr("Bit Widths"), this)) {
     setWindowTitle(QStringLiteral("Quantscope"));
     setAcceptDrops(true);
     m_pages->addWidget(m_welcome);
@@ -73,8 +82,19 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     m_infoDock->setWidget(m_infoPanel);
     addDockWidget(Qt::RightDockWidgetArea, m_infoDock);
     m_infoDock->hide();
+    m_quantizerDock->setObjectName(QStringLiteral("quantizerDock"));
+    m_quantizerDock->setWidget(m_quantizerPanel);
+    addDockWidget(Qt::BottomDockWidgetArea, m_quantizerDock);
+    m_quantizerDock->hide();
+    m_chartDock->setObjectName(QStringLiteral("bitwidthChartDock"));
+    m_chartDock->setWidget(m_chartPanel);
+    addDockWidget(Qt::RightDockWidgetArea, m_chartDock);
+    tabifyDockWidget(m_infoDock, m_chartDock);
+    m_chartDock->hide();
     m_actions->populate(*menuBar());
     m_actions->viewMenu()->addAction(m_infoDock->toggleViewAction());
+    m_actions->viewMenu()->addAction(m_quantizerDock->toggleViewAction());
+    m_actions->viewMenu()->addAction(m_chartDock->toggleViewAction());
     setTheme(m_settings.theme());
     statusBar()->addPermanentWidget(new JobStatusIndicator(*m_jobs, this));
     m_welcome->setRecentFiles(m_settings.recentFiles());
@@ -136,7 +156,61 @@ void MainWindow::connectActions() {
     connect(m_actions->about(), &QAction::triggered, this, &MainWindow::showAbout);
     connect(m_actions, &Actions::recentFileTriggered, this, &MainWindow::openRecentModel);
     connect(m_actions, &Actions::themeTriggered, this, &MainWindow::setTheme);
+    connect(m_actions->colorBlindPalette(), &QAction::toggled, this, [this](bool on) {
+        m_settings.setColorBlindPalette(on);
+        setTheme(m_settings.theme());
+    });
+    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
+            &GraphPage::revealQuantizer);
+    connect(m_chartPanel, &BitwidthChartPanel::bitwidthClicked, this, [this](int bits) {
+        m_quantizerPanel->setFilterText(QStringLiteral("B:%1 ").arg(bits));
+        m_quantizerDock->show();
+    });
+    connect(m_actions, &Actions::quantizationSettingsTriggered, this,
+            [this](const quantization::QuantizationSettings& settings) {
+                GraphDocument* document = m_session->document();
+                if (document != nullptr && document->quantization() != nullptr &&
+                    !(document->quantization()->settings == settings)) {
+                    document->undoStack().push(
+                        new ChangeQuantizationSettingsCommand(*document, settings));
+                }
+            });
     connectGraphActions();
+}
+
+void MainWindow::applyInitialBitwidths(GraphDocument& document) {
+    const QStringList specs = std::exchange(m_initialBitwidths, {});
+    const quantization::QuantizationState* state = document.quantization();
+    if (specs.isEmpty() || state == nullptr) {
+        return;
+    }
+    quantization::QuantizerConfigChoice choice = state->choice;
+    for (const QString& spec : specs) {
+        auto applied =
+            quantization::applyBitwidthChoice(state->proposal.setup, spec.toStdString(), choice);
+        if (!applied.ok()) {
+            m_reporter->error(tr("Cannot choose %1").arg(spec),
+                              QString::fromStdString(applied.error().toString()));
+            return;
+        }
+    }
+    quantization::QuantizerConfigChoice changes;
+    for (const auto& [id, config] : choice) {
+        if (!(state->choice.at(id) == config)) {
+            changes[id] = config;
+        }
+    }
+    document.undoStack().push(new ChooseQuantizerConfigCommand(document, std::move(changes)));
+}
+
+void MainWindow::syncQuantizationActions() {
+    const GraphDocument* document = m_session->document();
+    const quantization::QuantizationState* state =
+        document != nullptr ? document->quantization() : nullptr;
+    m_actions->setQuantizationActionsEnabled(state != nullptr);
+    if (state != nullptr) {
+        m_actions->showQuantizationSettings(state->settings);
+    }
 }
 
 void MainWindow::connectGraphActions() {
@@ -160,7 +234,9 @@ void MainWindow::connectGraphActions() {
 
 void MainWindow::setTheme(ThemeChoice choice) {
     const bool dark = applyTheme(choice);
-    m_graphPage->scene()->setTheme(graphThemeFor(dark));
+    GraphTheme theme = graphThemeFor(dark);
+    theme.colorBlindSafe = m_settings.colorBlindPalette();
+    m_graphPage->scene()->setTheme(theme);
     m_graphPage->view()->sceneChanged();
     if (QAction* action = m_actions->themeAction(choice)) {
         action->setChecked(true);
@@ -229,6 +305,18 @@ void MainWindow::showDocument(GraphDocument* document) {
     if (m_infoDock->isHidden()) {
         m_infoDock->show();
         resizeDocks({m_infoDock}, {width() / 3}, Qt::Horizontal); // the graph gets the most room
+    }
+    m_quantizerPanel->setDocument(document);
+    connect(document, &GraphDocument::quantizationChanged, this,
+            &MainWindow::syncQuantizationActions, Qt::UniqueConnection);
+    syncQuantizationActions();
+    applyInitialBitwidths(*document);
+    m_chartPanel->setDocument(document);
+    if (m_quantizerDock->isHidden() && document->quantization() != nullptr) {
+        m_quantizerDock->show();
+        m_chartDock->show();
+        m_infoDock->raise(); // the charts wait in their tab next to the model info
+        resizeDocks({m_quantizerDock}, {height() / 4}, Qt::Vertical);
     }
     m_actions->setGraphActionsEnabled(false);
     m_graphPage->showGraph(*document);

@@ -20,7 +20,9 @@ class Actions;
 class GraphDocument;
 class GraphPage;
 class JobRunner;
+class BitwidthChartPanel;
 class ModelInfoPanel;
+class QuantizerPanel;
 class Session;
 class Settings;
 class WelcomePage;
@@ -49,6 +51,18 @@ public:
     GraphPage& graphPage() const { return *m_graphPage; }
 
     QDockWidget& infoDock() const { return *m_infoDock; }
+
+    /// Bit widths ("NODE[:PORT]=BITS" or "#ID=BITS", as `quantize --set`) chosen, as one undoable
+    /// step, for the next model that opens.
+    void setInitialBitwidths(const QStringList& specs) { m_initialBitwidths = specs; }
+
+    QuantizerPanel& quantizerPanel() const { return *m_quantizerPanel; }
+
+    QDockWidget& quantizerDock() const { return *m_quantizerDock; }
+
+    BitwidthChartPanel& chartPanel() const { return *m_chartPanel; }
+
+    QDockWidget& chartDock() const { return *m_chartDock; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -87,6 +101,12 @@ private:
 
     void showDocument(GraphDocument* document);
 
+    /// Checks and enables the Quantize entries for the open document's settings.
+    void syncQuantizationActions();
+
+    /// Pushes the initial bit widths onto `document`'s stack (errors are reported).
+    void applyInitialBitwidths(GraphDocument& document);
+
     void restoreWindow();
 
     Settings& m_settings;
@@ -99,6 +119,11 @@ private:
     GraphPage* m_graphPage;
     ModelInfoPanel* m_infoPanel;
     QDockWidget* m_infoDock;
+    QuantizerPanel* m_quantizerPanel;
+    QDockWidget* m_quantizerDock;
+    BitwidthChartPanel* m_chartPanel;
+    QDockWidget* m_chartDock;
+    QStringList m_initialBitwidths;
 };
 
 } // namespace qs::ui

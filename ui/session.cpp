@@ -21,7 +21,9 @@ void Session::openModel(const QString& path) {
     ++m_pendingOpens;
     m_jobs.start<LoadedModel>(
         tr("Opening %1").arg(QFileInfo(absolute).fileName()),
-        [absolute](Progress& progress) { return loadModel(absolute, progress); },
+        [absolute, settings = m_initialSettings](Progress& progress) {
+            return loadModel(absolute, progress, settings);
+        },
         [self = QPointer<Session>(this), request, absolute](Result<LoadedModel> loaded) {
             if (self) {
                 self->applyLoaded(request, absolute, std::move(loaded));

@@ -33,6 +33,11 @@ public:
     /// True while an open or reload runs.
     bool isOpening() const { return m_pendingOpens > 0; }
 
+    /// HW config, preset and rule that newly opened models start with.
+    void setInitialQuantizationSettings(const quantization::QuantizationSettings& settings) {
+        m_initialSettings = settings;
+    }
+
     /// Imports `path` in the background; the newest request wins over older ones still running.
     void openModel(const QString& path);
 
@@ -55,6 +60,7 @@ private:
     JobRunner& m_jobs;
     QUndoGroup m_undoGroup;
     std::unique_ptr<GraphDocument> m_document;
+    quantization::QuantizationSettings m_initialSettings;
     int m_latestRequest = 0;
     int m_pendingOpens = 0;
 };

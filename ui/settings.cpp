@@ -10,6 +10,7 @@ const QString kRecentFilesKey = QStringLiteral("recentFiles");
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
 const QString kStateKey = QStringLiteral("mainWindow/state");
 const QString kThemeKey = QStringLiteral("appearance/theme");
+const QString kColorBlindKey = QStringLiteral("appearance/colorBlindPalette");
 
 QString absolutePath(const QString& path) {
     return QFileInfo(path).absoluteFilePath();
@@ -82,6 +83,14 @@ void Settings::setTheme(ThemeChoice theme) {
 void Settings::setRecentFiles(const QStringList& files) {
     m_store->setValue(kRecentFilesKey, files);
     Q_EMIT recentFilesChanged();
+}
+
+bool Settings::colorBlindPalette() const {
+    return m_store->value(kColorBlindKey, false).toBool();
+}
+
+void Settings::setColorBlindPalette(bool on) {
+    m_store->setValue(kColorBlindKey, on);
 }
 
 } // namespace qs::ui

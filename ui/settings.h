@@ -54,6 +54,11 @@ public:
 
     void setTheme(ThemeChoice theme);
 
+    /// True when bit widths use the colour-blind-safe palette; false by default.
+    bool colorBlindPalette() const;
+
+    void setColorBlindPalette(bool on);
+
 Q_SIGNALS:
     void recentFilesChanged();
 

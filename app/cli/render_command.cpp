@@ -1,15 +1,19 @@
 // `quantscope-cli render MODEL --out GRAPH.svg|png|pdf|dot [--theme light|dark]
-//  [--input-shape NAME=DIMS]...`: the graph image the GUI shows, drawn headless. Qt starts here
-// only, on the offscreen platform, so no display is needed.
+//  [--input-shape NAME=DIMS]... [--setup SETUP.json | --hw cpu|gpu|npu|FILE.json]`: the graph
+// image the GUI shows, drawn headless, with the quantizer badges of a setup written by
+// `quantscope-cli quantize` or of a fresh propagation for a HW config. Qt starts here only, on
+// the offscreen platform, so no display is needed.
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
+#include "core/quantization/quantization_state.h"
 #include "ui/graph_export.h"
 #include "ui/theme.h"
 
 #include <QApplication>
 #include <QHashFunctions>
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -21,7 +25,35 @@ struct RenderOptions {
     std::string outPath;
     std::string theme = "light";
     std::vector<std::string> inputShapes;
+    std::string setupPath;
+    std::string hw;
 };
+
+/// The badges to draw: from --setup, or from propagation for --hw, or none.
+Result<std::vector<quantization::QuantizerMark>> quantizersFor(const RenderOptions& options,
+                                                               const graph::Graph& graph) {
+    if (!options.setupPath.empty()) {
+        std::ifstream in(options.setupPath);
+        if (!in) {
+            return Error(Errc::Io, "cannot read '" + options.setupPath + "'");
+        }
+        const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+        if (json.is_discarded()) {
+            return Error(Errc::InvalidArgument, "'" + options.setupPath + "' is not JSON");
+        }
+        QS_ASSIGN_OR_RETURN(quantization::SingleConfigQuantizerSetup setup,
+                            quantization::setupFromJson(json));
+        return quantization::quantizerMarks(setup, nullptr);
+    }
+    if (options.hw.empty()) {
+        return std::vector<quantization::QuantizerMark>{};
+    }
+    quantization::QuantizationSettings settings;
+    settings.hw = options.hw;
+    QS_ASSIGN_OR_RETURN(quantization::QuantizationState state,
+                        quantization::computeQuantization(graph, settings));
+    return quantization::quantizerMarks(state.setup, &state.proposal.setup);
+}
 
 /// Text progress on stderr, one line per step.
 class StderrProgress final : public Progress {
@@ -58,6 +90,10 @@ int runRender(const RenderOptions& options) {
     if (!graph.ok()) {
         return reportError(graph.error());
     }
+    auto quantizers = quantizersFor(options, *graph);
+    if (!quantizers.ok()) {
+        return reportError(quantizers.error());
+    }
     qputenv("QT_QPA_PLATFORM", "offscreen");
     // Qt's PDF engine walks its fonts in hash order; a fixed seed keeps the bytes stable.
     QHashSeed::setDeterministicGlobalSeed();
@@ -67,7 +103,7 @@ int runRender(const RenderOptions& options) {
     const QApplication app(argc, argv);
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
     StderrProgress progress;
-    auto written = ui::renderGraphFile(*graph, out, ui::graphThemeFor(dark), progress);
+    auto written = ui::renderGraphFile(*graph, out, ui::graphThemeFor(dark), progress, *quantizers);
     if (!written.ok()) {
         return reportError(written.error());
     }
@@ -88,6 +124,12 @@ Command addRenderCommand(CLI::App& parent) {
     app->add_option("--input-shape", options->inputShapes,
                     "Fix a dynamic input shape, e.g. input=1,3,224,224 (repeatable)")
         ->type_name("NAME=DIMS");
+    auto* setup = app->add_option("--setup", options->setupPath,
+                                  "Draw the quantizers of this setup JSON (from quantize)")
+                      ->type_name("SETUP.json");
+    app->add_option("--hw", options->hw,
+                    "Draw the quantizers proposed for cpu, gpu, npu or a HW config JSON")
+        ->excludes(setup);
     return {app, [options] { return runRender(*options); }};
 }
 

@@ -24,4 +24,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/finalize_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup_report.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/quantization_state.cpp
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # quantscope-cli render: SVG, PNG, PDF and DOT of the demo model without a display, the same
-# bytes on a second run, one-line errors and exit codes for bad output names and bad models.
+# bytes on a second run, one badge per quantizer with --setup / --hw, one-line errors and exit
+# codes for bad output names and bad models.
 set -uo pipefail
 cli=$1 demo=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -27,6 +28,21 @@ if command -v dot >/dev/null; then
 fi
 "$cli" render "$demo" --out "$tmp/dark.svg" --theme dark 2>/dev/null || fail "--theme dark failed"
 cmp -s "$tmp/dark.svg" "$tmp/demo1.svg" && fail "--theme dark drew the same image"
+
+# Quantizer badges: one label in the badge font per quantizer of the setup, from --setup and --hw.
+"$cli" quantize "$demo" --hw npu --setup-out "$tmp/setup.json" >/dev/null 2>&1 ||
+    fail "quantize for the badges failed"
+quantizers=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["quantization_points"]))' "$tmp/setup.json")
+"$cli" render "$demo" --setup "$tmp/setup.json" --out "$tmp/setup.svg" 2>"$tmp/err" ||
+    fail "render --setup exited $?: $(cat "$tmp/err")"
+badges=$(grep -o '<text [^>]*font-family="QuantscopeBadge"' "$tmp/setup.svg" | wc -l)
+[ "$badges" -eq "$quantizers" ] || fail "--setup SVG has $badges badges, setup has $quantizers"
+"$cli" render "$demo" --hw npu --out "$tmp/hw.svg" 2>"$tmp/err" ||
+    fail "render --hw exited $?: $(cat "$tmp/err")"
+badges=$(grep -o '<text [^>]*font-family="QuantscopeBadge"' "$tmp/hw.svg" | wc -l)
+[ "$badges" -eq "$quantizers" ] || fail "--hw npu SVG has $badges badges, setup has $quantizers"
+"$cli" render "$demo" --setup "$tmp/missing.json" --out "$tmp/y.svg" 2>/dev/null &&
+    fail "a missing --setup file was accepted"
 
 "$cli" render "$demo" --out "$tmp/graph.bmp" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 2 ] || fail "bad --out suffix exited $rc, expected 2"

@@ -7,6 +7,7 @@
 #include "core/layout/synthetic_graph.h"
 #include "core/onnx/model_io.h"
 #include "ui/actions.h"
+#include "ui/bitwidth_chart.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -17,14 +18,18 @@
 #include "ui/main_window.h"
 #include "ui/minimap.h"
 #include "ui/model_info_panel.h"
+#include "ui/quantizer_table.h"
 #include "ui/session.h"
 #include "ui/settings.h"
 
 #include <QAction>
+#include <QBarSeries>
+#include <QChart>
 #include <QDockWidget>
 #include <QFile>
 #include <QImage>
 #include <QSvgRenderer>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -322,6 +327,90 @@ TEST_F(MainWindowGraphTest, OpeningAModelShowsTheGraphAndTheInfoDock) {
     const QString svg = m_dir.filePath(QStringLiteral("shown.svg"));
     EXPECT_TRUE(m_window.exportGraph(svg));
     EXPECT_TRUE(QSvgRenderer(svg).isValid());
+}
+
+TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
+    m_window.show();
+    EXPECT_FALSE(m_window.actions().hwConfigActions().front()->isEnabled());
+    m_window.openModel(kDemoModel);
+    ASSERT_TRUE(QTest::qWaitFor(
+        [this] {
+            return !m_window.session().isOpening() && m_window.session().document() &&
+                   !m_window.graphPage().isLayingOut();
+        },
+        kTimeoutMs));
+    GraphDocument& document = *m_window.session().document();
+    ASSERT_NE(document.quantization(), nullptr);
+    EXPECT_TRUE(m_window.quantizerDock().isVisible());
+    const auto& scene = *m_window.graphPage().scene();
+    EXPECT_EQ(scene.badgeItems().size(), document.quantizerMarks().size());
+    QAction* npu = m_window.actions().hwConfigActions().at(2);
+    EXPECT_TRUE(m_window.actions().hwConfigActions().at(0)->isChecked());
+    npu->trigger();
+    EXPECT_EQ(document.quantization()->settings.hw, "npu");
+    EXPECT_TRUE(npu->isChecked());
+    EXPECT_EQ(scene.badgeItems().size(), document.quantizerMarks().size());
+    QAction* requant = m_window.actions().ruleActions().at(1);
+    requant->trigger();
+    EXPECT_EQ(document.quantization()->settings.rule,
+              quantization::QuantizerPropagationRule::MergeWithPotentialRequantization);
+    m_window.actions().undo()->trigger();
+    m_window.actions().undo()->trigger();
+    EXPECT_EQ(document.quantization()->settings.hw, "cpu");
+    EXPECT_TRUE(m_window.actions().hwConfigActions().at(0)->isChecked());
+    // Picking a row of the Quantizers table selects the op it sits on.
+    QTableView& table = m_window.quantizerPanel().view();
+    table.setCurrentIndex(table.model()->index(2, QuantizerTableModel::Point));
+    const QString node = QString::fromStdString(
+        m_window.quantizerPanel()
+            .model()
+            .markAt(m_window.quantizerPanel().model().rowOf(
+                table.model()->index(2, QuantizerTableModel::Id).data().toInt()))
+            .point.targetNodeName);
+    const auto selected = m_window.graphPage().scene()->selectedItems();
+    ASSERT_EQ(selected.size(), 1);
+    EXPECT_EQ(static_cast<NodeItem*>(selected.front())->content().fullName, node);
+    // Clicking the 8-bit bar filters the table to the 8-bit quantizers.
+    auto* bars = static_cast<QBarSeries*>(m_window.chartPanel().quantizerChart().series().front());
+    Q_EMIT bars->clicked(0, bars->barSets().front());
+    EXPECT_EQ(m_window.quantizerPanel().filterText(), QStringLiteral("B:8 "));
+    EXPECT_EQ(m_window.quantizerPanel().visibleRows(),
+              static_cast<int>(document.quantizerMarks().size()));
+    // The colour-blind-safe palette recolours the badges and persists.
+    const QColor green = scene.badgeItems().front()->fillColor();
+    m_window.actions().colorBlindPalette()->trigger();
+    EXPECT_TRUE(m_settings.colorBlindPalette());
+    EXPECT_NE(scene.badgeItems().front()->fillColor(), green);
+    m_window.actions().colorBlindPalette()->trigger();
+    EXPECT_EQ(scene.badgeItems().front()->fillColor(), green);
+}
+
+TEST_F(MainWindowGraphTest, CommandLineSettingsAndBitwidthsApplyToTheOpenedModel) {
+    quantization::QuantizationSettings npu;
+    npu.hw = "npu";
+    npu.rule = quantization::QuantizerPropagationRule::MergeWithPotentialRequantization;
+    m_window.session().setInitialQuantizationSettings(npu);
+    m_window.setInitialBitwidths({QStringLiteral("/block1/dw/Clip=4")});
+    m_window.openModel(kDemoModel);
+    ASSERT_TRUE(QTest::qWaitFor(
+        [this] {
+            return !m_window.session().isOpening() && m_window.session().document() &&
+                   !m_window.graphPage().isLayingOut();
+        },
+        kTimeoutMs));
+    GraphDocument& document = *m_window.session().document();
+    EXPECT_EQ(document.quantization()->settings, npu);
+    EXPECT_EQ(document.undoStack().count(), 1);
+    const auto& scene = *m_window.graphPage().scene();
+    int red = 0;
+    for (const QuantizerBadgeItem* badge : scene.badgeItems()) {
+        red += badge->fillColor() == scene.theme().bitwidthColor(4) ? 1 : 0;
+    }
+    EXPECT_GE(red, 1);
+    document.undoStack().undo();
+    for (const QuantizerBadgeItem* badge : scene.badgeItems()) {
+        EXPECT_NE(badge->fillColor(), scene.theme().bitwidthColor(4));
+    }
 }
 
 TEST_F(MainWindowGraphTest, ThemeChoiceIsAppliedAndPersisted) {

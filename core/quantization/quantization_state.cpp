@@ -1,0 +1,254 @@
+// Proposal + choice + finalized setup of one model, the per-quantizer marks drawn from them, and
+// the setup JSON read back.
+
+#include "core/quantization/quantization_state.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
+
+namespace qs::quantization {
+
+namespace {
+constexpr std::array<std::pair<std::string_view, QuantizerPropagationRule>, 4> kRules = {{
+    {"do_not_merge_branches", QuantizerPropagationRule::DoNotMergeBranches},
+    {"merge_if_all_branches_same", QuantizerPropagationRule::MergeIfAllBranchesSame},
+    {"merge_with_potential_requantization",
+     QuantizerPropagationRule::MergeWithPotentialRequantization},
+    {"merge_all_in_one", QuantizerPropagationRule::MergeAllInOne},
+}};
+
+std::optional<int> groupOf(const std::map<int, std::vector<int>>& groups, int id) {
+    for (const auto& [group, members] : groups) {
+        if (std::find(members.begin(), members.end(), id) != members.end()) {
+            return group;
+        }
+    }
+    return std::nullopt;
+}
+
+std::map<int, std::vector<int>> groupsFromJson(const nlohmann::json& json) {
+    std::map<int, std::vector<int>> groups;
+    if (!json.is_object()) {
+        return groups;
+    }
+    for (const auto& [key, members] : json.items()) {
+        groups[std::stoi(key)] = members.get<std::vector<int>>();
+    }
+    return groups;
+}
+
+QuantizerConfig configFromJson(const nlohmann::json& json) {
+    QuantizerConfig config;
+    config.numBits = json.at("num_bits").get<int>();
+    config.mode = json.at("mode").get<std::string>() == "asymmetric" ? QuantizationMode::Asymmetric
+                                                                     : QuantizationMode::Symmetric;
+    const nlohmann::json& sign = json.at("signedness_to_force");
+    if (!sign.is_null()) {
+        config.signednessToForce = sign.get<bool>();
+    }
+    config.perChannel = json.at("per_channel").get<bool>();
+    config.narrowRange = json.at("narrow_range").get<bool>();
+    return config;
+}
+
+SingleConfigQuantizationPoint pointFromJson(const nlohmann::json& json) {
+    SingleConfigQuantizationPoint point;
+    const nlohmann::json& qip = json.at("qip");
+    point.insertionPoint.isWeight =
+        json.at("qip_class").get<std::string>() == "WeightQuantizationInsertionPoint";
+    point.insertionPoint.targetNodeName = qip.at("target_node_name").get<std::string>();
+    if (qip.contains("input_port_id") && !qip.at("input_port_id").is_null()) {
+        point.insertionPoint.inputPortId = qip.at("input_port_id").get<int>();
+    }
+    point.qconfig = configFromJson(json.at("qconfig"));
+    point.directlyQuantizedOperatorNodeNames =
+        json.value("directly_quantized_operator_node_names", std::vector<std::string>{});
+    return point;
+}
+
+void linksFromJson(const nlohmann::json& json, SingleConfigQuantizerSetup& setup) {
+    for (const nlohmann::json& link : json.value("requantization", nlohmann::json::array())) {
+        setup.requantizationParents[link.at("requantizer").get<int>()] =
+            link.at("upstream").get<int>();
+    }
+    for (const nlohmann::json& link : json.value("merged", nlohmann::json::array())) {
+        setup.mergedInto[link.at("removed").get<int>()] = link.at("merged_into").get<int>();
+    }
+}
+} // namespace
+
+Result<QuantizationState> computeQuantization(const graph::Graph& model,
+                                              const QuantizationSettings& settings) {
+    QS_ASSIGN_OR_RETURN(HWConfig hw, HWConfig::fromArgument(settings.hw));
+    PropagationOptions options = presetOptions(settings.preset, model.opsetVersion());
+    options.rule = settings.rule;
+    QuantizationState state;
+    state.settings = settings;
+    QS_ASSIGN_OR_RETURN(state.proposal, proposeQuantizerSetup(model, hw, options));
+    state.choice = selectFirstConfigs(state.proposal.setup);
+    QS_ASSIGN_OR_RETURN(state.setup, finalizeSetup(state.proposal, state.choice));
+    return state;
+}
+
+Result<void> chooseConfig(QuantizationState& state, int pointId, const QuantizerConfig& config) {
+    return chooseConfigs(state, {{pointId, config}});
+}
+
+QuantizerConfigChoice configsWithBitwidth(const QuantizationState& state,
+                                          const std::vector<int>& pointIds, int bits) {
+    QuantizerConfigChoice out;
+    for (int id : pointIds) {
+        auto point = state.proposal.setup.quantizationPoints.find(id);
+        if (point == state.proposal.setup.quantizationPoints.end()) {
+            continue;
+        }
+        for (const QuantizerConfig& config : point->second.possibleConfigs) {
+            if (config.numBits == bits) {
+                out[id] = config;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+Result<void> chooseConfigs(QuantizationState& state, const QuantizerConfigChoice& changes) {
+    QuantizerConfigChoice choice = state.choice;
+    for (const auto& [id, config] : changes) {
+        choice[id] = config;
+    }
+    QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, finalizeSetup(state.proposal, choice));
+    state.choice = std::move(choice);
+    state.setup = std::move(setup);
+    return {};
+}
+
+std::string_view statusName(QuantizerStatus status) {
+    switch (status) {
+    case QuantizerStatus::Active:
+        return "active";
+    case QuantizerStatus::Merged:
+        return "merged";
+    case QuantizerStatus::Requantizer:
+        return "requant";
+    }
+    return "?";
+}
+
+std::vector<QuantizerMark> quantizerMarks(const SingleConfigQuantizerSetup& setup,
+                                          const MultiConfigQuantizerSetup* proposal) {
+    std::map<int, QuantizerMark> marks;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        QuantizerMark mark;
+        mark.id = id;
+        mark.point = point.insertionPoint;
+        mark.config = point.qconfig;
+        mark.directlyQuantized = point.directlyQuantizedOperatorNodeNames;
+        if (auto parent = setup.requantizationParents.find(id);
+            parent != setup.requantizationParents.end()) {
+            mark.status = QuantizerStatus::Requantizer;
+            mark.linkedTo = parent->second;
+        }
+        mark.unifiedGroup = groupOf(setup.unifiedScaleGroups, id);
+        marks[id] = std::move(mark);
+    }
+    for (const auto& [id, into] : proposal ? setup.mergedInto : std::map<int, int>{}) {
+        auto source = proposal->quantizationPoints.find(id);
+        auto absorbing = setup.quantizationPoints.find(into);
+        if (source == proposal->quantizationPoints.end()) {
+            continue;
+        }
+        QuantizerMark mark;
+        mark.id = id;
+        mark.point = source->second.insertionPoint;
+        if (absorbing != setup.quantizationPoints.end()) {
+            mark.config = absorbing->second.qconfig;
+        }
+        mark.status = QuantizerStatus::Merged;
+        mark.linkedTo = into;
+        mark.directlyQuantized = source->second.directlyQuantizedOperatorNodeNames;
+        marks[id] = std::move(mark);
+    }
+    for (auto& [id, mark] : marks) {
+        if (proposal == nullptr) {
+            break;
+        }
+        if (auto point = proposal->quantizationPoints.find(id);
+            point != proposal->quantizationPoints.end()) {
+            mark.candidateCount = static_cast<int>(point->second.possibleConfigs.size());
+        }
+    }
+    std::vector<QuantizerMark> out;
+    out.reserve(marks.size());
+    for (auto& [id, mark] : marks) {
+        out.push_back(std::move(mark));
+    }
+    return out;
+}
+
+BitwidthDistribution bitwidthDistribution(const SingleConfigQuantizerSetup& setup,
+                                          const graph::Graph& model) {
+    BitwidthDistribution out;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        const int bits = point.qconfig.numBits;
+        if (!point.insertionPoint.isWeight) {
+            ++out.activationQuantizers[bits];
+            continue;
+        }
+        ++out.weightQuantizers[bits];
+        const std::optional<graph::NodeId> node =
+            model.findNode(point.insertionPoint.targetNodeName);
+        if (!node) {
+            continue;
+        }
+        for (graph::ValueId input : model.node(*node).inputs) {
+            if (!input.valid() || !model.value(input).isInitializer()) {
+                continue;
+            }
+            const auto& tensor = *model.value(input).initializer;
+            if (tensor.dims().size() >= 2) {
+                out.weightParameters[bits] += tensor.numElements();
+            }
+        }
+    }
+    return out;
+}
+
+std::string_view ruleArgument(QuantizerPropagationRule rule) {
+    for (const auto& [name, value] : kRules) {
+        if (value == rule) {
+            return name;
+        }
+    }
+    return "merge_all_in_one";
+}
+
+std::optional<QuantizerPropagationRule> ruleFromArgument(std::string_view text) {
+    for (const auto& [name, value] : kRules) {
+        if (name == text) {
+            return value;
+        }
+    }
+    return std::nullopt;
+}
+
+Result<SingleConfigQuantizerSetup> setupFromJson(const nlohmann::json& json) {
+    try {
+        SingleConfigQuantizerSetup setup;
+        for (const auto& [key, point] : json.at("quantization_points").items()) {
+            setup.quantizationPoints[std::stoi(key)] = pointFromJson(point);
+        }
+        setup.unifiedScaleGroups =
+            groupsFromJson(json.value("unified_scale_groups", nlohmann::json::object()));
+        setup.sharedInputOperationSetGroups = groupsFromJson(
+            json.value("shared_input_operation_set_groups", nlohmann::json::object()));
+        linksFromJson(json, setup);
+        return setup;
+    } catch (const std::exception& e) {
+        return Error(Errc::InvalidArgument, std::string("not a quantizer setup JSON: ") + e.what());
+    }
+}
+
+} // namespace qs::quantization

@@ -1,0 +1,217 @@
+// Quantizer badges on the offscreen platform: the demo model shows one badge per quantizer of its
+// finalized setup; choosing another config through the undo stack recolours the badge and undo
+// restores it; switching the HW config re-runs propagation and undoes; `render` with quantizers
+// writes one badge label per quantizer into the SVG.
+
+#include "core/layout/layout.h"
+#include "ui/bitwidth_chart.h"
+#include "ui/graph_document.h"
+#include "ui/graph_export.h"
+#include "ui/graph_scene.h"
+#include "ui/quantizer_commands.h"
+#include "ui/quantizer_table.h"
+
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QFile>
+#include <QRegularExpression>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <gtest/gtest.h>
+
+namespace qs::ui {
+namespace {
+
+const QString kDemoModel = QStringLiteral(QS_SOURCE_DIR "/resources/models/demo_cnn.onnx");
+
+class QuantizerBadgesTest : public ::testing::Test {
+protected:
+    QuantizerBadgesTest() {
+        NullProgress progress;
+        auto loaded = loadModel(kDemoModel, progress);
+        EXPECT_TRUE(loaded.ok());
+        m_document = std::make_unique<GraphDocument>(kDemoModel, std::move(loaded).value());
+        m_model = m_scene.prepareLayout(m_document->graph());
+        auto placed = layout::computeLayout(m_model.input, {}, progress);
+        EXPECT_TRUE(placed.ok());
+        m_scene.populate(m_document->graph(), m_model, *placed);
+        redraw();
+        QObject::connect(m_document.get(), &GraphDocument::quantizationChanged,
+                         [this] { redraw(); });
+    }
+
+    void redraw() { m_scene.showQuantizers(m_document->graph(), m_document->quantizerMarks()); }
+
+    size_t activeBadges() const {
+        size_t count = 0;
+        for (const QuantizerBadgeItem* badge : m_scene.badgeItems()) {
+            count += badge->content().merged ? 0 : 1;
+        }
+        return count;
+    }
+
+    /// Switches to NPU and returns a kept point with a 4-bit candidate, or -1.
+    int switchToNpuAndFindFourBitPoint(quantization::QuantizerConfig& fourBits) {
+        quantization::QuantizationSettings npu;
+        npu.hw = "npu";
+        m_document->undoStack().push(new ChangeQuantizationSettingsCommand(*m_document, npu));
+        const auto& state = *m_document->quantization();
+        for (const auto& [id, point] : state.proposal.setup.quantizationPoints) {
+            for (const auto& config : point.possibleConfigs) {
+                if (config.numBits == 4 && state.setup.quantizationPoints.contains(id)) {
+                    fourBits = config;
+                    return id;
+                }
+            }
+        }
+        return -1;
+    }
+
+    GraphScene m_scene;
+    std::unique_ptr<GraphDocument> m_document;
+    layout::GraphLayoutModel m_model;
+};
+
+TEST_F(QuantizerBadgesTest, OneBadgePerQuantizerOfTheSetup) {
+    ASSERT_NE(m_document->quantization(), nullptr) << m_document->quantizationError().toStdString();
+    const auto& setup = m_document->quantization()->setup;
+    EXPECT_FALSE(setup.quantizationPoints.empty());
+    EXPECT_EQ(activeBadges(), setup.quantizationPoints.size());
+    EXPECT_EQ(m_scene.badgeItems().size(),
+              setup.quantizationPoints.size() + setup.mergedInto.size());
+    size_t weights = 0;
+    for (const QuantizerBadgeItem* badge : m_scene.badgeItems()) {
+        weights += badge->content().weight ? 1 : 0;
+        EXPECT_TRUE(badge->toolTip().contains(QStringLiteral("B:")))
+            << badge->toolTip().toStdString();
+        EXPECT_EQ(badge->fillColor(), m_scene.theme().bitwidthColor(8));
+    }
+    EXPECT_GT(weights, 0U);
+}
+
+TEST_F(QuantizerBadgesTest, ChoiceRecoloursAndUndoRestores) {
+    QUndoStack& stack = m_document->undoStack();
+    quantization::QuantizerConfig fourBits;
+    const int pointId = switchToNpuAndFindFourBitPoint(fourBits);
+    ASSERT_EQ(m_document->quantization()->settings.hw, "npu");
+    ASSERT_GE(pointId, 0);
+    ASSERT_NE(m_scene.badge(pointId), nullptr);
+    const QColor before = m_scene.badge(pointId)->fillColor();
+    EXPECT_EQ(before, m_scene.theme().bitwidthColor(8));
+    stack.push(new ChooseQuantizerConfigCommand(*m_document, pointId, fourBits));
+    ASSERT_NE(m_scene.badge(pointId), nullptr);
+    EXPECT_EQ(m_scene.badge(pointId)->fillColor(), m_scene.theme().bitwidthColor(4));
+    stack.undo();
+    EXPECT_EQ(m_scene.badge(pointId)->fillColor(), before);
+    stack.undo();
+    EXPECT_EQ(m_document->quantization()->settings.hw, "cpu");
+    EXPECT_EQ(activeBadges(), m_document->quantization()->setup.quantizationPoints.size());
+    stack.redo();
+    EXPECT_EQ(m_document->quantization()->settings.hw, "npu");
+}
+
+TEST_F(QuantizerBadgesTest, TableEditChangesTheChoiceThroughTheUndoStack) {
+    QuantizerTableModel table;
+    table.setDocument(m_document.get());
+    EXPECT_EQ(static_cast<size_t>(table.rowCount()), m_scene.badgeItems().size());
+    quantization::QuantizerConfig fourBits;
+    const int pointId = switchToNpuAndFindFourBitPoint(fourBits);
+    ASSERT_GE(pointId, 0);
+    const int row = table.rowOf(pointId);
+    ASSERT_GE(row, 0);
+    const QModelIndex cell = table.index(row, QuantizerTableModel::Config);
+    EXPECT_TRUE(table.flags(cell) & Qt::ItemIsEditable);
+    const QStringList candidates =
+        table.data(cell, QuantizerTableModel::CandidatesRole).toStringList();
+    const int fourIndex =
+        static_cast<int>(candidates.indexOf(QString::fromStdString(fourBits.toString())));
+    ASSERT_GE(fourIndex, 0);
+    ASSERT_TRUE(table.setData(cell, fourIndex, Qt::EditRole));
+    EXPECT_EQ(m_scene.badge(pointId)->fillColor(), m_scene.theme().bitwidthColor(4));
+    EXPECT_TRUE(
+        table.data(table.index(table.rowOf(pointId), QuantizerTableModel::Config), Qt::DisplayRole)
+            .toString()
+            .startsWith(QStringLiteral("B:4")));
+    m_document->undoStack().undo();
+    EXPECT_EQ(m_scene.badge(pointId)->fillColor(), m_scene.theme().bitwidthColor(8));
+}
+
+TEST_F(QuantizerBadgesTest, OneBitwidthForASelectionIsOneUndoStep) {
+    QuantizerPanel panel;
+    panel.setDocument(m_document.get());
+    quantization::QuantizerConfig unused;
+    ASSERT_GE(switchToNpuAndFindFourBitPoint(unused), 0);
+    panel.setFilterText(QStringLiteral("Conv"));
+    EXPECT_LT(panel.visibleRows(), static_cast<int>(m_scene.badgeItems().size()));
+    panel.view().selectAll();
+    const std::vector<int> ids = panel.selectedQuantizers();
+    ASSERT_FALSE(ids.empty());
+    const int changed = panel.setBitwidthForSelection(4);
+    EXPECT_GT(changed, 1);
+    int red = 0;
+    for (int id : ids) {
+        red += m_scene.badge(id) != nullptr &&
+               m_scene.badge(id)->fillColor() == m_scene.theme().bitwidthColor(4);
+    }
+    EXPECT_EQ(red, changed);
+    m_document->undoStack().undo();
+    for (int id : ids) {
+        ASSERT_NE(m_scene.badge(id), nullptr);
+        EXPECT_EQ(m_scene.badge(id)->fillColor(), m_scene.theme().bitwidthColor(8));
+    }
+}
+
+TEST_F(QuantizerBadgesTest, ChartCountsEveryQuantizerAndFollowsChoices) {
+    BitwidthChartPanel panel;
+    panel.setDocument(m_document.get());
+    auto total = [&panel] {
+        double sum = 0;
+        const auto series = panel.quantizerChart().series();
+        EXPECT_EQ(series.size(), 1);
+        for (QBarSet* set : static_cast<QBarSeries*>(series.front())->barSets()) {
+            sum += set->sum();
+        }
+        return sum;
+    };
+    EXPECT_EQ(total(),
+              static_cast<double>(m_document->quantization()->setup.quantizationPoints.size()));
+    quantization::QuantizerConfig fourBits;
+    const int pointId = switchToNpuAndFindFourBitPoint(fourBits);
+    ASSERT_GE(pointId, 0);
+    m_document->undoStack().push(new ChooseQuantizerConfigCommand(*m_document, pointId, fourBits));
+    EXPECT_EQ(total(),
+              static_cast<double>(m_document->quantization()->setup.quantizationPoints.size()));
+    EXPECT_EQ(static_cast<QBarSeries*>(panel.quantizerChart().series().front())
+                  ->barSets()
+                  .front()
+                  ->count(),
+              2);
+}
+
+TEST(RenderQuantizersTest, SvgHasOneBadgeLabelPerQuantizer) {
+    NullProgress progress;
+    auto loaded = loadModel(kDemoModel, progress);
+    ASSERT_TRUE(loaded.ok());
+    ASSERT_TRUE(loaded->quantization.has_value());
+    const auto& setup = loaded->quantization->setup;
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("badges.svg"));
+    ASSERT_TRUE(renderGraphFile(loaded->graph, path, GraphTheme::light(), progress,
+                                quantization::quantizerMarks(setup, nullptr))
+                    .ok());
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QByteArray svg = file.readAll();
+    // One <text> element per badge label in the badge font (the enclosing <g> repeats the font).
+    const QRegularExpression badgeText(
+        QStringLiteral("<text [^>]*font-family=\"QuantscopeBadge\""));
+    size_t badges = 0;
+    for (auto it = badgeText.globalMatch(QString::fromUtf8(svg)); it.hasNext(); it.next()) {
+        ++badges;
+    }
+    EXPECT_EQ(badges, setup.quantizationPoints.size());
+}
+
+} // namespace
+} // namespace qs::ui

@@ -1,0 +1,305 @@
+#include "ui/quantizer_table.h"
+
+#include "ui/graph_document.h"
+#include "ui/quantizer_commands.h"
+
+#include <QComboBox>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMenu>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace qs::ui {
+
+namespace {
+QString qstr(std::string_view text) {
+    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+} // namespace
+
+QuantizerTableModel::QuantizerTableModel(QObject* parent)
+    : QAbstractTableModel(parent) {}
+
+void QuantizerTableModel::setDocument(GraphDocument* document) {
+    disconnect(m_connection);
+    m_document = document;
+    if (document != nullptr) {
+        m_connection = connect(document, &GraphDocument::quantizationChanged, this,
+                               &QuantizerTableModel::reload);
+    }
+    reload();
+}
+
+void QuantizerTableModel::reload() {
+    beginResetModel();
+    m_marks = m_document.isNull() ? std::vector<quantization::QuantizerMark>{}
+                                  : m_document->quantizerMarks();
+    m_opTypes.clear();
+    for (const quantization::QuantizerMark& mark : m_marks) {
+        const auto node = m_document->graph().findNode(mark.point.targetNodeName);
+        m_opTypes.push_back(node ? qstr(m_document->graph().node(*node).opType) : QString());
+    }
+    endResetModel();
+}
+
+int QuantizerTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_marks.size());
+}
+
+int QuantizerTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+int QuantizerTableModel::rowOf(int id) const {
+    for (size_t row = 0; row < m_marks.size(); ++row) {
+        if (m_marks[row].id == id) {
+            return static_cast<int>(row);
+        }
+    }
+    return -1;
+}
+
+const quantization::QuantizerConfigList* QuantizerTableModel::candidates(int id) const {
+    const quantization::QuantizationState* state =
+        m_document.isNull() ? nullptr : m_document->quantization();
+    if (state == nullptr) {
+        return nullptr;
+    }
+    auto point = state->proposal.setup.quantizationPoints.find(id);
+    return point == state->proposal.setup.quantizationPoints.end() ? nullptr
+                                                                   : &point->second.possibleConfigs;
+}
+
+QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount()) {
+        return {};
+    }
+    const quantization::QuantizerMark& mark = m_marks[static_cast<size_t>(index.row())];
+    if (index.column() == Config && (role == CandidatesRole || role == ChosenIndexRole)) {
+        QStringList names;
+        int chosen = 0;
+        if (const auto* list = candidates(mark.id)) {
+            for (size_t i = 0; i < list->size(); ++i) {
+                names.push_back(qstr((*list)[i].toString()));
+                chosen = (*list)[i] == mark.config ? static_cast<int>(i) : chosen;
+            }
+        }
+        return role == CandidatesRole ? QVariant(names) : QVariant(chosen);
+    }
+    if (role == Qt::ToolTipRole && index.column() == Point) {
+        QStringList ops;
+        for (const std::string& op : mark.directlyQuantized) {
+            ops.push_back(qstr(op));
+        }
+        return tr("Quantizes: %1").arg(ops.join(QStringLiteral(", ")));
+    }
+    if (role != Qt::DisplayRole && role != Qt::EditRole) {
+        return {};
+    }
+    switch (static_cast<Column>(index.column())) {
+    case Id:
+        return mark.id;
+    case Point:
+        return qstr(mark.point.toString());
+    case OpType:
+        return m_opTypes[static_cast<size_t>(index.row())];
+    case Kind:
+        return mark.point.isWeight ? tr("weight") : tr("activation");
+    case Candidates:
+        return mark.candidateCount;
+    case Config:
+        return qstr(mark.config.toString());
+    case State:
+        return mark.linkedTo ? qstr(quantization::statusName(mark.status)) +
+                                   QStringLiteral(" → #%1").arg(*mark.linkedTo)
+                             : qstr(quantization::statusName(mark.status));
+    case Group:
+        return mark.unifiedGroup ? QVariant(*mark.unifiedGroup) : QVariant(QString());
+    case ColumnCount:
+        break;
+    }
+    return {};
+}
+
+QVariant QuantizerTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (static_cast<Column>(section)) {
+    case Id:
+        return tr("Id");
+    case Point:
+        return tr("Insertion point");
+    case OpType:
+        return tr("Op type");
+    case Kind:
+        return tr("Kind");
+    case Candidates:
+        return tr("Candidates");
+    case Config:
+        return tr("Chosen config");
+    case State:
+        return tr("State");
+    case Group:
+        return tr("Unified group");
+    case ColumnCount:
+        break;
+    }
+    return {};
+}
+
+Qt::ItemFlags QuantizerTableModel::flags(const QModelIndex& index) const {
+    Qt::ItemFlags flags = QAbstractTableModel::flags(index);
+    if (index.isValid() && index.column() == Config &&
+        m_marks[static_cast<size_t>(index.row())].status != quantization::QuantizerStatus::Merged &&
+        m_marks[static_cast<size_t>(index.row())].candidateCount > 1) {
+        flags |= Qt::ItemIsEditable;
+    }
+    return flags;
+}
+
+bool QuantizerTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (role != Qt::EditRole || index.column() != Config || m_document.isNull()) {
+        return false;
+    }
+    const int id = m_marks[static_cast<size_t>(index.row())].id;
+    const auto* list = candidates(id);
+    bool ok = false;
+    const int chosen = value.toInt(&ok);
+    if (list == nullptr || !ok || chosen < 0 || static_cast<size_t>(chosen) >= list->size()) {
+        return false;
+    }
+    m_document->undoStack().push(
+        new ChooseQuantizerConfigCommand(*m_document, id, (*list)[static_cast<size_t>(chosen)]));
+    return true;
+}
+
+QWidget* QuantizerConfigDelegate::createEditor(QWidget* parent, const QStyleOptionViewItem&,
+                                               const QModelIndex& index) const {
+    auto* combo = new QComboBox(parent);
+    combo->addItems(index.data(QuantizerTableModel::CandidatesRole).toStringList());
+    return combo;
+}
+
+void QuantizerConfigDelegate::setEditorData(QWidget* editor, const QModelIndex& index) const {
+    static_cast<QComboBox*>(editor)->setCurrentIndex(
+        index.data(QuantizerTableModel::ChosenIndexRole).toInt());
+}
+
+void QuantizerConfigDelegate::setModelData(QWidget* editor, QAbstractItemModel* model,
+                                           const QModelIndex& index) const {
+    model->setData(index, static_cast<QComboBox*>(editor)->currentIndex(), Qt::EditRole);
+}
+
+QuantizerPanel::QuantizerPanel(QWidget* parent)
+    : QWidget(parent)
+    , m_model(new QuantizerTableModel(this))
+    , m_proxy(new QSortFilterProxyModel(this))
+    , m_filter(new QLineEdit(this))
+    , m_view(new QTableView(this)) {
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setFilterKeyColumn(-1);
+    m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_filter->setPlaceholderText(tr("Filter quantizers (node, config, state)…"));
+    m_filter->setClearButtonEnabled(true);
+    connect(m_filter, &QLineEdit::textChanged, m_proxy,
+            &QSortFilterProxyModel::setFilterFixedString);
+    m_view->setModel(m_proxy);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(QuantizerTableModel::Id, Qt::AscendingOrder);
+    m_view->setItemDelegateForColumn(QuantizerTableModel::Config,
+                                     new QuantizerConfigDelegate(m_view));
+    m_view->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::SelectedClicked |
+                            QAbstractItemView::EditKeyPressed);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_view, &QWidget::customContextMenuRequested, this, &QuantizerPanel::showContextMenu);
+    m_view->verticalHeader()->hide();
+    m_view->setWordWrap(false);
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setSectionResizeMode(QuantizerTableModel::Point,
+                                                     QHeaderView::Interactive);
+    m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                const QModelIndex source = m_proxy->mapToSource(current);
+                if (source.isValid()) {
+                    const quantization::QuantizerMark& mark = m_model->markAt(source.row());
+                    Q_EMIT quantizerActivated(mark.id,
+                                              QString::fromStdString(mark.point.targetNodeName));
+                }
+            });
+    auto* column = new QVBoxLayout(this);
+    column->setContentsMargins(4, 4, 4, 4);
+    column->addWidget(m_filter);
+    column->addWidget(m_view, 1);
+}
+
+void QuantizerPanel::setFilterText(const QString& text) {
+    m_filter->setText(text);
+}
+
+QString QuantizerPanel::filterText() const {
+    return m_filter->text();
+}
+
+int QuantizerPanel::visibleRows() const {
+    return m_proxy->rowCount();
+}
+
+std::vector<int> QuantizerPanel::selectedQuantizers() const {
+    std::vector<int> ids;
+    for (const QModelIndex& index : m_view->selectionModel()->selectedRows()) {
+        const quantization::QuantizerMark& mark =
+            m_model->markAt(m_proxy->mapToSource(index).row());
+        if (mark.status != quantization::QuantizerStatus::Merged) {
+            ids.push_back(mark.id);
+        }
+    }
+    return ids;
+}
+
+int QuantizerPanel::setBitwidthForSelection(int bits) {
+    GraphDocument* document = m_model->document();
+    if (document == nullptr || document->quantization() == nullptr) {
+        return 0;
+    }
+    quantization::QuantizerConfigChoice changes =
+        quantization::configsWithBitwidth(*document->quantization(), selectedQuantizers(), bits);
+    const int count = static_cast<int>(changes.size());
+    if (count > 0) {
+        document->undoStack().push(new ChooseQuantizerConfigCommand(*document, std::move(changes)));
+    }
+    return count;
+}
+
+void QuantizerPanel::showContextMenu(const QPoint& at) {
+    const std::vector<int> ids = selectedQuantizers();
+    GraphDocument* document = m_model->document();
+    if (ids.empty() || document == nullptr || document->quantization() == nullptr) {
+        return;
+    }
+    QMenu menu(this);
+    for (int bits : {16, 8, 6, 4, 2}) {
+        const auto changes =
+            quantization::configsWithBitwidth(*document->quantization(), ids, bits);
+        if (changes.empty()) {
+            continue;
+        }
+        QAction* action = menu.addAction(
+            tr("Set %1 bits for %n quantizer(s)", nullptr, static_cast<int>(changes.size()))
+                .arg(bits));
+        connect(action, &QAction::triggered, this, [this, bits] { setBitwidthForSelection(bits); });
+    }
+    if (!menu.isEmpty()) {
+        menu.exec(m_view->viewport()->mapToGlobal(at));
+    }
+}
+
+} // namespace qs::ui
