@@ -109,8 +109,8 @@ public:
 
     /// A new tensor holding `values`.
     template <typename T>
-    static Tensor fromValues(Shape shape, std::span<const T> values) {
-        Tensor out = allocate(dataTypeOf<T>(), std::move(shape));
+    static Tensor fromValues(const Shape& shape, std::span<const T> values) {
+        Tensor out = allocate(dataTypeOf<T>(), shape);
         std::copy(values.begin(), values.end(), out.mutableData<T>());
         return out;
     }
