@@ -147,6 +147,7 @@ for binary in "$extract"/usr/bin/*; do
         <<<"$libraries")
     [[ -z $non_system ]] || fail "$name: libraries from outside the system folders: $non_system"
     for soname in $(readelf -d "$binary" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'); do
+        [[ $soname == ld-linux* ]] && continue # the dynamic loader, part of libc6
         path=$(awk -v lib="$soname" '$1 == lib && $2 == "=>" { print $3 }' <<<"$libraries")
         owner=$(owner_of "$path") || fail "$name: no Debian package owns $path"
         grep -qx "$owner" <<<"$depends" || fail "$name: needs $soname from $owner, not in Depends"
