@@ -27,3 +27,9 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quantization_state.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_parameters.cpp
 )
+target_sources(qs_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/insertion_point_values.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/statistics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fake_quantize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
+)
