@@ -32,4 +32,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/statistics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fake_quantize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibration_data.cpp
 )
