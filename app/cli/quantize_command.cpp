@@ -1,19 +1,33 @@
 // `quantscope-cli quantize MODEL --hw cpu|gpu|npu|FILE.json [--preset performance|mixed]
 //  [--rule RULE] [--ignore REGEX]... [--quantize-outputs] [--set NODE[:PORT]=BITS]...
-//  --setup-out SETUP.json [--proposal-out PROPOSAL.json] [--dot-out FINAL.dot]`
-// Proposes the quantizer setup, applies the preset and the user's bit widths, finalises it, and
-// prints NNCF's bitwidth table plus the counts of merged quantizers and requantizers.
+//  [--setup-in SETUP.json] [--setup-out SETUP.json] [--proposal-out PROPOSAL.json]
+//  [--dot-out FINAL.dot] [(--calib-images DIR | --calib-npy FILE... | --calib-random N)
+//  [--calib-samples N] [--calib-batch B] [--range-estimator E] [--report REPORT.json]
+//  [--encodings-out ENCODINGS.json]]`
+// Proposes the quantizer setup (or reads one saved by --setup-out or the GUI), applies the preset
+// and the user's bit widths, finalises it, and prints NNCF's bitwidth table plus the counts of
+// merged quantizers and requantizers. With a calibration dataset it also computes every
+// quantizer's scale and zero point, simulates the quantized model against the float one, and
+// writes the parameters and the per-quantizer SQNR / output metrics report.
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
+#include "core/quantization/calibration.h"
+#include "core/quantization/calibration_data.h"
 #include "core/quantization/finalize_setup.h"
+#include "core/quantization/quantization_state.h"
 #include "core/quantization/quantizer_propagation_solver.h"
 #include "core/quantization/quantizer_setup_report.h"
 #include "core/support/atomic_file.h"
 
+#include <chrono>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
+#include <sstream>
 
 namespace qs::cli {
 
@@ -28,9 +42,36 @@ struct QuantizeOptions {
     std::vector<std::string> ignore;
     bool quantizeOutputs = false;
     std::vector<std::string> sets;
+    std::string setupIn;
     std::string setupOut;
     std::string proposalOut;
     std::string dotOut;
+    CalibrationDataSource calibration;
+    int64_t calibBatch = 1;
+    std::string rangeEstimator = "nncf";
+    std::string reportOut;
+    std::string encodingsOut;
+
+    bool calibrates() const {
+        return !calibration.imagesDir.empty() || !calibration.npyFiles.empty() ||
+               calibration.randomSamples > 0;
+    }
+};
+
+/// A text progress bar on stderr.
+class StderrProgress final : public Progress {
+public:
+    void report(double fraction, std::string_view what) override {
+        const int filled = static_cast<int>(fraction * 30.0);
+        std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
+                  << std::string(static_cast<size_t>(30 - filled), ' ') << "] " << what << "   "
+                  << std::flush;
+        if (fraction >= 1.0) {
+            std::cerr << '\n';
+        }
+    }
+
+    bool isCancelled() const override { return false; }
 };
 
 Result<void> writeJson(const std::string& path, const nlohmann::json& json) {
@@ -59,7 +100,9 @@ Result<PropagationOptions> propagationOptions(const QuantizeOptions& options, in
 
 Result<void> writeOutputs(const QuantizeOptions& options, const QuantizationProposal& proposal,
                           const SingleConfigQuantizerSetup& setup) {
-    QS_TRY(writeJson(options.setupOut, setup.toJson()));
+    if (!options.setupOut.empty()) {
+        QS_TRY(writeJson(options.setupOut, setup.toJson()));
+    }
     if (!options.proposalOut.empty()) {
         QS_TRY(writeJson(options.proposalOut, proposalToJson(proposal.setup)));
     }
@@ -69,9 +112,9 @@ Result<void> writeOutputs(const QuantizeOptions& options, const QuantizationProp
     return {};
 }
 
-Result<void> runQuantizeImpl(const QuantizeOptions& options) {
+Result<SingleConfigQuantizerSetup> proposeAndFinalize(const QuantizeOptions& options,
+                                                      const graph::Graph& model) {
     QS_ASSIGN_OR_RETURN(HWConfig hw, HWConfig::fromArgument(options.hw));
-    QS_ASSIGN_OR_RETURN(graph::Graph model, onnx::importModel(options.modelPath));
     QS_ASSIGN_OR_RETURN(PropagationOptions propagation,
                         propagationOptions(options, model.opsetVersion()));
     QS_ASSIGN_OR_RETURN(QuantizationProposal proposal,
@@ -82,10 +125,133 @@ Result<void> runQuantizeImpl(const QuantizeOptions& options) {
     }
     QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, finalizeSetup(proposal, choice));
     QS_TRY(writeOutputs(options, proposal, setup));
+    return setup;
+}
+
+Result<SingleConfigQuantizerSetup> readSetup(const QuantizeOptions& options) {
+    if (!options.sets.empty() || !options.proposalOut.empty() || !options.dotOut.empty()) {
+        return Error(Errc::InvalidArgument,
+                     "--setup-in takes the setup as saved; --set, --proposal-out and --dot-out "
+                     "need propagation");
+    }
+    std::ifstream in(options.setupIn);
+    if (!in) {
+        return Error(Errc::Io, "cannot read --setup-in '" + options.setupIn + "'");
+    }
+    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+    if (json.is_discarded()) {
+        return Error(Errc::InvalidArgument, "--setup-in '" + options.setupIn + "' is not JSON");
+    }
+    QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup,
+                        setupFromJson(json).context("--setup-in '" + options.setupIn + "'"));
+    if (!options.setupOut.empty()) {
+        QS_TRY(writeJson(options.setupOut, setup.toJson()));
+    }
+    return setup;
+}
+
+/// The report: dataset, per-quantizer parameters and SQNR, output metrics, bitwidth table.
+nlohmann::json calibrationReport(const QuantizeOptions& options,
+                                 const SingleConfigQuantizerSetup& setup,
+                                 const QuantizerParametersMap& parameters,
+                                 const SimulationReport& simulation, double calibrationSeconds,
+                                 int64_t samples) {
+    nlohmann::json report;
+    report["model"] = options.modelPath;
+    report["setup"] = options.setupIn.empty()
+                          ? "propagation (--hw " + options.hw + " --preset " + options.preset + ")"
+                          : "file " + options.setupIn;
+    report["calibration"] = {{"dataset", options.calibration.describe()},
+                             {"samples", samples},
+                             {"batch_size", options.calibBatch},
+                             {"range_estimator", options.rangeEstimator},
+                             {"seconds", calibrationSeconds}};
+    nlohmann::json quantizers = toJson(setup, parameters).at("quantizers");
+    for (const auto& [id, error] : simulation.quantizers) {
+        quantizers[std::to_string(id)].update(toJson(error));
+    }
+    report["quantizers"] = quantizers;
+    report["simulation"] = toJson(simulation);
+    report["bitwidth_table"] = bitwidthSummaryTable(setup);
+    return report;
+}
+
+void printSimulation(const SimulationReport& simulation) {
+    double worst = std::numeric_limits<double>::infinity();
+    int worstId = -1;
+    for (const auto& [id, error] : simulation.quantizers) {
+        if (error.localSqnrDb < worst) {
+            worst = error.localSqnrDb;
+            worstId = id;
+        }
+    }
+    std::cout << std::fixed << std::setprecision(6);
+    for (const OutputMetrics& m : simulation.outputs) {
+        std::cout << "Output '" << m.name << "': cosine similarity " << m.meanCosine << " (min "
+                  << m.minCosine << "), max abs error " << m.maxAbsError;
+        if (m.top1Agreement) {
+            std::cout << ", top-1 agreement " << *m.top1Agreement;
+        }
+        std::cout << "\n";
+    }
+    if (worstId >= 0) {
+        std::cout << std::setprecision(2) << "Lowest quantizer SQNR: #" << worstId << " " << worst
+                  << " dB\n";
+    }
+    std::cout << std::defaultfloat;
+}
+
+Result<void> calibrateAndReport(const QuantizeOptions& options, const graph::Graph& model,
+                                const SingleConfigQuantizerSetup& setup) {
+    QS_ASSIGN_OR_RETURN(const RangeEstimator estimator,
+                        parseRangeEstimator(options.rangeEstimator));
+    QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> data,
+                        loadCalibrationData(model, options.calibration));
+    QS_ASSIGN_OR_RETURN(const int64_t samples, datasetSize(data));
+    StderrProgress bar;
+    const auto start = std::chrono::steady_clock::now();
+    QS_ASSIGN_OR_RETURN(const QuantizerParametersMap parameters,
+                        calibrate(model, setup, data,
+                                  {.batchSize = options.calibBatch, .estimator = estimator}, &bar));
+    const double calibrationSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    QS_ASSIGN_OR_RETURN(
+        const SimulationReport simulation,
+        simulateQuantization(model, setup, parameters, data, options.calibBatch, &bar));
+    std::cout << "Calibrated " << parameters.size() << " quantizers on " << samples
+              << " samples in " << calibrationSeconds << " s; simulation " << simulation.seconds
+              << " s\n";
+    printSimulation(simulation);
+    if (!options.encodingsOut.empty()) {
+        QS_TRY(writeJson(options.encodingsOut, toJson(setup, parameters)));
+    }
+    if (!options.reportOut.empty()) {
+        QS_TRY(
+            writeJson(options.reportOut, calibrationReport(options, setup, parameters, simulation,
+                                                           calibrationSeconds, samples)));
+    }
+    return {};
+}
+
+Result<void> runQuantizeImpl(const QuantizeOptions& options) {
+    if (!options.calibrates() && (!options.reportOut.empty() || !options.encodingsOut.empty())) {
+        return Error(Errc::InvalidArgument, "--report and --encodings-out need a calibration "
+                                            "dataset (--calib-images, --calib-npy or "
+                                            "--calib-random)");
+    }
+    QS_ASSIGN_OR_RETURN(
+        graph::Graph model,
+        onnx::importModel(options.modelPath).context("model '" + options.modelPath + "'"));
+    QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, options.setupIn.empty()
+                                                              ? proposeAndFinalize(options, model)
+                                                              : readSetup(options));
     std::cout << "Statistics of the bitwidth distribution:\n" << bitwidthSummaryTable(setup);
     std::cout << "Merged quantizers: " << setup.mergedInto.size() << "\n";
     std::cout << "Requantizers: " << setup.requantizationParents.size() << "\n";
     std::cout << "Unified-scale groups: " << setup.unifiedScaleGroups.size() << "\n";
+    if (options.calibrates()) {
+        QS_TRY(calibrateAndReport(options, model, setup));
+    }
     return {};
 }
 
@@ -98,7 +264,7 @@ int runQuantize(const QuantizeOptions& options) {
 Command addQuantizeCommand(CLI::App& parent) {
     auto options = std::make_shared<QuantizeOptions>();
     CLI::App* app = parent.add_subcommand(
-        "quantize", "Propose, choose and finalise the quantizer setup (NNCF propagation)");
+        "quantize", "Propose, choose and finalise the quantizer setup (NNCF propagation); calibrate it");
     app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
     app->add_option("--hw", options->hw, "HW config: cpu, gpu, npu or a JSON file in NNCF's schema")
         ->capture_default_str();
@@ -118,12 +284,41 @@ Command addQuantizeCommand(CLI::App& parent) {
                     "Choose a bit width for the quantizer at NODE (or input PORT of NODE, or #ID) "
                     "(repeatable)")
         ->type_name("NODE[:PORT]=BITS");
+    app->add_option(
+        "--setup-in", options->setupIn,
+        "Use this final setup (saved by --setup-out or the GUI) instead of propagation");
     app->add_option("--setup-out", options->setupOut,
-                    "Final setup JSON (NNCF SingleConfigQuantizerSetup state)")
-        ->required();
+                    "Final setup JSON (NNCF SingleConfigQuantizerSetup state)");
     app->add_option("--proposal-out", options->proposalOut,
                     "Proposal JSON with all candidate configs");
     app->add_option("--dot-out", options->dotOut, "DOT debug view of the final setup");
+    auto* images = app->add_option("--calib-images", options->calibration.imagesDir,
+                                   "Calibrate on a folder of PNG/JPEG/BMP images (resized to the "
+                                   "NCHW input, ImageNet mean/std)");
+    auto* npy = app->add_option("--calib-npy", options->calibration.npyFiles,
+                                "Calibrate on .npy samples (axis 0), one file per model input");
+    auto* random = app->add_option("--calib-random", options->calibration.randomSamples,
+                                   "Calibrate on N seeded standard-normal samples");
+    images->excludes(npy)->excludes(random);
+    npy->excludes(random);
+    app->add_option("--calib-samples", options->calibration.maxSamples,
+                    "Use at most N samples of --calib-images / --calib-npy")
+        ->capture_default_str();
+    app->add_option("--calib-batch", options->calibBatch,
+                    "Mini-batch size of the calibration runs (needs a dynamic batch axis if > 1)")
+        ->capture_default_str();
+    app->add_option("--calib-seed", options->calibration.seed, "Seed for --calib-random")
+        ->capture_default_str();
+    app->add_option("--range-estimator", options->rangeEstimator,
+                    "nncf (NNCF's PTQ default: mean of per-sample min/max per-tensor, min/max "
+                    "per-channel), minmax, mean_minmax, percentile (99.99th, per-tensor)")
+        ->check(CLI::IsMember({"nncf", "minmax", "mean_minmax", "percentile"}))
+        ->capture_default_str();
+    app->add_option("--report", options->reportOut,
+                    "Calibration report JSON: per-quantizer parameters and SQNR, output cosine "
+                    "similarity / max abs error / top-1 agreement, bitwidth table");
+    app->add_option("--encodings-out", options->encodingsOut,
+                    "Scales, zero points and ranges of every quantizer (JSON)");
     return {app, [options] { return runQuantize(*options); }};
 }
 

@@ -3,7 +3,7 @@
 #include "core/compression/integer_quantizer.h"
 #include "core/compression/opset_upgrade.h"
 #include "core/onnx/model_io.h"
-#include "core/quantization/insertion_target.h"
+#include "core/quantization/insertion_point_values.h"
 
 #include <algorithm>
 #include <cmath>
@@ -91,7 +91,7 @@ struct PlannedQuantizer {
     const QuantizerParameters* params = nullptr;
     Storage storage;
     std::optional<int> unifiedGroup;
-    InsertionTarget target;
+    ResolvedInsertionPoint target;
 
     /// The type's range is wider than the grid (sub-8-bit in int8, narrow range).
     bool needsClip() const {
@@ -304,15 +304,16 @@ Result<void> QdqInserter::addPair(const PlannedQuantizer& q, ValueId x, ValueId 
 }
 
 Result<void> QdqInserter::insertPreHook(const PlannedQuantizer& q) {
-    const graph::Use edge = *q.target.edge;
+    const graph::NodeId node = *q.target.node;
+    const uint32_t port = q.target.port;
     // The port's current input: a requantizer's parent may already sit on this tensor.
-    const ValueId x = m_graph.node(edge.node).inputs[edge.port];
+    const ValueId x = m_graph.node(node).inputs[port];
     QS_TRY(checkFloat(q, x));
     const ValueId dequantized =
         m_graph.addValue(uniqueName(m_graph.value(x).name + "_dq" + std::to_string(q.id)),
                          DataType::Float, m_graph.value(x).shape);
     QS_TRY(addPair(q, x, dequantized));
-    m_graph.setNodeInput(edge.node, edge.port, dequantized);
+    m_graph.setNodeInput(node, port, dequantized);
     return success();
 }
 
@@ -369,11 +370,11 @@ Result<void> QdqInserter::insertWeight(const PlannedQuantizer& q) {
     std::vector<uint8_t> codes(values.size());
     for (size_t i = 0; i < values.size(); ++i) {
         const auto c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
-        // QuantizeLinear in float32: saturate(round_half_to_even(w / s) + zp).
-        const float rounded = std::nearbyint(values[i] / p.scale[c]);
-        const float code =
-            std::clamp(rounded + static_cast<float>(p.zeroPoint[c]), static_cast<float>(p.quantMin),
-                       static_cast<float>(p.quantMax));
+        // saturate(round_half_to_even(w / s) + zp), divided in double as our QuantizeLinear
+        // kernel and fakeQuantize do, so the codes are the simulation's.
+        const double rounded = std::nearbyint(static_cast<double>(values[i]) / p.scale[c]);
+        const double code = std::clamp(rounded + p.zeroPoint[c], static_cast<double>(p.quantMin),
+                                       static_cast<double>(p.quantMax));
         codes[i] = static_cast<uint8_t>(static_cast<int32_t>(code));
     }
     const std::string base = weight.name;
@@ -392,7 +393,7 @@ Result<void> QdqInserter::insertWeight(const PlannedQuantizer& q) {
     m_graph.addNode(m_graph.value(quantized).name + "_DequantizeLinear", "DequantizeLinear",
                     {quantized, encoding.scale, encoding.zeroPoint}, {dequantized},
                     std::move(attributes));
-    m_graph.setNodeInput(q.target.edge->node, q.target.edge->port, dequantized);
+    m_graph.setNodeInput(*q.target.node, q.target.port, dequantized);
     ++m_summary.weightDequantizers;
     return success();
 }

@@ -19,7 +19,13 @@
 namespace qs::quantization {
 
 /// One quantizer's parameters. Vectors hold one entry per channel along `channelAxis`, or a
-/// single entry for a per-tensor quantizer.
+/// single entry for a per-tensor quantizer. The quantizer computes, per channel c,
+///   q = clip(round(x / scale[c]) + zeroPoint[c], quantMin, quantMax),  y = (q - zeroPoint[c]) *
+///   scale[c]
+/// with round half to even (ONNX QuantizeLinear's rounding). `isSigned` says whether the grid is
+/// the signed one (symmetric signed); an asymmetric quantizer always has the unsigned grid
+/// [0, 2^b - 1] (narrow [1, 2^b - 1]) and its zero point carries the offset, so an exporter that
+/// wants int8 for a negative range shifts grid and zero point by 2^(b-1).
 struct QuantizerParameters {
     QuantizerConfig qconfig;
     bool isSigned = true;           ///< forced by the config or decided from statistics
@@ -46,6 +52,10 @@ Result<QuantizerParameters> parametersFromMinMax(const QuantizerConfig& config,
                                                  std::span<const float> statMin,
                                                  std::span<const float> statMax,
                                                  std::optional<int> channelAxis);
+
+/// One quantizer's parameters as JSON: qconfig, signed, quant_min/max, levels, channel_axis,
+/// input_low/high, scale, zero_point.
+nlohmann::json toJson(const QuantizerParameters& params);
 
 /// The `--encodings-out` JSON: per quantization point its insertion point, config, grid, range,
 /// scale and zero point.

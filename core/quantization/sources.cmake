@@ -25,6 +25,13 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/finalize_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup_report.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantization_state.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/insertion_target.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/quantizer_parameters.cpp
+)
+target_sources(qs_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/insertion_point_values.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/statistics.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fake_quantize.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibration_data.cpp
   ${CMAKE_CURRENT_LIST_DIR}/qdq_export.cpp
 )

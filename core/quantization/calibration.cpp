@@ -1,0 +1,347 @@
+// Calibration (statistics → parameters) and the float-vs-fake-quant comparison.
+
+#include "core/quantization/calibration.h"
+
+#include "core/quantization/fake_quantize.h"
+#include "core/quantization/insertion_point_values.h"
+#include "core/runtime/batching.h"
+#include "core/runtime/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+namespace qs::quantization {
+namespace {
+
+/// Values observed as extra outputs of a graph, each added once.
+class ObservedValues {
+public:
+    size_t add(graph::ValueId id) {
+        const auto [it, inserted] = m_index.try_emplace(id.index(), m_values.size());
+        if (inserted) {
+            m_values.push_back(id);
+        }
+        return it->second;
+    }
+
+    const std::vector<graph::ValueId>& values() const { return m_values; }
+
+private:
+    std::unordered_map<size_t, size_t> m_index;
+    std::vector<graph::ValueId> m_values;
+};
+
+std::string describe(int id, const InsertionPoint& ip) {
+    return "quantizer #" + std::to_string(id) + " at '" + ip.toString() + "'";
+}
+
+/// Element-wise union of the members' ranges (min of mins, max of maxes).
+Result<void> unifyRanges(const SingleConfigQuantizerSetup& setup,
+                         std::map<int, MinMaxRange>& ranges) {
+    for (const auto& [gid, members] : setup.unifiedScaleGroups) {
+        std::optional<MinMaxRange> shared;
+        for (const int id : members) {
+            const auto it = ranges.find(id);
+            if (it == ranges.end()) {
+                continue;
+            }
+            if (!shared) {
+                shared = it->second;
+                continue;
+            }
+            if (it->second.min.size() != shared->min.size()) {
+                return Error(Errc::InvalidArgument, "unified-scale group " + std::to_string(gid) +
+                                                        " mixes per-channel sizes");
+            }
+            for (size_t c = 0; c < shared->min.size(); ++c) {
+                shared->min[c] = std::min(shared->min[c], it->second.min[c]);
+                shared->max[c] = std::max(shared->max[c], it->second.max[c]);
+            }
+        }
+        for (const int id : members) {
+            if (shared && ranges.contains(id)) {
+                ranges[id] = *shared;
+            }
+        }
+    }
+    return success();
+}
+
+double sqnrDb(double signal, double noise) {
+    if (noise <= 0.0) {
+        return std::numeric_limits<double>::infinity();
+    }
+    if (signal <= 0.0) {
+        return -std::numeric_limits<double>::infinity();
+    }
+    return 10.0 * std::log10(signal / noise);
+}
+
+/// Sums of x² and (x - y)² over two float tensors of equal size.
+struct NoiseSums {
+    double signal = 0.0;
+    double noise = 0.0;
+
+    Result<void> add(const runtime::Tensor& x, const runtime::Tensor& y) {
+        if (x.numElements() != y.numElements() || x.dtype() != graph::DataType::Float ||
+            y.dtype() != graph::DataType::Float) {
+            return Error(Errc::Internal, "float and quantized tensors differ in shape or type");
+        }
+        const Eigen::Map<const Eigen::ArrayXf> a(x.data<float>(), x.numElements());
+        const Eigen::Map<const Eigen::ArrayXf> b(y.data<float>(), y.numElements());
+        signal += a.cast<double>().square().sum();
+        noise += (a - b).cast<double>().square().sum();
+        return success();
+    }
+};
+
+struct OutputAccumulator {
+    double sumCosine = 0.0;
+    double minCosine = 1.0;
+    double maxAbsError = 0.0;
+    int64_t top1Equal = 0;
+    int64_t samples = 0;
+    bool top1 = false;
+
+    Result<void> add(const runtime::Tensor& reference, const runtime::Tensor& quantized) {
+        if (reference.dtype() != graph::DataType::Float || reference.rank() == 0 ||
+            reference.shape() != quantized.shape()) {
+            return Error(Errc::Unsupported, "output metrics need batched float outputs");
+        }
+        const int64_t batch = reference.shape()[0];
+        const int64_t per = batch > 0 ? reference.numElements() / batch : 0;
+        top1 = reference.rank() == 2 && per > 1;
+        for (int64_t b = 0; b < batch; ++b) {
+            const Eigen::Map<const Eigen::ArrayXf> x(reference.data<float>() + b * per, per);
+            const Eigen::Map<const Eigen::ArrayXf> y(quantized.data<float>() + b * per, per);
+            const double nx = x.cast<double>().square().sum();
+            const double ny = y.cast<double>().square().sum();
+            const double dot = (x.cast<double>() * y.cast<double>()).sum();
+            double cosine = 0.0;
+            if (nx == 0.0 && ny == 0.0) {
+                cosine = 1.0;
+            } else if (nx > 0.0 && ny > 0.0) {
+                cosine = dot / std::sqrt(nx * ny);
+            }
+            sumCosine += cosine;
+            minCosine = std::min(minCosine, cosine);
+            maxAbsError = std::max(maxAbsError, static_cast<double>((x - y).abs().maxCoeff()));
+            if (top1) {
+                Eigen::Index ix = 0;
+                Eigen::Index iy = 0;
+                x.maxCoeff(&ix);
+                y.maxCoeff(&iy);
+                top1Equal += ix == iy ? 1 : 0;
+            }
+            ++samples;
+        }
+        return success();
+    }
+};
+
+Result<runtime::Executor> executorObserving(graph::Graph graph,
+                                            const std::vector<graph::ValueId>& observed) {
+    for (const graph::ValueId id : observed) {
+        graph.addOutput(id);
+    }
+    return runtime::Executor::create(std::move(graph));
+}
+
+std::vector<runtime::Tensor> sliceInputs(std::span<const runtime::Tensor> inputs, int64_t begin,
+                                         int64_t end) {
+    std::vector<runtime::Tensor> batch;
+    batch.reserve(inputs.size());
+    for (const runtime::Tensor& input : inputs) {
+        batch.push_back(runtime::sliceBatch(input, begin, end));
+    }
+    return batch;
+}
+
+/// SQNR of each weight quantizer, computed on the weight itself.
+Result<void> weightErrors(const graph::Graph& model, const SingleConfigQuantizerSetup& setup,
+                          const QuantizerParametersMap& parameters, SimulationReport& report) {
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        if (!point.insertionPoint.isWeight) {
+            continue;
+        }
+        QS_ASSIGN_OR_RETURN(const ResolvedInsertionPoint at,
+                            resolveInsertionPoint(model, point.insertionPoint));
+        const graph::TensorPtr& data = model.value(at.value).initializer;
+        if (data->dtype() != graph::DataType::Float) {
+            return Error(Errc::Unsupported,
+                         describe(id, point.insertionPoint) + ": weight is not float32");
+        }
+        const runtime::Tensor weight = runtime::Tensor::wrap(data);
+        runtime::Tensor quantized = weight.clone();
+        QS_TRY(fakeQuantize(std::span<float>(quantized.mutableData<float>(),
+                                             static_cast<size_t>(quantized.numElements())),
+                            data->dims(), parameters.at(id)));
+        NoiseSums sums;
+        QS_TRY(sums.add(weight, quantized));
+        const double db = sqnrDb(sums.signal, sums.noise);
+        report.quantizers[id] = {db, db};
+    }
+    return success();
+}
+
+} // namespace
+
+Result<QuantizerParametersMap> calibrate(const graph::Graph& model,
+                                         const SingleConfigQuantizerSetup& setup,
+                                         std::span<const runtime::Tensor> inputs,
+                                         const CalibrationOptions& options, Progress* progress) {
+    ObservedValues observed;
+    std::map<int, size_t> observedOf;
+    std::map<int, MinMaxRange> ranges;
+    std::map<int, std::optional<int64_t>> axisOf;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        QS_ASSIGN_OR_RETURN(const ResolvedInsertionPoint at,
+                            resolveInsertionPoint(model, point.insertionPoint));
+        if (!point.insertionPoint.isWeight) {
+            observedOf[id] = observed.add(at.value);
+            axisOf[id] = point.qconfig.perChannel ? std::optional<int64_t>(1) : std::nullopt;
+            continue;
+        }
+        QS_ASSIGN_OR_RETURN(ranges[id], weightRange(*model.value(at.value).initializer,
+                                                    point.qconfig, at.weightAxis)
+                                            .context(describe(id, point.insertionPoint)));
+        axisOf[id] = point.qconfig.perChannel ? at.weightAxis : std::nullopt;
+    }
+    if (!observed.values().empty()) {
+        const StatisticsOptions statsOptions{.batchSize = options.batchSize,
+                                             .percentiles =
+                                                 options.estimator == RangeEstimator::Percentile,
+                                             .percentile = options.percentile};
+        QS_ASSIGN_OR_RETURN(
+            const std::vector<TensorStatistics> stats,
+            collectStatistics(model, observed.values(), inputs, statsOptions, progress));
+        for (const auto& [id, index] : observedOf) {
+            const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(id);
+            QS_ASSIGN_OR_RETURN(ranges[id],
+                                activationRange(stats[index], point.qconfig, options.estimator)
+                                    .context(describe(id, point.insertionPoint)));
+        }
+    }
+    QS_TRY(unifyRanges(setup, ranges));
+    QuantizerParametersMap parameters;
+    for (const auto& [id, range] : ranges) {
+        const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(id);
+        const std::optional<int> axis =
+            axisOf[id] ? std::optional<int>(static_cast<int>(*axisOf[id])) : std::nullopt;
+        QS_ASSIGN_OR_RETURN(parameters[id],
+                            parametersFromMinMax(point.qconfig, range.min, range.max, axis)
+                                .context(describe(id, point.insertionPoint)));
+    }
+    return parameters;
+}
+
+Result<SimulationReport> simulateQuantization(const graph::Graph& model,
+                                              const SingleConfigQuantizerSetup& setup,
+                                              const QuantizerParametersMap& parameters,
+                                              std::span<const runtime::Tensor> inputs,
+                                              int64_t batchSize, Progress* progress) {
+    const auto start = std::chrono::steady_clock::now();
+    QS_ASSIGN_OR_RETURN(const int64_t count, datasetSize(inputs));
+    if (batchSize <= 0) {
+        return Error(Errc::InvalidArgument, "batch size must be positive");
+    }
+    QS_ASSIGN_OR_RETURN(FakeQuantizedModel fq, insertFakeQuantizers(model, setup, parameters));
+    // Observed: per activation quantizer, the float model's tensor at its point; in the quantized
+    // model the tensor entering the quantizer and the one leaving it.
+    ObservedValues floatObserved;
+    ObservedValues quantObserved;
+
+    struct Probe {
+        int id;
+        size_t floatIndex;
+        size_t inIndex;
+        size_t outIndex;
+    };
+
+    std::vector<Probe> probes;
+    for (const auto& [id, y] : fq.quantizerOutput) {
+        QS_ASSIGN_OR_RETURN(
+            const ResolvedInsertionPoint at,
+            resolveInsertionPoint(model, setup.quantizationPoints.at(id).insertionPoint));
+        probes.push_back({id, floatObserved.add(at.value),
+                          quantObserved.add(fq.quantizerInput.at(id)), quantObserved.add(y)});
+    }
+    const size_t numOutputs = model.outputs().size();
+    QS_ASSIGN_OR_RETURN(const runtime::Executor floatExec,
+                        executorObserving(model, floatObserved.values()));
+    QS_ASSIGN_OR_RETURN(const runtime::Executor quantExec,
+                        executorObserving(std::move(fq.graph), quantObserved.values()));
+    std::vector<NoiseSums> accumulated(probes.size());
+    std::vector<NoiseSums> local(probes.size());
+    std::vector<OutputAccumulator> outputs(numOutputs);
+    for (int64_t begin = 0; begin < count; begin += batchSize) {
+        if (progress != nullptr && progress->isCancelled()) {
+            return Error(Errc::Cancelled, "simulation cancelled");
+        }
+        const int64_t end = std::min(count, begin + batchSize);
+        const std::vector<runtime::Tensor> batch = sliceInputs(inputs, begin, end);
+        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> ref, floatExec.run(batch));
+        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> quant, quantExec.run(batch));
+        for (size_t o = 0; o < numOutputs; ++o) {
+            QS_TRY(outputs[o].add(ref[o], quant[o]));
+        }
+        for (size_t p = 0; p < probes.size(); ++p) {
+            const runtime::Tensor& y = quant[numOutputs + probes[p].outIndex];
+            QS_TRY(accumulated[p].add(ref[numOutputs + probes[p].floatIndex], y));
+            QS_TRY(local[p].add(quant[numOutputs + probes[p].inIndex], y));
+        }
+        if (progress != nullptr) {
+            progress->report(static_cast<double>(end) / static_cast<double>(count),
+                             "simulation " + std::to_string(end) + "/" + std::to_string(count));
+        }
+    }
+    SimulationReport report;
+    report.samples = count;
+    for (size_t p = 0; p < probes.size(); ++p) {
+        report.quantizers[probes[p].id] = {sqnrDb(accumulated[p].signal, accumulated[p].noise),
+                                           sqnrDb(local[p].signal, local[p].noise)};
+    }
+    QS_TRY(weightErrors(model, setup, parameters, report));
+    for (size_t o = 0; o < numOutputs; ++o) {
+        const OutputAccumulator& acc = outputs[o];
+        OutputMetrics metrics;
+        metrics.name = model.value(model.outputs()[o]).name;
+        metrics.meanCosine = acc.sumCosine / static_cast<double>(std::max<int64_t>(acc.samples, 1));
+        metrics.minCosine = acc.minCosine;
+        metrics.maxAbsError = acc.maxAbsError;
+        if (acc.top1) {
+            metrics.top1Agreement =
+                static_cast<double>(acc.top1Equal) / static_cast<double>(acc.samples);
+        }
+        report.outputs.push_back(std::move(metrics));
+    }
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return report;
+}
+
+nlohmann::json toJson(const QuantizerError& error) {
+    // JSON has no infinity: a noiseless quantizer's SQNR is written as null.
+    const auto db = [](double v) {
+        return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+    };
+    return {{"sqnr_db", db(error.sqnrDb)}, {"local_sqnr_db", db(error.localSqnrDb)}};
+}
+
+nlohmann::json toJson(const SimulationReport& report) {
+    nlohmann::json outputs = nlohmann::json::array();
+    for (const OutputMetrics& m : report.outputs) {
+        outputs.push_back({{"name", m.name},
+                           {"cosine_similarity", m.meanCosine},
+                           {"min_cosine_similarity", m.minCosine},
+                           {"max_abs_error", m.maxAbsError},
+                           {"top1_agreement", m.top1Agreement ? nlohmann::json(*m.top1Agreement)
+                                                              : nlohmann::json(nullptr)}});
+    }
+    return {{"samples", report.samples}, {"seconds", report.seconds}, {"outputs", outputs}};
+}
+
+} // namespace qs::quantization
