@@ -79,9 +79,12 @@ Result<void> validateParameters(int id, const QuantizerParameters& p) {
     return success();
 }
 
+bool sameGrid(const QuantizerParameters& a, const QuantizerParameters& b) {
+    return a.quantMin == b.quantMin && a.quantMax == b.quantMax && a.channelAxis == b.channelAxis;
+}
+
 bool sameEncoding(const QuantizerParameters& a, const QuantizerParameters& b) {
-    return a.quantMin == b.quantMin && a.quantMax == b.quantMax && a.channelAxis == b.channelAxis &&
-           a.scale == b.scale && a.zeroPoint == b.zeroPoint;
+    return sameGrid(a, b) && a.scale == b.scale && a.zeroPoint == b.zeroPoint;
 }
 
 /// One exported quantizer: its point, parameters, where it goes and how it is stored.
@@ -112,7 +115,7 @@ std::map<int, int> groupOfPoint(const SingleConfigQuantizerSetup& setup) {
 Result<std::vector<PlannedQuantizer>> planQuantizers(const SingleConfigQuantizerSetup& setup,
                                                      const QuantizerParametersMap& parameters) {
     const std::map<int, int> group = groupOfPoint(setup);
-    std::map<int, const QuantizerParameters*> firstOfGroup;
+    std::map<int, std::vector<const QuantizerParameters*>> membersSeen;
     std::vector<PlannedQuantizer> planned;
     for (const auto& [id, point] : setup.quantizationPoints) {
         if (setup.mergedInto.contains(id)) {
@@ -127,12 +130,17 @@ Result<std::vector<PlannedQuantizer>> planQuantizers(const SingleConfigQuantizer
         QS_TRY(validateParameters(id, *q.params));
         QS_ASSIGN_OR_RETURN(q.storage, storageFor(id, *q.params));
         if (const auto g = group.find(id); g != group.end()) {
+            // Members share one range; those on the same grid must then share scale and zero
+            // point. A member given another bit width (a requantizer) gets its own.
             q.unifiedGroup = g->second;
-            const auto [first, inserted] = firstOfGroup.try_emplace(g->second, q.params);
-            if (!inserted && !sameEncoding(*first->second, *q.params)) {
-                return pointError(id, "unified-scale group " + std::to_string(g->second) +
-                                          " members have different scales or zero points");
+            for (const QuantizerParameters* other : membersSeen[g->second]) {
+                if (sameGrid(*other, *q.params) && !sameEncoding(*other, *q.params)) {
+                    return pointError(id, "unified-scale group " + std::to_string(g->second) +
+                                              " members on one grid have different scales or "
+                                              "zero points");
+                }
             }
+            membersSeen[g->second].push_back(q.params);
         }
         planned.push_back(q);
     }
@@ -171,7 +179,8 @@ private:
 
     Graph& m_graph;
     QdqExportSummary& m_summary;
-    std::map<int, Encoding> m_groupEncodings;
+    /// Per unified group, the initializers made so far and the parameters they encode.
+    std::map<int, std::vector<std::pair<const QuantizerParameters*, Encoding>>> m_groupEncodings;
 };
 
 std::vector<int64_t> QdqInserter::paramDims(const PlannedQuantizer& q) const {
@@ -196,12 +205,17 @@ graph::TensorPtr QdqInserter::zeroPointTensor(const PlannedQuantizer& q) const {
 
 QdqInserter::Encoding QdqInserter::encodingOf(const PlannedQuantizer& q, const std::string& base) {
     if (q.unifiedGroup) {
-        if (const auto it = m_groupEncodings.find(*q.unifiedGroup); it != m_groupEncodings.end()) {
-            return it->second;
+        for (const auto& [params, encoding] : m_groupEncodings[*q.unifiedGroup]) {
+            if (sameEncoding(*params, *q.params)) {
+                return encoding;
+            }
         }
     }
-    const std::string prefix =
-        q.unifiedGroup ? "unified_scale_group_" + std::to_string(*q.unifiedGroup) : base + tag(q);
+    std::string prefix = base + tag(q);
+    if (q.unifiedGroup) {
+        prefix = "unified_scale_group_" + std::to_string(*q.unifiedGroup) + "_" +
+                 std::to_string(q.params->qconfig.numBits) + "bit";
+    }
     Encoding encoding;
     encoding.scale = m_graph.addInitializer(
         uniqueName(prefix + "_scale"),
@@ -209,7 +223,7 @@ QdqInserter::Encoding QdqInserter::encodingOf(const PlannedQuantizer& q, const s
     encoding.zeroPoint =
         m_graph.addInitializer(uniqueName(prefix + "_zero_point"), zeroPointTensor(q));
     if (q.unifiedGroup) {
-        m_groupEncodings.emplace(*q.unifiedGroup, encoding);
+        m_groupEncodings[*q.unifiedGroup].emplace_back(q.params, encoding);
     }
     return encoding;
 }

@@ -2,8 +2,9 @@
 // with calibrated parameters becomes QuantizeLinear→DequantizeLinear pairs placed exactly at the
 // insertion points. A pre-hook quantizer is a pair on that one edge (other consumers keep the float
 // tensor), a post-hook one a pair on the output shared by all consumers, a weight an integer
-// initializer (already quantized) with a per-axis DequantizeLinear. Unified-scale groups share one
-// scale and zero point initializer. Unlike NNCF, bit widths below 8 export too: 4-bit grids as
+// initializer (already quantized) with a per-axis DequantizeLinear. Members of a unified-scale
+// group on the same grid share one scale and zero point initializer (a member with another bit
+// width, e.g. a 4-bit requantizer, has the group's range on its own grid). Unlike NNCF, bit widths below 8 export too: 4-bit grids as
 // int4/uint4 (opset 21), and any grid narrower than its integer type (2..7 bits, narrow range) gets
 // a Clip to the grid's range in front of the pair, so the model computes exactly the grid.
 #pragma once
@@ -39,7 +40,7 @@ struct QdqExportSummary {
 /// (integer),
 /// `<tensor>_dq<id>` (dequantized), `<tensor>_q<id>_scale`, ... The opset is raised to 13 (21 and
 /// IR 10 with a 4-bit grid). InvalidArgument naming the point when a parameter is missing or
-/// inconsistent (sizes, non-positive scale, zero point off the grid, unified members that differ);
+/// inconsistent (sizes, non-positive scale, zero point off the grid, unified members on one grid that differ);
 /// Unsupported for grids wider than 8 bits or quantizers on non-float tensors.
 Result<graph::Graph> insertQdqNodes(const graph::Graph& model,
                                     const SingleConfigQuantizerSetup& setup,

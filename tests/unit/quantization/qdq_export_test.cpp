@@ -255,8 +255,15 @@ TEST(QdqExport, UnifiedGroupSharesScaleAndZeroPoint) {
     EXPECT_NE(dqConv, dqSig);
     EXPECT_EQ(dqConv->inputs[1], dqSig->inputs[1]);
     EXPECT_EQ(dqConv->inputs[2], dqSig->inputs[2]);
-    EXPECT_EQ(out.value(dqConv->inputs[1]).name, "unified_scale_group_0_scale");
+    EXPECT_EQ(out.value(dqConv->inputs[1]).name, "unified_scale_group_0_8bit_scale");
 
+    // A member on another grid (same range, 4 bits) gets initializers of its own.
+    params[3] = encoding(4, -8, 7, {0.34F}, {0});
+    const Graph mixed = exportOrDie(model, setup, params);
+    EXPECT_NE(producerOf(mixed, nodeNamed(mixed, "conv").inputs[0])->inputs[1],
+              producerOf(mixed, nodeNamed(mixed, "sig").inputs[0])->inputs[1]);
+
+    params[3] = params[1];
     params[3].scale = {0.03F};
     const auto refused = insertQdqNodes(model, setup, params);
     ASSERT_FALSE(refused.ok());
