@@ -57,6 +57,22 @@ PY
 expect 0 'Calibrated 29 quantizers on 3 samples' \
     -- quantize "$demo" --calib-npy "$tmp/in.npy" --calib-samples 3 --range-estimator percentile
 
+# A folder of images (24-bit BMPs written without libraries), resized to the 96x96 input.
+mkdir -p "$tmp/images"
+python3 - "$tmp/images" <<'PY' || fail "cannot write the BMP images"
+import struct, sys
+w = h = 8
+for k in range(4):
+    # 24 bytes per row: already a multiple of 4, no padding.
+    pixels = b"".join(bytes(((x * 31 + k * 50) % 256, (y * 29) % 256, (x * y + k) % 256))
+                      for y in range(h) for x in range(w))
+    header = b"BM" + struct.pack("<IHHI", 54 + len(pixels), 0, 0, 54)
+    info = struct.pack("<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(pixels), 2835, 2835, 0, 0)
+    open("%s/img%d.bmp" % (sys.argv[1], k), "wb").write(header + info + pixels)
+PY
+expect 0 'Calibrated 29 quantizers on 3 samples' \
+    -- quantize "$demo" --calib-images "$tmp/images" --calib-samples 3 --range-estimator minmax
+
 python3 - "$tmp/report.json" "$tmp/enc.json" <<'PY' || fail "the --report / --encodings-out JSON is not as expected"
 import json, sys
 report = json.load(open(sys.argv[1]))
