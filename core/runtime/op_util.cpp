@@ -130,6 +130,16 @@ Tensor randomAwayFromZero(std::mt19937& rng, Shape shape, float margin) {
     return out;
 }
 
+Tensor randomBools(std::mt19937& rng, Shape shape) {
+    Tensor out = Tensor::allocate(graph::DataType::Bool, std::move(shape));
+    std::bernoulli_distribution coin(0.5);
+    bool* data = out.mutableData<bool>();
+    for (int64_t i = 0; i < out.numElements(); ++i) {
+        data[i] = coin(rng);
+    }
+    return out;
+}
+
 Tensor randomDistinct(std::mt19937& rng, Shape shape) {
     Tensor out = Tensor::allocate(graph::DataType::Float, std::move(shape));
     float* data = out.mutableData<float>();
