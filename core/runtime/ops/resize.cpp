@@ -1,14 +1,17 @@
-// Resize (ONNX since 10; roi/scales/sizes inputs since 11): nearest and (multi)linear
+// Resize (ONNX since 10; roi/scales/sizes inputs since 11): nearest, (multi)linear and (multi)cubic
 // interpolation over any dims. Each output coordinate maps back to the input through
-// coordinate_transformation_mode (half_pixel, pytorch_half_pixel, align_corners, asymmetric;
-// opset 10 behaves as asymmetric), nearest_mode picks the sample, linear mode blends the two
-// neighbours per resized dim with weights 1 - t and t. Output dim = floor(in * scale) or sizes.
-// cubic, tf_crop_and_resize, antialias and axes are rejected. VJP: each output's gradient goes
+// coordinate_transformation_mode (half_pixel, pytorch_half_pixel, align_corners, asymmetric,
+// tf_half_pixel_for_nn; opset 10 behaves as asymmetric), nearest_mode picks the sample, linear
+// mode blends the two neighbours per resized dim with weights 1 - t and t, cubic mode the four
+// neighbours with Keys' kernel (cubic_coeff_a, exclude_outside). Output dim = floor(in * scale) or
+// sizes. tf_crop_and_resize, antialias and axes are rejected. VJP: each output's gradient goes
 // back to the samples it blended, with the same weights.
 
 #include "core/runtime/index_map.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace qs::runtime {
 namespace {
@@ -23,27 +26,126 @@ struct ResizePlan {
     std::vector<std::vector<std::vector<Tap>>> taps; ///< per dim, per output coordinate
 };
 
-Result<ResizePlan> makePlan(const OpContext& ctx) {
-    QS_TRY(requireFloat(ctx, 0));
-    const Shape& in = ctx.input(0).shape();
-    const std::string mode = ctx.stringAttr("mode", "nearest");
-    const std::string transform = ctx.stringAttr("coordinate_transformation_mode",
-                                                 ctx.opset < 11 ? "asymmetric" : "half_pixel");
-    const std::string nearestMode = ctx.stringAttr("nearest_mode", "round_prefer_floor");
-    if (mode != "nearest" && mode != "linear") {
+struct ResizeAttributes {
+    std::string mode;
+    std::string transform;
+    std::string nearestMode;
+    double cubicA = -0.75;
+    bool excludeOutside = false;
+};
+
+Result<ResizeAttributes> readAttributes(const OpContext& ctx) {
+    ResizeAttributes a;
+    a.mode = ctx.stringAttr("mode", "nearest");
+    a.transform = ctx.stringAttr("coordinate_transformation_mode",
+                                 ctx.opset < 11 ? "asymmetric" : "half_pixel");
+    a.nearestMode = ctx.stringAttr("nearest_mode", "round_prefer_floor");
+    a.cubicA = static_cast<double>(ctx.floatAttr("cubic_coeff_a", -0.75F));
+    a.excludeOutside = ctx.intAttr("exclude_outside", 0) != 0;
+    if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic") {
         return ctx.error(Errc::Unsupported,
-                         "mode '" + mode + "' is not supported (nearest, linear)");
+                         "mode '" + a.mode + "' is not supported (nearest, linear, cubic)");
     }
     if (ctx.intAttr("antialias", 0) != 0 || ctx.hasAttr("axes")) {
         return ctx.error(Errc::Unsupported, "antialias and axes are not supported");
     }
-    if (transform != "half_pixel" && transform != "pytorch_half_pixel" &&
-        transform != "align_corners" && transform != "asymmetric") {
-        return ctx.error(Errc::Unsupported, "coordinate_transformation_mode '" + transform + "'");
+    if (a.transform != "half_pixel" && a.transform != "pytorch_half_pixel" &&
+        a.transform != "align_corners" && a.transform != "asymmetric" &&
+        a.transform != "tf_half_pixel_for_nn") {
+        return ctx.error(Errc::Unsupported,
+                         "coordinate_transformation_mode '" + a.transform + "' is not supported");
     }
+    return a;
+}
+
+/// The input coordinate output coordinate `o` maps back to along one dim
+/// (coordinate_transformation_mode in the specification).
+double sourceCoordinate(const std::string& transform, int64_t o, int64_t inDim, int64_t outDim,
+                        double scale, bool fromSizes) {
+    const auto out = static_cast<double>(o);
+    if (transform == "half_pixel") {
+        return (out + 0.5) / scale - 0.5;
+    }
+    if (transform == "pytorch_half_pixel") {
+        return outDim > 1 ? (out + 0.5) / scale - 0.5 : 0.0;
+    }
+    if (transform == "tf_half_pixel_for_nn") {
+        return (out + 0.5) / scale;
+    }
+    if (transform == "align_corners") {
+        // The specification's length_resized is in * scale, unrounded, when scales are given.
+        const double resized =
+            fromSizes ? static_cast<double>(outDim) : static_cast<double>(inDim) * scale;
+        return outDim == 1 ? 0.0 : out * static_cast<double>(inDim - 1) / (resized - 1.0);
+    }
+    return out / scale; // asymmetric
+}
+
+std::vector<Tap> nearestTaps(double x, const std::string& nearestMode, int64_t inDim) {
+    double pick = 0.0;
+    const double frac = x - std::floor(x);
+    if (nearestMode == "floor") {
+        pick = std::floor(x);
+    } else if (nearestMode == "ceil") {
+        pick = std::ceil(x);
+    } else if (nearestMode == "round_prefer_ceil") {
+        pick = frac == 0.5 ? std::ceil(x) : std::round(x);
+    } else {
+        pick = frac == 0.5 ? std::floor(x) : std::round(x);
+    }
+    return {{std::clamp<int64_t>(static_cast<int64_t>(pick), 0, inDim - 1), 1.0F}};
+}
+
+std::vector<Tap> linearTaps(double x, int64_t inDim) {
+    x = std::clamp(x, 0.0, static_cast<double>(inDim - 1));
+    const auto i0 = static_cast<int64_t>(std::floor(x));
+    const int64_t i1 = std::min(i0 + 1, inDim - 1);
+    const auto t = static_cast<float>(x - static_cast<double>(i0));
+    std::vector<Tap> taps{{i0, 1.0F - t}};
+    if (i1 != i0 && t != 0.0F) {
+        taps.push_back({i1, t});
+    }
+    return taps;
+}
+
+/// Keys' cubic convolution (R. Keys, "Cubic convolution interpolation for digital image
+/// processing", 1981) with parameter a over the neighbours floor(x) - 1 .. floor(x) + 2. Samples
+/// outside the input repeat the edge, or with exclude_outside get weight 0 and the others are
+/// renormalised to sum 1.
+std::vector<Tap> cubicTaps(double x, int64_t inDim, double a, bool excludeOutside) {
+    const double base = std::floor(x);
+    const double t = x - base;
+    auto kernel = [a](double d) {
+        d = std::abs(d);
+        if (d <= 1.0) {
+            return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+        }
+        if (d < 2.0) {
+            return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+        }
+        return 0.0;
+    };
+    std::vector<Tap> taps;
+    double total = 0.0;
+    for (int k = -1; k <= 2; ++k) {
+        const auto index = static_cast<int64_t>(base) + k;
+        const bool outside = index < 0 || index >= inDim;
+        const double weight = excludeOutside && outside ? 0.0 : kernel(t - k);
+        total += weight;
+        taps.push_back({std::clamp<int64_t>(index, 0, inDim - 1), static_cast<float>(weight)});
+    }
+    if (excludeOutside && total != 0.0) {
+        for (Tap& tap : taps) {
+            tap.weight = static_cast<float>(tap.weight / total);
+        }
+    }
+    return taps;
+}
+
+/// Output sizes from input 3, or scales from input 2 (input 1 before opset 11).
+Result<void> readScalesOrSizes(const OpContext& ctx, std::vector<float>& scales, Shape& sizes) {
+    const Shape& in = ctx.input(0).shape();
     const size_t scalesPort = ctx.opset < 11 ? 1 : 2;
-    std::vector<float> scales;
-    Shape sizes;
     if (ctx.has(3) && ctx.input(3).numElements() > 0) {
         sizes = toInt64Vector(ctx.input(3));
     } else if (ctx.has(scalesPort) && ctx.input(scalesPort).numElements() > 0) {
@@ -54,58 +156,35 @@ Result<ResizePlan> makePlan(const OpContext& ctx) {
         (!sizes.empty() && sizes.size() != in.size())) {
         return ctx.error(Errc::InvalidModel, "scales or sizes must have one entry per dim");
     }
+    return success();
+}
+
+Result<ResizePlan> makePlan(const OpContext& ctx) {
+    QS_TRY(requireFloat(ctx, 0));
+    const Shape& in = ctx.input(0).shape();
+    QS_ASSIGN_OR_RETURN(const ResizeAttributes attrs, readAttributes(ctx));
+    std::vector<float> scales;
+    Shape sizes;
+    QS_TRY(readScalesOrSizes(ctx, scales, sizes));
+    const bool fromSizes = !sizes.empty();
     ResizePlan plan;
     plan.taps.resize(in.size());
     for (size_t d = 0; d < in.size(); ++d) {
         const int64_t out =
-            sizes.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scales[d]))
-                          : sizes[d];
+            fromSizes ? sizes[d]
+                      : static_cast<int64_t>(std::floor(static_cast<double>(in[d]) * scales[d]));
         const double scale =
-            sizes.empty() ? scales[d] : static_cast<double>(out) / static_cast<double>(in[d]);
+            fromSizes ? static_cast<double>(out) / static_cast<double>(in[d]) : scales[d];
         plan.outShape.push_back(out);
         for (int64_t o = 0; o < out; ++o) {
-            double x = 0.0;
-            if (transform == "half_pixel") {
-                x = (static_cast<double>(o) + 0.5) / scale - 0.5;
-            } else if (transform == "pytorch_half_pixel") {
-                x = out > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
-            } else if (transform == "align_corners") {
-                // The specification's length_resized is in * scale, unrounded, when scales are
-                // given.
-                const double resized =
-                    sizes.empty() ? static_cast<double>(in[d]) * scale : static_cast<double>(out);
-                x = out == 1
-                        ? 0.0
-                        : static_cast<double>(o) * static_cast<double>(in[d] - 1) / (resized - 1.0);
+            const double x = sourceCoordinate(attrs.transform, o, in[d], out, scale, fromSizes);
+            if (attrs.mode == "nearest") {
+                plan.taps[d].push_back(nearestTaps(x, attrs.nearestMode, in[d]));
+            } else if (attrs.mode == "linear") {
+                plan.taps[d].push_back(linearTaps(x, in[d]));
             } else {
-                x = static_cast<double>(o) / scale;
+                plan.taps[d].push_back(cubicTaps(x, in[d], attrs.cubicA, attrs.excludeOutside));
             }
-            std::vector<Tap> taps;
-            if (mode == "nearest") {
-                double pick = 0.0;
-                const double frac = x - std::floor(x);
-                if (nearestMode == "floor") {
-                    pick = std::floor(x);
-                } else if (nearestMode == "ceil") {
-                    pick = std::ceil(x);
-                } else if (nearestMode == "round_prefer_ceil") {
-                    pick = frac == 0.5 ? std::ceil(x) : std::round(x);
-                } else {
-                    pick = frac == 0.5 ? std::floor(x) : std::round(x);
-                }
-                taps.push_back(
-                    {std::clamp<int64_t>(static_cast<int64_t>(pick), 0, in[d] - 1), 1.0F});
-            } else {
-                x = std::clamp(x, 0.0, static_cast<double>(in[d] - 1));
-                const auto i0 = static_cast<int64_t>(std::floor(x));
-                const int64_t i1 = std::min(i0 + 1, in[d] - 1);
-                const auto t = static_cast<float>(x - static_cast<double>(i0));
-                taps.push_back({i0, 1.0F - t});
-                if (i1 != i0 && t != 0.0F) {
-                    taps.push_back({i1, t});
-                }
-            }
-            plan.taps[d].push_back(std::move(taps));
         }
     }
     return plan;
@@ -174,13 +253,23 @@ std::vector<OpSample> samples(std::mt19937& rng) {
             {"nearest sizes",
              {},
              {randomTensor(rng, {1, 1, 3, 3}), Tensor(), Tensor(), int64Tensor<int>({1, 1, 5, 2})},
+             {0}},
+            {"cubic align_corners",
+             {stringAttribute("mode", "cubic"),
+              stringAttribute("coordinate_transformation_mode", "align_corners")},
+             {randomTensor(rng, {1, 1, 4, 4}), Tensor(), scales},
+             {0}},
+            {"cubic a=-0.5 exclude_outside downsample",
+             {stringAttribute("mode", "cubic"), floatAttribute("cubic_coeff_a", -0.5F),
+              intAttribute("exclude_outside", 1)},
+             {randomTensor(rng, {1, 1, 5, 5}), Tensor(), Tensor(), int64Tensor<int>({1, 1, 3, 2})},
              {0}}};
 }
 
 const OpDef kResize{.opType = "Resize",
                     .domain = "",
                     .sinceVersion = 10,
-                    .doc = "nearest or linear resampling",
+                    .doc = "nearest, linear or cubic resampling",
                     .minInputs = 1,
                     .maxInputs = 4,
                     .forward = forward,
