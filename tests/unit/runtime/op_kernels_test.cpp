@@ -232,5 +232,43 @@ TEST(QuantizeLinear, Int4OutputSaturatesToFourBits) {
     EXPECT_EQ((*u)[0].data<uint8_t>()[3], 0);
 }
 
+TEST(Variadic, MaxMinMeanOnHalfComputeInFloat) {
+    const Tensor a =
+        castTensor(Tensor::fromVector<float>({3}, {1.0F, -2.0F, 0.5F}), DataType::Float16);
+    const Tensor b = castTensor(Tensor::fromVector<float>({1}, {0.25F}), DataType::Float16);
+    const std::vector<std::pair<const char*, std::vector<float>>> cases{
+        {"Max", {1.0F, 0.25F, 0.5F}},
+        {"Min", {0.25F, -2.0F, 0.25F}},
+        {"Mean", {0.625F, -0.875F, 0.375F}}};
+    for (const auto& [op, expected] : cases) {
+        auto y = makeRun(op, {a, b}).forward();
+        ASSERT_TRUE(y.ok()) << op << ": " << y.error().toString();
+        ASSERT_EQ((*y)[0].dtype(), DataType::Float16) << op;
+        for (size_t i = 0; i < expected.size(); ++i) {
+            EXPECT_FLOAT_EQ(static_cast<float>((*y)[0].elementAsDouble(static_cast<int64_t>(i))),
+                            expected[i])
+                << op << " element " << i;
+        }
+    }
+    auto mixed = makeRun("Max", {a, Tensor::fromVector<float>({1}, {0.0F})}).forward();
+    ASSERT_FALSE(mixed.ok());
+    EXPECT_NE(mixed.error().toString().find("float16 and float"), std::string::npos)
+        << mixed.error().toString();
+}
+
+TEST(MaxPool, Uint8MatchesTheFloatKernel) {
+    const Tensor x = Tensor::fromVector<uint8_t>({1, 1, 2, 3}, {7, 250, 3, 0, 255, 9});
+    auto y = makeRun("MaxPool", {x},
+                     {intsAttribute("kernel_shape", {2, 2}), intsAttribute("pads", {0, 0, 0, 1})})
+                 .forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    ASSERT_EQ((*y)[0].dtype(), DataType::UInt8);
+    ASSERT_EQ((*y)[0].shape(), (Shape{1, 1, 1, 3}));
+    const std::vector<uint8_t> expected{255, 255, 9};
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ((*y)[0].data<uint8_t>()[i], expected[i]);
+    }
+}
+
 } // namespace
 } // namespace qs::runtime
