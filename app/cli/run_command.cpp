@@ -57,47 +57,48 @@ public:
     bool isCancelled() const override { return false; }
 };
 
-Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
-                                                const runtime::Executor& executor) {
+Result<std::vector<runtime::Tensor>> loadNpyInputs(const RunOptions& options,
+                                                   const runtime::Executor& executor) {
+    if (options.inputs.size() != executor.inputIds().size()) {
+        return Error(Errc::InvalidArgument, "the model has " +
+                                                std::to_string(executor.inputIds().size()) +
+                                                " inputs; give one --input per input");
+    }
     std::vector<runtime::Tensor> inputs;
-    if (!options.inputs.empty()) {
-        if (options.inputs.size() != executor.inputIds().size()) {
-            return Error(Errc::InvalidArgument, "the model has " +
-                                                    std::to_string(executor.inputIds().size()) +
-                                                    " inputs; give one --input per input");
-        }
-        for (const std::string& path : options.inputs) {
-            QS_ASSIGN_OR_RETURN(runtime::Tensor tensor, runtime::readNpy(path));
-            inputs.push_back(std::move(tensor));
-        }
-        return inputs;
+    inputs.reserve(options.inputs.size());
+    for (const std::string& path : options.inputs) {
+        QS_ASSIGN_OR_RETURN(runtime::Tensor tensor, runtime::readNpy(path));
+        inputs.push_back(std::move(tensor));
     }
-    if (!options.images.empty()) {
-        if (executor.inputIds().size() != 1) {
-            return Error(Errc::InvalidArgument, "--images needs a model with one input");
-        }
-        const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
-        QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
-        if (shape.size() != 4) {
-            return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
-                                                    "' is " + runtime::shapeToString(shape));
-        }
-        runtime::ImageNormalization norm;
-        if (options.mean.size() == 3) {
-            std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
-        }
-        if (options.std.size() == 3) {
-            std::copy(options.std.begin(), options.std.end(), norm.std.begin());
-        }
-        QS_ASSIGN_OR_RETURN(
-            runtime::Tensor images,
-            runtime::loadImageFolder(options.images, shape[1], shape[2], shape[3], norm));
-        inputs.push_back(std::move(images));
-        return inputs;
+    return inputs;
+}
+
+Result<std::vector<runtime::Tensor>> loadImageInputs(const RunOptions& options,
+                                                     const runtime::Executor& executor) {
+    if (executor.inputIds().size() != 1) {
+        return Error(Errc::InvalidArgument, "--images needs a model with one input");
     }
-    if (options.random <= 0) {
-        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
+    const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
+    QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
+    if (shape.size() != 4) {
+        return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
+                                                "' is " + runtime::shapeToString(shape));
     }
+    runtime::ImageNormalization norm;
+    if (options.mean.size() == 3) {
+        std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
+    }
+    if (options.std.size() == 3) {
+        std::copy(options.std.begin(), options.std.end(), norm.std.begin());
+    }
+    QS_ASSIGN_OR_RETURN(runtime::Tensor images, runtime::loadImageFolder(options.images, shape[1],
+                                                                         shape[2], shape[3], norm));
+    return std::vector<runtime::Tensor>{std::move(images)};
+}
+
+Result<std::vector<runtime::Tensor>> randomInputs(const RunOptions& options,
+                                                  const runtime::Executor& executor) {
+    std::vector<runtime::Tensor> inputs;
     uint64_t seed = options.seed;
     for (const graph::ValueId id : executor.inputIds()) {
         const graph::Value& value = executor.graph().value(id);
@@ -111,6 +112,20 @@ Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
         inputs.push_back(runtime::randomNormal(shape, seed++));
     }
     return inputs;
+}
+
+Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
+                                                const runtime::Executor& executor) {
+    if (!options.inputs.empty()) {
+        return loadNpyInputs(options, executor);
+    }
+    if (!options.images.empty()) {
+        return loadImageInputs(options, executor);
+    }
+    if (options.random <= 0) {
+        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
+    }
+    return randomInputs(options, executor);
 }
 
 /// Imports the model with the --input-shape overrides and runs --passes on it.
