@@ -139,14 +139,24 @@ TEST(Resize, CubicReproducesACubicPolynomialInside) {
     }
 }
 
-TEST(Resize, RejectsTfCropAndResizeByName) {
-    const Tensor x = Tensor::fromVector<float>({1, 2}, {1.0F, 2.0F});
-    const Tensor scales = Tensor::fromVector<float>({2}, {1.0F, 2.0F});
-    auto y = makeRun("Resize", {x, Tensor(), scales},
-                     {stringAttribute("coordinate_transformation_mode", "tf_crop_and_resize")})
-                 .forward();
-    ASSERT_FALSE(y.ok());
-    EXPECT_NE(y.error().toString().find("tf_crop_and_resize"), std::string::npos);
+TEST(Resize, TfCropAndResizeSamplesTheRoiAndExtrapolates) {
+    const Tensor x = Tensor::fromVector<float>({1, 4}, {0.0F, 10.0F, 20.0F, 30.0F});
+    const std::vector<graph::Attribute> attributes{
+        stringAttribute("mode", "linear"),
+        stringAttribute("coordinate_transformation_mode", "tf_crop_and_resize"),
+        floatAttribute("extrapolation_value", 7.0F)};
+    // Dim 1 spans input coordinates 1.5 .. 4.5: samples at 1.5, 3.0 and 4.5 (outside -> 7).
+    const Tensor roi = Tensor::fromVector<float>({4}, {0.0F, 0.5F, 1.0F, 1.5F});
+    auto y = makeRun("Resize", {x, roi, Tensor(), int64Tensor<int>({1, 3})}, attributes).forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    const std::vector<float> expected{15.0F, 30.0F, 7.0F};
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_FLOAT_EQ((*y)[0].data<float>()[i], expected[i]) << "element " << i;
+    }
+    auto noRoi =
+        makeRun("Resize", {x, Tensor(), Tensor(), int64Tensor<int>({1, 3})}, attributes).forward();
+    ASSERT_FALSE(noRoi.ok());
+    EXPECT_NE(noRoi.error().toString().find("roi"), std::string::npos);
 }
 
 /// x -> QuantizeLinear(scale 0.1, int8 zero point 0) -> DequantizeLinear -> y.
