@@ -1,9 +1,12 @@
 // `quantscope-cli run MODEL (--input X.npy... | --images DIR | --random N) [--batch B] [--fp16]
-//  [--threads T] [--input-shape NAME=DIMS] [--out Y.npy] [--out-dir DIR]`: runs the model on the
-//  executor; with --fp16 it also reports each output's deviation from a float32 run.
+//  [--threads T] [--input-shape NAME=DIMS] [--passes P] [--verbose] [--out Y.npy] [--out-dir DIR]`:
+//  runs the model on the executor, after the graph passes P ("inference" or a comma-separated
+//  list); with --fp16 it also reports each output's deviation from a float32 run, with --verbose
+//  each pass's name, time and changes and the time per op type.
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
+#include "core/pass/pass.h"
 #include "core/runtime/batching.h"
 #include "core/runtime/image_dataset.h"
 #include "core/runtime/npy.h"
@@ -32,6 +35,8 @@ struct RunOptions {
     bool fp16 = false;
     int threads = 0;
     std::vector<std::string> inputShapes;
+    std::string passes;
+    bool verbose = false;
     std::string out;
     std::string outDir;
 };
@@ -52,47 +57,48 @@ public:
     bool isCancelled() const override { return false; }
 };
 
-Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
-                                                const runtime::Executor& executor) {
+Result<std::vector<runtime::Tensor>> loadNpyInputs(const RunOptions& options,
+                                                   const runtime::Executor& executor) {
+    if (options.inputs.size() != executor.inputIds().size()) {
+        return Error(Errc::InvalidArgument, "the model has " +
+                                                std::to_string(executor.inputIds().size()) +
+                                                " inputs; give one --input per input");
+    }
     std::vector<runtime::Tensor> inputs;
-    if (!options.inputs.empty()) {
-        if (options.inputs.size() != executor.inputIds().size()) {
-            return Error(Errc::InvalidArgument, "the model has " +
-                                                    std::to_string(executor.inputIds().size()) +
-                                                    " inputs; give one --input per input");
-        }
-        for (const std::string& path : options.inputs) {
-            QS_ASSIGN_OR_RETURN(runtime::Tensor tensor, runtime::readNpy(path));
-            inputs.push_back(std::move(tensor));
-        }
-        return inputs;
+    inputs.reserve(options.inputs.size());
+    for (const std::string& path : options.inputs) {
+        QS_ASSIGN_OR_RETURN(runtime::Tensor tensor, runtime::readNpy(path));
+        inputs.push_back(std::move(tensor));
     }
-    if (!options.images.empty()) {
-        if (executor.inputIds().size() != 1) {
-            return Error(Errc::InvalidArgument, "--images needs a model with one input");
-        }
-        const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
-        QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
-        if (shape.size() != 4) {
-            return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
-                                                    "' is " + runtime::shapeToString(shape));
-        }
-        runtime::ImageNormalization norm;
-        if (options.mean.size() == 3) {
-            std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
-        }
-        if (options.std.size() == 3) {
-            std::copy(options.std.begin(), options.std.end(), norm.std.begin());
-        }
-        QS_ASSIGN_OR_RETURN(
-            runtime::Tensor images,
-            runtime::loadImageFolder(options.images, shape[1], shape[2], shape[3], norm));
-        inputs.push_back(std::move(images));
-        return inputs;
+    return inputs;
+}
+
+Result<std::vector<runtime::Tensor>> loadImageInputs(const RunOptions& options,
+                                                     const runtime::Executor& executor) {
+    if (executor.inputIds().size() != 1) {
+        return Error(Errc::InvalidArgument, "--images needs a model with one input");
     }
-    if (options.random <= 0) {
-        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
+    const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
+    QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
+    if (shape.size() != 4) {
+        return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
+                                                "' is " + runtime::shapeToString(shape));
     }
+    runtime::ImageNormalization norm;
+    if (options.mean.size() == 3) {
+        std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
+    }
+    if (options.std.size() == 3) {
+        std::copy(options.std.begin(), options.std.end(), norm.std.begin());
+    }
+    QS_ASSIGN_OR_RETURN(runtime::Tensor images, runtime::loadImageFolder(options.images, shape[1],
+                                                                         shape[2], shape[3], norm));
+    return std::vector<runtime::Tensor>{std::move(images)};
+}
+
+Result<std::vector<runtime::Tensor>> randomInputs(const RunOptions& options,
+                                                  const runtime::Executor& executor) {
+    std::vector<runtime::Tensor> inputs;
     uint64_t seed = options.seed;
     for (const graph::ValueId id : executor.inputIds()) {
         const graph::Value& value = executor.graph().value(id);
@@ -108,9 +114,22 @@ Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
     return inputs;
 }
 
-Result<void> runModel(const RunOptions& options) {
-    QS_TRY(runtime::checkProcessorSupport());
-    runtime::setNumThreads(options.threads);
+Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
+                                                const runtime::Executor& executor) {
+    if (!options.inputs.empty()) {
+        return loadNpyInputs(options, executor);
+    }
+    if (!options.images.empty()) {
+        return loadImageInputs(options, executor);
+    }
+    if (options.random <= 0) {
+        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
+    }
+    return randomInputs(options, executor);
+}
+
+/// Imports the model with the --input-shape overrides and runs --passes on it.
+Result<graph::Graph> loadGraph(const RunOptions& options) {
     onnx::ImportOptions importOptions;
     for (const std::string& text : options.inputShapes) {
         QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed, onnx::parseInputShapeOverride(text));
@@ -118,6 +137,81 @@ Result<void> runModel(const RunOptions& options) {
     }
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath, importOptions)
                                                 .context("model '" + options.modelPath + "'"));
+    if (options.passes.empty()) {
+        return graph;
+    }
+    const std::string_view pipeline =
+        options.passes == "inference" ? pass::kInferencePipeline : std::string_view(options.passes);
+    pass::PassContext context;
+    QS_TRY(pass::runPipeline(graph, pipeline, context).context("--passes"));
+    if (options.verbose) {
+        for (const pass::PassTiming& timing : context.timings) {
+            std::cerr << "pass " << timing.name << ": " << timing.seconds * 1000.0 << " ms"
+                      << (timing.changed ? "" : " (no change)") << '\n';
+        }
+        for (const std::string& line : context.log) {
+            std::cerr << "  " << line << '\n';
+        }
+    }
+    return graph;
+}
+
+/// Reports how far half storage moved each output from a float32 run of the same inputs.
+Result<void> reportFp16Deviation(const runtime::Executor& executor,
+                                 const std::vector<runtime::Tensor>& inputs, int64_t batch,
+                                 const std::vector<runtime::Tensor>& outputs) {
+    QS_ASSIGN_OR_RETURN(runtime::Executor reference,
+                        runtime::Executor::create(executor.graph(), {}));
+    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> exact,
+                        runtime::runBatched(reference, inputs, batch));
+    for (size_t o = 0; o < outputs.size(); ++o) {
+        double maxAbs = 0.0;
+        double maxDiff = 0.0;
+        for (int64_t i = 0; i < exact[o].numElements(); ++i) {
+            maxAbs = std::max(maxAbs, std::abs(exact[o].elementAsDouble(i)));
+            maxDiff = std::max(
+                maxDiff, std::abs(exact[o].elementAsDouble(i) - outputs[o].elementAsDouble(i)));
+        }
+        std::cerr << "fp16 output '" << executor.graph().value(executor.graph().outputs()[o]).name
+                  << "': max |fp16 - fp32| / max |fp32| = " << (maxAbs > 0 ? maxDiff / maxAbs : 0.0)
+                  << '\n';
+    }
+    return success();
+}
+
+/// An output name made safe as a file name.
+std::string fileNameFor(std::string name) {
+    for (char& c : name) {
+        const bool safe =
+            std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+        c = safe ? c : '_';
+    }
+    return name;
+}
+
+Result<void> writeOutputs(const RunOptions& options, const runtime::Executor& executor,
+                          const std::vector<runtime::Tensor>& outputs) {
+    if (!options.out.empty()) {
+        QS_TRY(runtime::writeNpy(outputs[0], options.out).context("--out"));
+    }
+    if (!options.outDir.empty()) {
+        std::filesystem::create_directories(options.outDir);
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            const std::string name = executor.graph().value(executor.graph().outputs()[i]).name;
+            QS_TRY(runtime::writeNpy(outputs[i], std::filesystem::path(options.outDir) /
+                                                     (fileNameFor(name) + ".npy")));
+        }
+    }
+    if (options.out.empty() && options.outDir.empty()) {
+        std::cout << "output 0: " << runtime::shapeToString(outputs[0].shape()) << '\n';
+    }
+    return success();
+}
+
+Result<void> runModel(const RunOptions& options) {
+    QS_TRY(runtime::checkProcessorSupport());
+    runtime::setNumThreads(options.threads);
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, loadGraph(options));
     QS_ASSIGN_OR_RETURN(runtime::Executor executor,
                         runtime::Executor::create(std::move(graph), {.fp16 = options.fp16}));
     QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs, loadInputs(options, executor));
@@ -125,6 +219,7 @@ Result<void> runModel(const RunOptions& options) {
     const int64_t batch = options.batch > 0 ? options.batch : (options.random > 0 ? 1 : samples);
     StderrProgress bar;
     runtime::RunStats stats;
+    stats.profile = options.verbose;
     const bool manyBatches = (samples + batch - 1) / batch > 1;
     QS_ASSIGN_OR_RETURN(
         std::vector<runtime::Tensor> outputs,
@@ -132,48 +227,13 @@ Result<void> runModel(const RunOptions& options) {
     std::cerr << "ran " << samples << " sample(s) in " << (samples + batch - 1) / batch
               << " batch(es): " << stats.seconds * 1000.0 << " ms, peak activations "
               << stats.peakActivationBytes / 1024 << " KiB\n";
+    for (const auto& [opType, seconds] : stats.secondsByOpType) {
+        std::cerr << "  " << opType << ": " << seconds * 1000.0 << " ms\n";
+    }
     if (options.fp16) {
-        // Report how far half storage moved each output from a float32 run of the same inputs.
-        QS_ASSIGN_OR_RETURN(runtime::Executor reference,
-                            runtime::Executor::create(executor.graph(), {}));
-        QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> exact,
-                            runtime::runBatched(reference, inputs, batch));
-        for (size_t o = 0; o < outputs.size(); ++o) {
-            double maxAbs = 0.0;
-            double maxDiff = 0.0;
-            for (int64_t i = 0; i < exact[o].numElements(); ++i) {
-                maxAbs = std::max(maxAbs, std::abs(exact[o].elementAsDouble(i)));
-                maxDiff = std::max(
-                    maxDiff, std::abs(exact[o].elementAsDouble(i) - outputs[o].elementAsDouble(i)));
-            }
-            std::cerr << "fp16 output '"
-                      << executor.graph().value(executor.graph().outputs()[o]).name
-                      << "': max |fp16 - fp32| / max |fp32| = "
-                      << (maxAbs > 0 ? maxDiff / maxAbs : 0.0) << '\n';
-        }
+        QS_TRY(reportFp16Deviation(executor, inputs, batch, outputs));
     }
-    if (!options.out.empty()) {
-        QS_TRY(runtime::writeNpy(outputs[0], options.out).context("--out"));
-    }
-    if (!options.outDir.empty()) {
-        std::filesystem::create_directories(options.outDir);
-        for (size_t i = 0; i < outputs.size(); ++i) {
-            std::string name = executor.graph().value(executor.graph().outputs()[i]).name;
-            for (char& c : name) {
-                c = (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
-                     c == '.')
-                        ? c
-                        : '_';
-            }
-            QS_TRY(runtime::writeNpy(outputs[i],
-                                     std::filesystem::path(options.outDir) / (name + ".npy")));
-        }
-    }
-    if (options.out.empty() && options.outDir.empty()) {
-        const runtime::Tensor& first = outputs[0];
-        std::cout << "output 0: " << runtime::shapeToString(first.shape()) << '\n';
-    }
-    return success();
+    return writeOutputs(options, executor, outputs);
 }
 } // namespace
 
@@ -202,6 +262,11 @@ Command addRunCommand(CLI::App& parent) {
     app->add_option("--input-shape", options->inputShapes,
                     "Fix a dynamic input shape, e.g. input=1,3,224,224 (repeatable)")
         ->type_name("NAME=DIMS");
+    app->add_option("--passes", options->passes,
+                    "Graph passes before running: 'inference' (" +
+                        std::string(pass::kInferencePipeline) + ") or a comma-separated list");
+    app->add_flag("--verbose", options->verbose,
+                  "Print each pass's name, time and changes, and the time per op type");
     app->add_option("--out", options->out, "Write the first output here (.npy)");
     app->add_option("--out-dir", options->outDir, "Write every output as <name>.npy here");
     return {app, [options] {

@@ -1,11 +1,14 @@
 #include "core/pass/pass.h"
 
+#include <chrono>
+
 namespace qs::pass {
 
 const std::vector<Pass>& allPasses() {
     static const std::vector<Pass> passes = {
         {"remove-identity", "remove Identity and inference Dropout nodes", removeIdentity},
-        {"fold-batch-norm", "fold BatchNormalization into the preceding Conv", foldBatchNorm},
+        {"fold-batch-norm", "fold BatchNormalization into the preceding Conv, Gemm or MatMul + Add",
+         foldBatchNorm},
         {"fold-constants", "evaluate nodes whose inputs are all constant", foldConstants},
     };
     return passes;
@@ -30,8 +33,13 @@ Result<bool> runPipeline(graph::Graph& graph, std::string_view pipeline, PassCon
         if (found == nullptr) {
             return Error(Errc::InvalidArgument, "unknown pass '" + std::string(name) + "'");
         }
+        const auto passStart = std::chrono::steady_clock::now();
         QS_ASSIGN_OR_RETURN(const bool passChanged,
                             found->run(graph, context).context("pass " + std::string(name)));
+        context.timings.push_back(
+            {std::string(name),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - passStart).count(),
+             passChanged});
         QS_TRY(graph::verify(graph).context("after pass " + std::string(name)));
         changed = changed || passChanged;
     }

@@ -13,9 +13,18 @@
 
 namespace qs::pass {
 
-/// What passes report back: one line per change, for --verbose.
+/// How long one pass of a pipeline took, and whether it changed the graph.
+struct PassTiming {
+    std::string name;
+    double seconds = 0.0;
+    bool changed = false;
+};
+
+/// What passes report back: one line per change, and (filled by runPipeline) one timing per pass
+/// run, both for --verbose.
 struct PassContext {
     std::vector<std::string> log;
+    std::vector<PassTiming> timings;
 };
 
 using PassFn = Result<bool> (*)(graph::Graph&, PassContext&);
@@ -29,8 +38,9 @@ struct Pass {
 /// Removes Identity and inference Dropout nodes, rewiring their consumers to the input.
 Result<bool> removeIdentity(graph::Graph& graph, PassContext& context);
 
-/// Folds BatchNormalization into the Conv that feeds it ("freeze" for inference):
-/// w'[m] = w[m] a[m], b'[m] = (b[m] - mean[m]) a[m] + beta[m], a = gamma / sqrt(var + eps).
+/// Folds BatchNormalization into the Conv, Gemm or MatMul + Add that feeds it ("freeze" for
+/// inference): w'[m] = w[m] a[m], b'[m] = (b[m] - mean[m]) a[m] + beta[m], a = gamma / sqrt(var +
+/// eps), with m the output channel.
 Result<bool> foldBatchNorm(graph::Graph& graph, PassContext& context);
 
 /// Evaluates nodes whose inputs are all constants with the runtime's kernels and turns their

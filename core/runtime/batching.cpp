@@ -49,8 +49,10 @@ Result<Tensor> concatBatches(const std::vector<Tensor>& parts) {
     return out;
 }
 
-Result<std::vector<Tensor>> runBatched(const Executor& executor, const std::vector<Tensor>& inputs,
-                                       int64_t batchSize, Progress* progress, RunStats* stats) {
+namespace {
+
+/// The number of samples all inputs share on axis 0.
+Result<int64_t> sampleCount(const std::vector<Tensor>& inputs) {
     if (inputs.empty() || inputs[0].rank() == 0) {
         return Error(Errc::InvalidArgument, "batched inputs need a sample axis");
     }
@@ -60,6 +62,23 @@ Result<std::vector<Tensor>> runBatched(const Executor& executor, const std::vect
             return Error(Errc::InvalidArgument, "inputs hold different numbers of samples");
         }
     }
+    return samples;
+}
+
+/// Folds one batch's statistics into the run's: peak of peaks, sums of times.
+void addBatchStats(const RunStats& batch, RunStats& total) {
+    total.peakActivationBytes = std::max(total.peakActivationBytes, batch.peakActivationBytes);
+    total.seconds += batch.seconds;
+    for (const auto& [opType, seconds] : batch.secondsByOpType) {
+        total.secondsByOpType[opType] += seconds;
+    }
+}
+
+} // namespace
+
+Result<std::vector<Tensor>> runBatched(const Executor& executor, const std::vector<Tensor>& inputs,
+                                       int64_t batchSize, Progress* progress, RunStats* stats) {
+    QS_ASSIGN_OR_RETURN(const int64_t samples, sampleCount(inputs));
     batchSize = batchSize <= 0 ? samples : batchSize;
     std::vector<std::vector<Tensor>> perOutput;
     const int64_t batches = (samples + batchSize - 1) / batchSize;
@@ -74,17 +93,17 @@ Result<std::vector<Tensor>> runBatched(const Executor& executor, const std::vect
         const int64_t begin = b * batchSize;
         const int64_t end = std::min(samples, begin + batchSize);
         std::vector<Tensor> batch;
+        batch.reserve(inputs.size());
         for (const Tensor& input : inputs) {
             batch.push_back(sliceBatch(input, begin, end));
         }
         RunStats batchStats;
+        batchStats.profile = stats != nullptr && stats->profile;
         QS_ASSIGN_OR_RETURN(
             std::vector<Tensor> outputs,
             executor.run(batch, &batchStats).context("batch " + std::to_string(b + 1)));
         if (stats != nullptr) {
-            stats->peakActivationBytes =
-                std::max(stats->peakActivationBytes, batchStats.peakActivationBytes);
-            stats->seconds += batchStats.seconds;
+            addBatchStats(batchStats, *stats);
         }
         perOutput.resize(outputs.size());
         for (size_t o = 0; o < outputs.size(); ++o) {
@@ -95,6 +114,7 @@ Result<std::vector<Tensor>> runBatched(const Executor& executor, const std::vect
         progress->report(1.0, "done");
     }
     std::vector<Tensor> results;
+    results.reserve(perOutput.size());
     for (const auto& parts : perOutput) {
         QS_ASSIGN_OR_RETURN(Tensor joined, concatBatches(parts));
         results.push_back(std::move(joined));

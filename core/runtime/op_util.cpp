@@ -4,72 +4,93 @@
 
 namespace qs::runtime {
 
-Result<BroadcastPlan> makeBroadcastPlan(const std::vector<Shape>& shapes) {
-    size_t rank = 0;
-    for (const Shape& shape : shapes) {
-        rank = std::max(rank, shape.size());
-    }
-    // Pad every shape with leading 1s to the output rank (numpy rule).
+namespace {
+
+/// Every shape padded with leading 1s to `rank` (numpy rule).
+std::vector<Shape> padToRank(const std::vector<Shape>& shapes, size_t rank) {
     std::vector<Shape> padded;
+    padded.reserve(shapes.size());
     for (const Shape& shape : shapes) {
         Shape p(rank - shape.size(), 1);
         p.insert(p.end(), shape.begin(), shape.end());
         padded.push_back(std::move(p));
     }
-    BroadcastPlan plan;
-    plan.outShape.assign(rank, 1);
-    for (size_t d = 0; d < rank; ++d) {
-        int64_t size = 1;
-        for (const Shape& shape : padded) {
-            if (shape[d] != 1) {
-                if (size != 1 && size != shape[d]) {
-                    std::string text;
-                    for (const Shape& s : shapes) {
-                        text += (text.empty() ? "" : " and ") + shapeToString(s);
-                    }
-                    return Error(Errc::InvalidModel, "shapes " + text + " do not broadcast");
-                }
-                size = shape[d];
-            }
+    return padded;
+}
+
+/// The output size of dim `d`, or -1 when two inputs disagree (neither being 1). A zero-sized
+/// input dim makes the output dim zero.
+int64_t broadcastDim(const std::vector<Shape>& padded, size_t d) {
+    int64_t size = 1;
+    bool zero = false;
+    for (const Shape& shape : padded) {
+        zero = zero || shape[d] == 0;
+        if (shape[d] == 1) {
+            continue;
         }
-        // A zero-sized input dim makes the output dim zero.
-        for (const Shape& shape : padded) {
-            if (shape[d] == 0) {
-                size = 0;
-            }
+        if (size != 1 && size != shape[d]) {
+            return -1;
         }
-        plan.outShape[d] = size;
+        size = shape[d];
     }
-    // Collapse: drop size-1 output dims, merge neighbours whose broadcast pattern is equal.
-    std::vector<int64_t> dims;
-    std::vector<std::vector<bool>> patterns;
-    for (size_t d = 0; d < rank; ++d) {
-        if (plan.outShape[d] == 1) {
+    return zero ? 0 : size;
+}
+
+/// Drops size-1 output dims and merges neighbours whose broadcast pattern (which inputs span the
+/// dim) is equal; fills dims and, per collapsed dim, the pattern.
+void collapseDims(const Shape& outShape, const std::vector<Shape>& padded,
+                  std::vector<int64_t>& dims, std::vector<std::vector<bool>>& patterns) {
+    for (size_t d = 0; d < outShape.size(); ++d) {
+        if (outShape[d] == 1) {
             continue;
         }
         std::vector<bool> pattern;
+        pattern.reserve(padded.size());
         for (const Shape& shape : padded) {
             pattern.push_back(shape[d] != 1);
         }
         if (!patterns.empty() && patterns.back() == pattern) {
-            dims.back() *= plan.outShape[d];
+            dims.back() *= outShape[d];
         } else {
-            dims.push_back(plan.outShape[d]);
+            dims.push_back(outShape[d]);
             patterns.push_back(std::move(pattern));
         }
     }
     if (dims.empty()) {
         dims.push_back(1);
-        patterns.emplace_back(shapes.size(), false);
+        patterns.emplace_back(padded.size(), false);
     }
-    plan.dims = dims;
-    plan.strides.assign(shapes.size(), std::vector<int64_t>(dims.size(), 0));
+}
+
+} // namespace
+
+Result<BroadcastPlan> makeBroadcastPlan(const std::vector<Shape>& shapes) {
+    size_t rank = 0;
+    for (const Shape& shape : shapes) {
+        rank = std::max(rank, shape.size());
+    }
+    const std::vector<Shape> padded = padToRank(shapes, rank);
+    BroadcastPlan plan;
+    plan.outShape.assign(rank, 1);
+    for (size_t d = 0; d < rank; ++d) {
+        plan.outShape[d] = broadcastDim(padded, d);
+        if (plan.outShape[d] < 0) {
+            std::string text;
+            for (const Shape& s : shapes) {
+                text += (text.empty() ? "" : " and ") + shapeToString(s);
+            }
+            return Error(Errc::InvalidModel, "shapes " + text + " do not broadcast");
+        }
+    }
+    std::vector<std::vector<bool>> patterns;
+    collapseDims(plan.outShape, padded, plan.dims, patterns);
+    plan.strides.assign(shapes.size(), std::vector<int64_t>(plan.dims.size(), 0));
     for (size_t k = 0; k < shapes.size(); ++k) {
         int64_t stride = 1;
-        for (size_t d = dims.size(); d-- > 0;) {
+        for (size_t d = plan.dims.size(); d-- > 0;) {
             if (patterns[d][k]) {
                 plan.strides[k][d] = stride;
-                stride *= dims[d];
+                stride *= plan.dims[d];
             }
         }
     }
@@ -126,6 +147,16 @@ Tensor randomAwayFromZero(std::mt19937& rng, Shape shape, float margin) {
         if (sign(rng)) {
             data[i] = -data[i];
         }
+    }
+    return out;
+}
+
+Tensor randomBools(std::mt19937& rng, Shape shape) {
+    Tensor out = Tensor::allocate(graph::DataType::Bool, std::move(shape));
+    std::bernoulli_distribution coin(0.5);
+    bool* data = out.mutableData<bool>();
+    for (int64_t i = 0; i < out.numElements(); ++i) {
+        data[i] = coin(rng);
     }
     return out;
 }

@@ -117,6 +117,9 @@ Tensor randomAwayFromZero(std::mt19937& rng, Shape shape, float margin = 0.05F);
 /// style ops then never swap the winner.
 Tensor randomDistinct(std::mt19937& rng, Shape shape);
 
+/// Bool tensor of fair coin flips.
+Tensor randomBools(std::mt19937& rng, Shape shape);
+
 template <typename T>
 Tensor int64Tensor(const std::vector<T>& values) {
     std::vector<int64_t> converted(values.begin(), values.end());

@@ -1,6 +1,7 @@
 #include "core/runtime/reduce.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace qs::runtime {
 
@@ -53,6 +54,146 @@ Result<ReducePlan> makeReducePlan(const OpContext& ctx, bool axesFromInput) {
         return ctx.error(Errc::InvalidModel, plan.error().message());
     }
     return plan;
+}
+
+} // namespace qs::runtime
+
+namespace qs::runtime {
+namespace {
+
+bool isFloatOrDouble(graph::DataType dtype) {
+    return dtype == graph::DataType::Float || dtype == graph::DataType::Double;
+}
+
+template <typename T>
+std::vector<double> maximaOf(const ReducePlan& r, const T* x) {
+    std::vector<double> maxima(static_cast<size_t>(shapeNumElements(r.outShape)),
+                               -std::numeric_limits<double>::infinity());
+    forEachReduced(r, [&](int64_t in, int64_t out) {
+        double& m = maxima[static_cast<size_t>(out)];
+        m = std::max(m, static_cast<double>(x[in]));
+    });
+    return maxima;
+}
+
+template <typename T>
+Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& kind) {
+    const T* x = input.data<T>();
+    std::vector<double> shift;
+    if (kind.shiftByMax) {
+        shift = maximaOf(r, x);
+    }
+    std::vector<double> acc(static_cast<size_t>(shapeNumElements(r.outShape)), kind.init);
+    forEachReduced(r, [&](int64_t in, int64_t out) {
+        const auto o = static_cast<size_t>(out);
+        const double value = static_cast<double>(x[in]) - (kind.shiftByMax ? shift[o] : 0.0);
+        acc[o] = kind.fold(acc[o], value);
+    });
+    Tensor y = Tensor::allocate(input.dtype(), r.outShape);
+    T* py = y.mutableData<T>();
+    const auto n = static_cast<double>(r.groupSize);
+    for (size_t i = 0; i < acc.size(); ++i) {
+        double value = kind.finish != nullptr ? kind.finish(acc[i], n) : acc[i];
+        if (kind.shiftByMax) {
+            value += shift[i];
+        }
+        py[i] = static_cast<T>(value);
+    }
+    return y;
+}
+
+template <typename T>
+Tensor reduceGradTyped(const ReducePlan& r, const ReduceKind& kind, const Tensor& input,
+                       const Tensor& output, const Tensor& outputGrad) {
+    const T* x = input.data<T>();
+    const T* y = output.data<T>();
+    const T* dy = outputGrad.data<T>();
+    Tensor dx = Tensor::zeros(input.dtype(), input.shape());
+    T* pdx = dx.mutableData<T>();
+    if (kind.grad != nullptr) {
+        const auto n = static_cast<double>(r.groupSize);
+        forEachReduced(r, [&](int64_t in, int64_t out) {
+            pdx[in] = static_cast<T>(kind.grad(x[in], y[out], dy[out], n));
+        });
+        return dx;
+    }
+    // Extremum: the gradient goes to the first element equal to y.
+    std::vector<bool> taken(static_cast<size_t>(output.numElements()), false);
+    forEachReduced(r, [&](int64_t in, int64_t out) {
+        if (!taken[static_cast<size_t>(out)] && x[in] == y[out]) {
+            taken[static_cast<size_t>(out)] = true;
+            pdx[in] = dy[out];
+        }
+    });
+    return dx;
+}
+
+} // namespace
+
+Result<ReducePlan> makeReduceOpPlan(const OpContext& ctx) {
+    if (!ctx.has(0) || !isFloatOrDouble(ctx.input(0).dtype())) {
+        return ctx.error(
+            Errc::Unsupported,
+            "input 0 must be float32 or float64, got " +
+                std::string(ctx.has(0) ? graph::dataTypeName(ctx.input(0).dtype()) : "nothing"));
+    }
+    // Axes come from the attribute in older opsets and from input 1 in newer ones.
+    return makeReducePlan(ctx, !ctx.hasAttr("axes"));
+}
+
+Result<std::vector<Tensor>> reduceForward(const OpContext& ctx, const ReduceKind& kind) {
+    QS_ASSIGN_OR_RETURN(ReducePlan r, makeReduceOpPlan(ctx));
+    const Tensor& x = ctx.input(0);
+    return std::vector<Tensor>{x.dtype() == graph::DataType::Double
+                                   ? reduceTyped<double>(r, x, kind)
+                                   : reduceTyped<float>(r, x, kind)};
+}
+
+Result<std::vector<Tensor>> reduceVjp(const OpContext& ctx, const ReduceKind& kind,
+                                      std::span<const Tensor> outputs,
+                                      std::span<const Tensor> outputGrads) {
+    QS_ASSIGN_OR_RETURN(ReducePlan r, makeReduceOpPlan(ctx));
+    const Tensor& x = ctx.input(0);
+    std::vector<Tensor> grads(ctx.numInputs());
+    if (!outputGrads[0].defined()) {
+        grads[0] = Tensor::zeros(x.dtype(), x.shape());
+        return grads;
+    }
+    if (outputGrads[0].dtype() != x.dtype()) {
+        return ctx.error(Errc::InvalidArgument, "the output gradient's type differs from x's");
+    }
+    grads[0] = x.dtype() == graph::DataType::Double
+                   ? reduceGradTyped<double>(r, kind, x, outputs[0], outputGrads[0])
+                   : reduceGradTyped<float>(r, kind, x, outputs[0], outputGrads[0]);
+    return grads;
+}
+
+namespace {
+
+std::vector<OpSample> makeReduceSamples(std::mt19937& rng, bool distinct) {
+    auto input = [&](Shape shape) {
+        return distinct ? randomDistinct(rng, std::move(shape))
+                        : randomTensor(rng, std::move(shape), 0.1F, 1.0F);
+    };
+    std::vector<OpSample> samples;
+    samples.push_back({"axes 1 keepdims", {intsAttribute("axes", {1})}, {input({2, 3, 4})}, {0}});
+    samples.push_back({"axes 0,-1 no keepdims",
+                       {intsAttribute("axes", {0, -1}), intAttribute("keepdims", 0)},
+                       {input({2, 3, 4})},
+                       {0}});
+    samples.push_back({"all axes", {}, {input({3, 4})}, {0}});
+    samples.push_back({"axes as input", {}, {input({2, 3}), int64Tensor<int64_t>({-1})}, {0}});
+    return samples;
+}
+
+} // namespace
+
+std::vector<OpSample> reduceSamples(std::mt19937& rng) {
+    return makeReduceSamples(rng, false);
+}
+
+std::vector<OpSample> reduceSamplesDistinct(std::mt19937& rng) {
+    return makeReduceSamples(rng, true);
 }
 
 } // namespace qs::runtime

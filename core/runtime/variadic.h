@@ -6,9 +6,26 @@
 
 namespace qs::runtime {
 
-/// Folds inputs with f pairwise; `finish(acc, count)` post-processes (Mean divides).
+/// Folds inputs with f pairwise with numpy broadcasting. Float16 inputs are folded in float32 and
+/// the result rounded back to half once (as the executor's fp16 mode computes).
 template <typename F>
 Result<std::vector<Tensor>> variadicForward(const OpContext& ctx, F f) {
+    if (ctx.numInputs() > 0 && ctx.input(0).dtype() == graph::DataType::Float16) {
+        std::vector<Tensor> widened;
+        widened.reserve(ctx.numInputs());
+        for (const Tensor& input : ctx.inputs) {
+            if (input.dtype() != graph::DataType::Float16) {
+                return ctx.error(Errc::InvalidModel,
+                                 "input types differ: float16 and " +
+                                     std::string(graph::dataTypeName(input.dtype())));
+            }
+            widened.push_back(castTensor(input, graph::DataType::Float));
+        }
+        const OpContext wide{ctx.node, widened, ctx.opset, ctx.gradMask};
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> out, variadicForward(wide, f));
+        out[0] = castTensor(out[0], graph::DataType::Float16);
+        return out;
+    }
     Tensor acc = ctx.input(0);
     for (size_t i = 1; i < ctx.numInputs(); ++i) {
         std::vector<Tensor> pair{acc, ctx.input(i)};

@@ -2,24 +2,11 @@
 
 #include "core/runtime/op_util.h"
 
-#include <cstring>
-
 namespace qs::runtime {
 namespace {
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    std::vector<Tensor> outputs{ctx.input(0)};
-    if (ctx.node.opType == "Dropout") {
-        if (ctx.has(2) && ctx.input(2).elementAsDouble(0) != 0.0) {
-            return ctx.error(Errc::Unsupported, "training_mode = true is not supported");
-        }
-        if (ctx.node.outputs.size() > 1) {
-            Tensor mask = Tensor::allocate(graph::DataType::Bool, ctx.input(0).shape());
-            std::memset(mask.mutableRawData(), 1, mask.byteSize());
-            outputs.push_back(mask);
-        }
-    }
-    return outputs;
+    return std::vector<Tensor>{ctx.input(0)};
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,

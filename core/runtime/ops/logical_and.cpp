@@ -12,15 +12,7 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {
-    auto randomBools = [&](Shape shape) {
-        Tensor t = Tensor::allocate(graph::DataType::Bool, std::move(shape));
-        std::bernoulli_distribution coin(0.5);
-        for (int64_t i = 0; i < t.numElements(); ++i) {
-            t.mutableData<bool>()[i] = coin(rng);
-        }
-        return t;
-    };
-    return {{"bool 3x4 by 4", {}, {randomBools({3, 4}), randomBools({4})}, {}}};
+    return {{"bool 3x4 by 4", {}, {randomBools(rng, {3, 4}), randomBools(rng, {4})}, {}}};
 }
 
 const OpDef kDef{.opType = "And",

@@ -1,6 +1,6 @@
-// MaxPool (ONNX since 1; dilations, ceil_mode since 10): y = max over each window; padding never
-// wins. The optional Indices output is not produced. VJP: dy goes to the first maximum of its
-// window.
+// MaxPool (ONNX since 1; dilations, ceil_mode since 10; int8/uint8 since 12): y = max over each
+// window; padding never wins. The optional Indices output is not produced. VJP: dy goes to the
+// first maximum of its window.
 
 #include "core/runtime/parallel.h"
 #include "core/runtime/pooling.h"
@@ -68,6 +68,16 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
 }
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    const graph::DataType dtype = ctx.has(0) ? ctx.input(0).dtype() : graph::DataType::Undefined;
+    if (dtype == graph::DataType::Int8 || dtype == graph::DataType::UInt8) {
+        // Every 8-bit value is exact in float32 and a maximum is one of its inputs, so the float
+        // kernel serves and its result casts back exactly.
+        const std::vector<Tensor> widened{castTensor(ctx.input(0), graph::DataType::Float)};
+        const OpContext wide{ctx.node, widened, ctx.opset, ctx.gradMask};
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> out, forward(wide));
+        out[0] = castTensor(out[0], dtype);
+        return out;
+    }
     QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
     const ConvGeometry& g = s.geo;
     if (g.rank() != 2 || g.dilations[0] != 1 || g.dilations[1] != 1 ||

@@ -9,21 +9,25 @@ namespace {
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> out,
                         variadicForward(ctx, [](auto a, auto b) { return a + b; }));
-    if (ctx.node.opType == "Mean" && out[0].dtype() == graph::DataType::Float) {
-        float* y = out[0].mutableData<float>();
-        for (int64_t i = 0; i < out[0].numElements(); ++i) {
-            y[i] /= static_cast<float>(ctx.numInputs());
-        }
+    Tensor& y = out[0];
+    if (!graph::isFloatingPoint(y.dtype())) {
+        return ctx.error(Errc::Unsupported, "Mean takes floating-point inputs, got " +
+                                                std::string(graph::dataTypeName(y.dtype())));
     }
+    const auto count = static_cast<double>(ctx.numInputs());
+    dispatchAllTypes(y.dtype(), [&]<typename T>() {
+        T* py = y.mutableData<T>();
+        for (int64_t i = 0; i < y.numElements(); ++i) {
+            py[i] = castValue<T>(castValue<double>(py[i]) / count);
+        }
+    });
     return out;
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
-    [[maybe_unused]] const auto count = static_cast<float>(ctx.numInputs());
-    return variadicVjp(
-        ctx, outputs, outputGrads,
-        [&]([[maybe_unused]] float x, [[maybe_unused]] float y) { return 1.0F / count; });
+    const float weight = 1.0F / static_cast<float>(ctx.numInputs());
+    return variadicVjp(ctx, outputs, outputGrads, [weight](float, float) { return weight; });
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {

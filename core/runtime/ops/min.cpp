@@ -7,23 +7,14 @@ namespace qs::runtime {
 namespace {
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    QS_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                        variadicForward(ctx, [](auto a, auto b) { return a < b ? a : b; }));
-    if (ctx.node.opType == "Mean" && out[0].dtype() == graph::DataType::Float) {
-        float* y = out[0].mutableData<float>();
-        for (int64_t i = 0; i < out[0].numElements(); ++i) {
-            y[i] /= static_cast<float>(ctx.numInputs());
-        }
-    }
-    return out;
+    return variadicForward(ctx, [](auto a, auto b) { return a < b ? a : b; });
 }
 
+// dy goes to every input that holds the extremum.
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
-    [[maybe_unused]] const auto count = static_cast<float>(ctx.numInputs());
-    return variadicVjp(
-        ctx, outputs, outputGrads,
-        [&]([[maybe_unused]] float x, [[maybe_unused]] float y) { return x == y ? 1.0F : 0.0F; });
+    return variadicVjp(ctx, outputs, outputGrads,
+                       [](float x, float y) { return x == y ? 1.0F : 0.0F; });
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {

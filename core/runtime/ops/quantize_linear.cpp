@@ -1,8 +1,8 @@
 // QuantizeLinear (ONNX since 10; per-axis since 13, blocked and output_dtype since 21):
 // y = saturate(round_half_to_even(x / scale) + zero_point), y of the zero point's type (uint8
-// without one). int8/uint8/int16/uint16 outputs; int4/uint4 when `output_dtype` names them (an
-// int4 zero point is unpacked to a byte on load, so its type alone does not tell), held unpacked
-// in int8/uint8 as runtime tensors hold sub-byte types.
+// without one) or output_dtype. int8/uint8/int16/uint16 outputs, and int4/uint4 (output_dtype
+// 22/21) saturated to [-8, 7] / [0, 15] and stored unpacked, one per byte, as the runtime holds
+// them. VJP: the straight-through estimator (see vjp below).
 
 #include "core/runtime/quant_params.h"
 #include "core/runtime/type_dispatch.h"
@@ -13,80 +13,125 @@
 namespace qs::runtime {
 namespace {
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    const Tensor x = castTensor(ctx.input(0), graph::DataType::Float);
-    const Tensor scale = castTensor(ctx.input(1), graph::DataType::Float);
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, quantParamIndex(ctx, x, scale));
-    graph::DataType outType = ctx.has(2) ? ctx.input(2).dtype() : graph::DataType::UInt8;
-    if (const int64_t requested = ctx.intAttr("output_dtype", 0); requested != 0) {
-        outType = static_cast<graph::DataType>(requested);
-    }
-    const std::vector<int64_t> zeroPoint =
-        ctx.has(2) ? toInt64Vector(ctx.input(2))
-                   : std::vector<int64_t>(static_cast<size_t>(scale.numElements()), 0);
-    const bool int4 = outType == graph::DataType::Int4;
-    const bool uint4 = outType == graph::DataType::UInt4;
-    graph::DataType storedType = outType;
-    if (int4 || uint4) {
-        storedType = int4 ? graph::DataType::Int8 : graph::DataType::UInt8;
-    }
-    Tensor y = Tensor::allocate(storedType, x.shape());
-    const float* px = x.data<float>();
-    const float* s = scale.data<float>();
-    bool supported = false;
-    auto quantizeTo = [&]<typename T>(double lo, double hi) {
-        supported = true;
-        T* py = y.mutableData<T>();
-        for (int64_t i = 0; i < x.numElements(); ++i) {
-            const int64_t p = index[static_cast<size_t>(i)];
-            // nearbyint rounds half to even in the default rounding mode, as ONNX specifies.
-            const double q = std::nearbyint(static_cast<double>(px[i]) / s[p]) +
-                             static_cast<double>(zeroPoint[static_cast<size_t>(p)]);
-            py[i] = static_cast<T>(std::clamp(q, lo, hi));
-        }
-    };
-    auto quantize = [&]<typename T>() {
-        quantizeTo.template operator()<T>(static_cast<double>(std::numeric_limits<T>::min()),
-                                          static_cast<double>(std::numeric_limits<T>::max()));
-    };
-    constexpr double kInt4Min = -8.0;
-    constexpr double kInt4Max = 7.0;
-    constexpr double kUInt4Max = 15.0;
-    if (int4) {
-        quantizeTo.template operator()<int8_t>(kInt4Min, kInt4Max);
-    } else if (uint4) {
-        quantizeTo.template operator()<uint8_t>(0.0, kUInt4Max);
-    }
-    switch (supported ? graph::DataType::Undefined : outType) {
-    case graph::DataType::UInt8:
-        quantize.template operator()<uint8_t>();
-        break;
-    case graph::DataType::Int8:
-        quantize.template operator()<int8_t>();
-        break;
-    case graph::DataType::UInt16:
-        quantize.template operator()<uint16_t>();
-        break;
-    case graph::DataType::Int16:
-        quantize.template operator()<int16_t>();
-        break;
+/// Everything forward and VJP share: x and scale as float, each element's scale index, the zero
+/// points, the output type and the integer range it saturates to.
+struct QuantizeSetup {
+    Tensor x;
+    Tensor scale;
+    std::vector<int64_t> index;
+    std::vector<int64_t> zeroPoint;
+    graph::DataType outType = graph::DataType::UInt8;
+    graph::DataType storageType = graph::DataType::UInt8; ///< int4/uint4 live unpacked in bytes
+    double lo = 0.0;
+    double hi = 255.0;
+};
+
+Result<void> setRange(const OpContext& ctx, QuantizeSetup& q) {
+    using graph::DataType;
+    q.storageType = q.outType;
+    switch (q.outType) {
+    case DataType::UInt8:
+        q.lo = 0, q.hi = 255;
+        return success();
+    case DataType::Int8:
+        q.lo = -128, q.hi = 127;
+        return success();
+    case DataType::UInt16:
+        q.lo = 0, q.hi = 65535;
+        return success();
+    case DataType::Int16:
+        q.lo = -32768, q.hi = 32767;
+        return success();
+    case DataType::UInt4:
+        q.lo = 0, q.hi = 15, q.storageType = DataType::UInt8;
+        return success();
+    case DataType::Int4:
+        q.lo = -8, q.hi = 7, q.storageType = DataType::Int8;
+        return success();
     default:
-        break;
-    }
-    if (!supported) {
         return ctx.error(Errc::Unsupported, "quantizing to " +
-                                                std::string(graph::dataTypeName(outType)) +
+                                                std::string(graph::dataTypeName(q.outType)) +
                                                 " is not supported");
     }
+}
+
+Result<QuantizeSetup> makeSetup(const OpContext& ctx) {
+    QuantizeSetup q;
+    q.x = castTensor(ctx.input(0), graph::DataType::Float);
+    q.scale = castTensor(ctx.input(1), graph::DataType::Float);
+    QS_ASSIGN_OR_RETURN(q.index, quantParamIndex(ctx, q.x, q.scale));
+    q.outType = ctx.has(2) ? ctx.input(2).dtype() : graph::DataType::UInt8;
+    if (const int64_t requested = ctx.intAttr("output_dtype", 0); requested != 0) {
+        q.outType = static_cast<graph::DataType>(requested);
+    }
+    q.zeroPoint = ctx.has(2) ? toInt64Vector(ctx.input(2))
+                             : std::vector<int64_t>(static_cast<size_t>(q.scale.numElements()), 0);
+    if (q.zeroPoint.size() != static_cast<size_t>(q.scale.numElements())) {
+        return ctx.error(Errc::InvalidModel, "zero point and scale differ in size");
+    }
+    QS_TRY(setRange(ctx, q));
+    return q;
+}
+
+/// round_half_to_even(x_i / scale) + zero_point, before saturation. nearbyint rounds half to even
+/// in the default rounding mode, as ONNX specifies.
+double unclamped(const QuantizeSetup& q, int64_t i) {
+    const auto p = static_cast<size_t>(q.index[static_cast<size_t>(i)]);
+    return std::nearbyint(static_cast<double>(q.x.data<float>()[i]) /
+                          static_cast<double>(q.scale.data<float>()[p])) +
+           static_cast<double>(q.zeroPoint[p]);
+}
+
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(const QuantizeSetup q, makeSetup(ctx));
+    Tensor y = Tensor::allocate(q.storageType, q.x.shape());
+    dispatchAllTypes(q.storageType, [&]<typename T>() {
+        T* py = y.mutableData<T>();
+        for (int64_t i = 0; i < q.x.numElements(); ++i) {
+            py[i] = static_cast<T>(std::clamp(unclamped(q, i), q.lo, q.hi));
+        }
+    });
     return std::vector<Tensor>{y};
 }
 
+// Straight-through estimator (Bengio et al. 2013, "Estimating or propagating gradients through
+// stochastic neurons"; the clipped form of Jacob et al. 2018 for fake quantization): rounding is
+// treated as the identity, so dq/dx = 1 / scale where the unclamped code lies in [lo, hi] and 0
+// where saturation clips it. With DequantizeLinear's dx = dy * scale a Q -> DQ pair passes dy
+// unchanged inside the range and blocks it outside. Scale and zero point get no gradient.
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    QS_ASSIGN_OR_RETURN(const QuantizeSetup q, makeSetup(ctx));
+    std::vector<Tensor> grads(ctx.numInputs());
+    Tensor dx = Tensor::zeros(graph::DataType::Float, q.x.shape());
+    if (outputGrads[0].defined()) {
+        const Tensor dq = castTensor(outputGrads[0], graph::DataType::Float);
+        const float* pdq = dq.data<float>();
+        const float* s = q.scale.data<float>();
+        float* pdx = dx.mutableData<float>();
+        for (int64_t i = 0; i < q.x.numElements(); ++i) {
+            const double code = unclamped(q, i);
+            if (code >= q.lo && code <= q.hi) {
+                pdx[i] = pdq[i] / s[q.index[static_cast<size_t>(i)]];
+            }
+        }
+    }
+    grads[0] = dx;
+    return grads;
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
+    // The outputs are integers, so the registry's finite-difference check sees no float output;
+    // op_kernels_test checks the straight-through gradient against its definition.
     return {{"per tensor int8",
              {},
              {randomTensor(rng, {2, 3}, -2.0F, 2.0F), Tensor::scalar<float>(0.02F),
               castTensor(Tensor::scalar<int64_t>(3), graph::DataType::Int8)},
-             {}}};
+             {0}},
+            {"int4 output",
+             {intAttribute("output_dtype", static_cast<int64_t>(graph::DataType::Int4))},
+             {randomTensor(rng, {2, 3}, -2.0F, 2.0F), Tensor::scalar<float>(0.5F)},
+             {0}}};
 }
 
 const OpDef kQuantizeLinear{.opType = "QuantizeLinear",
@@ -97,7 +142,7 @@ const OpDef kQuantizeLinear{.opType = "QuantizeLinear",
                             .maxInputs = 3,
                             .forward = forward,
                             .reference = nullptr,
-                            .vjp = nullptr,
+                            .vjp = vjp,
                             .samples = samples};
 
 } // namespace

@@ -4,72 +4,24 @@
 #include "core/runtime/reduce.h"
 
 #include <cmath>
-#include <limits>
 
 namespace qs::runtime {
 namespace {
 
-// Shape rule: the reduced axes become 1 (keepdims) or disappear.
-Result<ReducePlan> plan(const OpContext& ctx) {
-    QS_TRY(requireFloat(ctx, 0));
-    // Axes come from the attribute in older opsets and from input 1 in newer ones.
-    return makeReducePlan(ctx, !ctx.hasAttr("axes"));
+double fold(double acc, double x) {
+    return acc + x * x;
 }
 
-// Plain loop (also the kernel): accumulates in double, one pass over the input.
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    QS_ASSIGN_OR_RETURN(ReducePlan r, plan(ctx));
-    const float* src = ctx.input(0).data<float>();
-    Tensor y = allocateFloat(r.outShape);
-    float* py = y.mutableData<float>();
-    std::vector<double> acc(static_cast<size_t>(shapeNumElements(r.outShape)), 0.0);
-    forEachReduced(r, [&](int64_t in, int64_t out) {
-        const double x = src[in];
-        double& a = acc[static_cast<size_t>(out)];
-        a = a + x * x;
-    });
-    const auto n = static_cast<double>(r.groupSize);
-    (void)n;
-    for (size_t i = 0; i < acc.size(); ++i) {
-        const double a = acc[i];
-        py[i] = static_cast<float>(std::sqrt(a));
-    }
-    return std::vector<Tensor>{y};
+double finish(double acc, double) {
+    return std::sqrt(acc);
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
-                                std::span<const Tensor> outputGrads) {
-    QS_ASSIGN_OR_RETURN(ReducePlan r, plan(ctx));
-    const float* px = ctx.input(0).data<float>();
-    const float* py = outputs[0].data<float>();
-    const float* pdy = outputGrads[0].data<float>();
-    Tensor dx = allocateFloat(ctx.input(0).shape());
-    float* pdx = dx.mutableData<float>();
-    [[maybe_unused]] const auto n = static_cast<double>(r.groupSize);
-    forEachReduced(r, [&](int64_t in, int64_t out) {
-        [[maybe_unused]] const double x = px[in];
-        [[maybe_unused]] const double y = py[out];
-        const double dy = pdy[out];
-        pdx[in] = static_cast<float>(y > 0 ? dy * x / y : 0.0);
-    });
-    std::vector<Tensor> grads(ctx.numInputs());
-    grads[0] = dx;
-    return grads;
+double grad(double x, double y, double dy, double) {
+    return y > 0 ? dy * x / y : 0.0;
 }
 
-std::vector<OpSample> samples(std::mt19937& rng) {
-    return {
-        {"axes 1 keepdims",
-         {intsAttribute("axes", {1})},
-         {randomTensor(rng, {2, 3, 4}, 0.1F, 1.0F)},
-         {0}},
-        {"axes 0,2 no keepdims",
-         {intsAttribute("axes", {0, -1}), intAttribute("keepdims", 0)},
-         {randomTensor(rng, {2, 3, 4}, 0.1F, 1.0F)},
-         {0}},
-        {"all axes", {}, {randomTensor(rng, {3, 4}, 0.1F, 1.0F)}, {0}},
-    };
-}
+const ReduceKind kKind{
+    .init = 0.0, .fold = fold, .finish = finish, .grad = grad, .shiftByMax = false};
 
 const OpDef kDef{.opType = "ReduceL2",
                  .domain = "",
@@ -77,10 +29,10 @@ const OpDef kDef{.opType = "ReduceL2",
                  .doc = "sqrt of the sum of squares over the reduced axes",
                  .minInputs = 1,
                  .maxInputs = 2,
-                 .forward = forward,
+                 .forward = reduceForwardOf<kKind>,
                  .reference = nullptr,
-                 .vjp = vjp,
-                 .samples = samples};
+                 .vjp = reduceVjpOf<kKind>,
+                 .samples = reduceSamples};
 
 } // namespace
 } // namespace qs::runtime

@@ -5,75 +5,24 @@
 #include "core/runtime/reduce.h"
 
 #include <cmath>
-#include <limits>
 
 namespace qs::runtime {
 namespace {
 
-// Shape rule: the reduced axes become 1 (keepdims) or disappear.
-Result<ReducePlan> plan(const OpContext& ctx) {
-    QS_TRY(requireFloat(ctx, 0));
-    // Axes come from the attribute in older opsets and from input 1 in newer ones.
-    return makeReducePlan(ctx, !ctx.hasAttr("axes"));
+double fold(double acc, double x) {
+    return acc + std::exp(x);
 }
 
-// Plain loop (also the kernel): accumulates in double, one pass over the input.
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    QS_ASSIGN_OR_RETURN(ReducePlan r, plan(ctx));
-    const float* x = ctx.input(0).data<float>();
-    Tensor y = allocateFloat(r.outShape);
-    float* py = y.mutableData<float>();
-    // Shifted by the maximum so exp never overflows: lse = m + log(sum exp(x - m)).
-    std::vector<double> maxima(static_cast<size_t>(shapeNumElements(r.outShape)),
-                               -std::numeric_limits<double>::infinity());
-    forEachReduced(r, [&](int64_t in, int64_t out) {
-        maxima[static_cast<size_t>(out)] =
-            std::max(maxima[static_cast<size_t>(out)], static_cast<double>(x[in]));
-    });
-    std::vector<double> acc(maxima.size(), 0.0);
-    forEachReduced(r, [&](int64_t in, int64_t out) {
-        acc[static_cast<size_t>(out)] +=
-            std::exp(static_cast<double>(x[in]) - maxima[static_cast<size_t>(out)]);
-    });
-    for (size_t i = 0; i < acc.size(); ++i) {
-        py[i] = static_cast<float>(maxima[i] + std::log(acc[i]));
-    }
-    return std::vector<Tensor>{y};
+double finish(double acc, double) {
+    return std::log(acc);
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
-                                std::span<const Tensor> outputGrads) {
-    QS_ASSIGN_OR_RETURN(ReducePlan r, plan(ctx));
-    const float* px = ctx.input(0).data<float>();
-    const float* py = outputs[0].data<float>();
-    const float* pdy = outputGrads[0].data<float>();
-    Tensor dx = allocateFloat(ctx.input(0).shape());
-    float* pdx = dx.mutableData<float>();
-    [[maybe_unused]] const auto n = static_cast<double>(r.groupSize);
-    forEachReduced(r, [&](int64_t in, int64_t out) {
-        [[maybe_unused]] const double x = px[in];
-        [[maybe_unused]] const double y = py[out];
-        const double dy = pdy[out];
-        pdx[in] = static_cast<float>(dy * std::exp(x - y));
-    });
-    std::vector<Tensor> grads(ctx.numInputs());
-    grads[0] = dx;
-    return grads;
+double grad(double x, double y, double dy, double) {
+    return dy * std::exp(x - y);
 }
 
-std::vector<OpSample> samples(std::mt19937& rng) {
-    return {
-        {"axes 1 keepdims",
-         {intsAttribute("axes", {1})},
-         {randomTensor(rng, {2, 3, 4}, 0.1F, 1.0F)},
-         {0}},
-        {"axes 0,2 no keepdims",
-         {intsAttribute("axes", {0, -1}), intAttribute("keepdims", 0)},
-         {randomTensor(rng, {2, 3, 4}, 0.1F, 1.0F)},
-         {0}},
-        {"all axes", {}, {randomTensor(rng, {3, 4}, 0.1F, 1.0F)}, {0}},
-    };
-}
+const ReduceKind kKind{
+    .init = 0.0, .fold = fold, .finish = finish, .grad = grad, .shiftByMax = true};
 
 const OpDef kDef{.opType = "ReduceLogSumExp",
                  .domain = "",
@@ -81,10 +30,10 @@ const OpDef kDef{.opType = "ReduceLogSumExp",
                  .doc = "log of the sum of exponentials over the reduced axes (max-shifted)",
                  .minInputs = 1,
                  .maxInputs = 2,
-                 .forward = forward,
+                 .forward = reduceForwardOf<kKind>,
                  .reference = nullptr,
-                 .vjp = vjp,
-                 .samples = samples};
+                 .vjp = reduceVjpOf<kKind>,
+                 .samples = reduceSamples};
 
 } // namespace
 } // namespace qs::runtime

@@ -1,0 +1,41 @@
+// ReduceLogSum (ONNX since 1; axes as an input since opset 18): log of the sum over the reduced
+// axes, keepdims (default 1) and noop_with_empty_axes as the specification defines them.
+// VJP: d log(s) / dx_i = 1 / s = exp(-y).
+
+#include "core/runtime/reduce.h"
+
+#include <cmath>
+
+namespace qs::runtime {
+namespace {
+
+double fold(double acc, double x) {
+    return acc + x;
+}
+
+double finish(double acc, double) {
+    return std::log(acc);
+}
+
+double grad(double, double y, double dy, double) {
+    return dy * std::exp(-y);
+}
+
+const ReduceKind kKind{
+    .init = 0.0, .fold = fold, .finish = finish, .grad = grad, .shiftByMax = false};
+
+const OpDef kDef{.opType = "ReduceLogSum",
+                 .domain = "",
+                 .sinceVersion = 1,
+                 .doc = "log of the sum over the reduced axes",
+                 .minInputs = 1,
+                 .maxInputs = 2,
+                 .forward = reduceForwardOf<kKind>,
+                 .reference = nullptr,
+                 .vjp = reduceVjpOf<kKind>,
+                 .samples = reduceSamples};
+
+} // namespace
+} // namespace qs::runtime
+
+QS_REGISTER_OP(reduce_log_sum, kDef)

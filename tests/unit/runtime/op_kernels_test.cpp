@@ -1,0 +1,284 @@
+// Op-specific checks the registry-wide tests cannot make: float64 reductions, attribute forms of
+// older opsets, and gradients defined by convention rather than by calculus (straight-through).
+
+#include "core/runtime/executor.h"
+#include "core/runtime/op.h"
+#include "core/runtime/op_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace qs::runtime {
+namespace {
+
+using graph::DataType;
+
+struct NodeRun {
+    graph::Node node;
+    std::vector<Tensor> inputs;
+    int64_t opset = 21;
+
+    OpContext context() const { return OpContext{node, inputs, opset}; }
+
+    Result<std::vector<Tensor>> forward() const { return findOp(node.opType)->forward(context()); }
+};
+
+NodeRun makeRun(std::string opType, std::vector<Tensor> inputs,
+                std::vector<graph::Attribute> attributes = {}, size_t numOutputs = 1) {
+    NodeRun run;
+    run.node.name = "n";
+    run.node.opType = std::move(opType);
+    run.node.attributes = std::move(attributes);
+    run.node.outputs.resize(numOutputs);
+    run.inputs = std::move(inputs);
+    return run;
+}
+
+TEST(ReduceOps, RunInDoublePrecision) {
+    // Values whose sum needs more than float32's 24-bit mantissa: 1e9 + 1 + 1.
+    const Tensor x = Tensor::fromVector<double>({1, 3}, {1e9, 1.0, 1.0});
+    auto sum = makeRun("ReduceSum", {x}, {intsAttribute("axes", {1})}).forward();
+    ASSERT_TRUE(sum.ok()) << sum.error().toString();
+    ASSERT_EQ((*sum)[0].dtype(), DataType::Double);
+    EXPECT_EQ((*sum)[0].data<double>()[0], 1e9 + 2.0);
+
+    const Tensor small = Tensor::fromVector<double>({2, 2}, {1.0, 2.0, 3.0, 4.0});
+    auto lse = makeRun("ReduceLogSumExp", {small},
+                       {intsAttribute("axes", {1}), intAttribute("keepdims", 0)})
+                   .forward();
+    ASSERT_TRUE(lse.ok()) << lse.error().toString();
+    ASSERT_EQ((*lse)[0].shape(), (Shape{2}));
+    EXPECT_NEAR((*lse)[0].data<double>()[0], std::log(std::exp(1.0) + std::exp(2.0)), 1e-12);
+    EXPECT_NEAR((*lse)[0].data<double>()[1], std::log(std::exp(3.0) + std::exp(4.0)), 1e-12);
+}
+
+TEST(ReduceOps, LogSumExpDoesNotOverflow) {
+    const Tensor x = Tensor::fromVector<float>({2}, {1000.0F, 1000.0F});
+    auto y = makeRun("ReduceLogSumExp", {x}).forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    EXPECT_NEAR((*y)[0].data<float>()[0], 1000.0 + std::log(2.0), 1e-3);
+}
+
+TEST(ReduceOps, RejectIntegerInputsByName) {
+    const Tensor x = Tensor::fromVector<int32_t>({2}, {1, 2});
+    auto y = makeRun("ReduceMean", {x}).forward();
+    ASSERT_FALSE(y.ok());
+    EXPECT_NE(y.error().toString().find("float32 or float64"), std::string::npos)
+        << y.error().toString();
+}
+
+TEST(ReduceOps, DoubleVjpMatchesTheFloatOne) {
+    const Tensor xf = Tensor::fromVector<float>({2, 2}, {0.5F, 1.5F, -2.0F, 3.0F});
+    const Tensor xd = Tensor::fromVector<double>({2, 2}, {0.5, 1.5, -2.0, 3.0});
+    for (const char* op : {"ReduceL2", "ReduceMean", "ReduceMax", "ReduceSumSquare"}) {
+        SCOPED_TRACE(op);
+        NodeRun f = makeRun(op, {xf}, {intsAttribute("axes", {0})});
+        NodeRun d = makeRun(op, {xd}, {intsAttribute("axes", {0})});
+        auto yf = f.forward();
+        auto yd = d.forward();
+        ASSERT_TRUE(yf.ok() && yd.ok());
+        const std::vector<Tensor> dyf{Tensor::fromVector<float>({1, 2}, {1.0F, -2.0F})};
+        const std::vector<Tensor> dyd{Tensor::fromVector<double>({1, 2}, {1.0, -2.0})};
+        auto gf = findOp(op)->vjp(f.context(), *yf, dyf);
+        auto gd = findOp(op)->vjp(d.context(), *yd, dyd);
+        ASSERT_TRUE(gf.ok() && gd.ok());
+        ASSERT_EQ((*gd)[0].dtype(), DataType::Double);
+        for (int64_t i = 0; i < 4; ++i) {
+            EXPECT_NEAR((*gf)[0].elementAsDouble(i), (*gd)[0].elementAsDouble(i), 1e-6);
+        }
+    }
+}
+
+TEST(PRelu, Opset6SlopeIsPerChannel) {
+    // x [1, 2, 2]: channel 0 = {-1, -2}, channel 1 = {-3, 4}; slope [2] = {0.5, 0.25}.
+    const Tensor x = Tensor::fromVector<float>({1, 2, 2}, {-1.0F, -2.0F, -3.0F, 4.0F});
+    const Tensor slope = Tensor::fromVector<float>({2}, {0.5F, 0.25F});
+    NodeRun old = makeRun("PRelu", {x, slope});
+    old.opset = 6;
+    auto y = old.forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    const std::vector<float> perChannel{-0.5F, -1.0F, -0.75F, 4.0F};
+    for (size_t i = 0; i < perChannel.size(); ++i) {
+        EXPECT_FLOAT_EQ((*y)[0].data<float>()[i], perChannel[i]);
+    }
+    const std::vector<Tensor> dy{Tensor::fromVector<float>({1, 2, 2}, {1.0F, 1.0F, 1.0F, 1.0F})};
+    auto grads = findOp("PRelu")->vjp(old.context(), *y, dy);
+    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    ASSERT_EQ((*grads)[1].shape(), (Shape{2}));
+    EXPECT_FLOAT_EQ((*grads)[1].data<float>()[0], -3.0F); // -1 + -2
+    EXPECT_FLOAT_EQ((*grads)[1].data<float>()[1], -3.0F); // only -3 is negative
+
+    // From opset 7 on the same slope broadcasts numpy-style, along the last axis.
+    auto numpy = makeRun("PRelu", {x, slope}).forward();
+    ASSERT_TRUE(numpy.ok());
+    const std::vector<float> lastAxis{-0.5F, -0.5F, -1.5F, 4.0F};
+    for (size_t i = 0; i < lastAxis.size(); ++i) {
+        EXPECT_FLOAT_EQ((*numpy)[0].data<float>()[i], lastAxis[i]);
+    }
+}
+
+TEST(Resize, CubicReproducesACubicPolynomialInside) {
+    // Keys' kernel with a = -0.5 reproduces quadratics exactly; away from the edges, upsampling
+    // f(i) = i^2 must give f(x) at the mapped coordinate x.
+    std::vector<float> values;
+    for (int i = 0; i < 8; ++i) {
+        values.push_back(static_cast<float>(i * i));
+    }
+    const Tensor x = Tensor::fromVector<float>({1, 8}, values);
+    const Tensor scales = Tensor::fromVector<float>({2}, {1.0F, 2.0F});
+    auto y = makeRun("Resize", {x, Tensor(), scales},
+                     {stringAttribute("mode", "cubic"), floatAttribute("cubic_coeff_a", -0.5F),
+                      stringAttribute("coordinate_transformation_mode", "asymmetric")})
+                 .forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    ASSERT_EQ((*y)[0].shape(), (Shape{1, 16}));
+    for (int o = 4; o < 12; ++o) {
+        const double source = o / 2.0;
+        EXPECT_NEAR((*y)[0].data<float>()[o], source * source, 1e-4) << "output " << o;
+    }
+}
+
+TEST(Resize, TfCropAndResizeSamplesTheRoiAndExtrapolates) {
+    const Tensor x = Tensor::fromVector<float>({1, 4}, {0.0F, 10.0F, 20.0F, 30.0F});
+    const std::vector<graph::Attribute> attributes{
+        stringAttribute("mode", "linear"),
+        stringAttribute("coordinate_transformation_mode", "tf_crop_and_resize"),
+        floatAttribute("extrapolation_value", 7.0F)};
+    // Dim 1 spans input coordinates 1.5 .. 4.5: samples at 1.5, 3.0 and 4.5 (outside -> 7).
+    const Tensor roi = Tensor::fromVector<float>({4}, {0.0F, 0.5F, 1.0F, 1.5F});
+    auto y = makeRun("Resize", {x, roi, Tensor(), int64Tensor<int>({1, 3})}, attributes).forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    const std::vector<float> expected{15.0F, 30.0F, 7.0F};
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_FLOAT_EQ((*y)[0].data<float>()[i], expected[i]) << "element " << i;
+    }
+    auto noRoi =
+        makeRun("Resize", {x, Tensor(), Tensor(), int64Tensor<int>({1, 3})}, attributes).forward();
+    ASSERT_FALSE(noRoi.ok());
+    EXPECT_NE(noRoi.error().toString().find("roi"), std::string::npos);
+}
+
+/// x -> QuantizeLinear(scale 0.1, int8 zero point 0) -> DequantizeLinear -> y.
+graph::Graph makeFakeQuant() {
+    graph::Graph g;
+    const auto x = g.addValue("x", DataType::Float, graph::TensorShape::ofDims({5}));
+    const std::vector<float> scaleValue{0.1F};
+    const std::vector<int8_t> zeroValue{0};
+    const auto scale = g.addInitializer(
+        "scale", graph::TensorData::fromValues<float>(DataType::Float, {}, std::span(scaleValue)));
+    const auto zero = g.addInitializer(
+        "zero", graph::TensorData::fromValues<int8_t>(DataType::Int8, {}, std::span(zeroValue)));
+    const auto q = g.addValue("q", DataType::Int8);
+    const auto y = g.addValue("y", DataType::Float);
+    g.addInput(x);
+    g.addNode("quantize", "QuantizeLinear", {x, scale, zero}, {q});
+    g.addNode("dequantize", "DequantizeLinear", {q, scale, zero}, {y});
+    g.addOutput(y);
+    return g;
+}
+
+TEST(FakeQuant, StraightThroughInsideTheClipRangeZeroOutside) {
+    auto exec = Executor::create(makeFakeQuant());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    // Codes: 3 (inside), -5 (inside), 200 (clipped to 127), -130 (clipped to -128), 127 (the
+    // range's edge, inside).
+    const Tensor x = Tensor::fromVector<float>({5}, {0.33F, -0.5F, 20.0F, -13.0F, 12.7F});
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok()) << trace.error().toString();
+    const graph::ValueId y = exec->graph().outputs()[0];
+    const std::vector<float> expectedY{0.3F, -0.5F, 12.7F, -12.8F, 12.7F};
+    for (int64_t i = 0; i < 5; ++i) {
+        EXPECT_NEAR(trace->values[y.index()].elementAsDouble(i), expectedY[static_cast<size_t>(i)],
+                    1e-6);
+    }
+    const std::pair<graph::ValueId, Tensor> seed{
+        y, Tensor::fromVector<float>({5}, {1.0F, 2.0F, 3.0F, 4.0F, 5.0F})};
+    auto grads = exec->backward(*trace, std::span(&seed, 1));
+    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    const Tensor& dx = (*grads)[exec->inputIds()[0].index()];
+    ASSERT_TRUE(dx.defined()) << "no gradient reached x through the QDQ pair";
+    const std::vector<float> expectedDx{1.0F, 2.0F, 0.0F, 0.0F, 5.0F};
+    for (int64_t i = 0; i < 5; ++i) {
+        EXPECT_NEAR(dx.data<float>()[i], expectedDx[static_cast<size_t>(i)], 1e-6)
+            << "element " << i;
+    }
+}
+
+TEST(FakeQuant, QuantizeAloneScalesByOneOverScale) {
+    const Tensor x = Tensor::fromVector<float>({3}, {0.2F, 1.0F, -0.9F});
+    NodeRun q =
+        makeRun("QuantizeLinear", {x, Tensor::scalar<float>(0.25F), Tensor::scalar<uint8_t>(2)});
+    auto codes = q.forward();
+    ASSERT_TRUE(codes.ok()) << codes.error().toString();
+    // round(0.8) + 2 = 3, round(4) + 2 = 6, round(-3.6) + 2 = -2 -> saturates to 0.
+    EXPECT_EQ((*codes)[0].data<uint8_t>()[0], 3);
+    EXPECT_EQ((*codes)[0].data<uint8_t>()[1], 6);
+    EXPECT_EQ((*codes)[0].data<uint8_t>()[2], 0);
+    const std::vector<Tensor> dq{Tensor::fromVector<float>({3}, {1.0F, -1.0F, 1.0F})};
+    auto grads = findOp("QuantizeLinear")->vjp(q.context(), *codes, dq);
+    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    EXPECT_FLOAT_EQ((*grads)[0].data<float>()[0], 4.0F);
+    EXPECT_FLOAT_EQ((*grads)[0].data<float>()[1], -4.0F);
+    EXPECT_FLOAT_EQ((*grads)[0].data<float>()[2], 0.0F);
+}
+
+TEST(QuantizeLinear, Int4OutputSaturatesToFourBits) {
+    const Tensor x = Tensor::fromVector<float>({4}, {1.0F, -1.0F, 100.0F, -100.0F});
+    auto y = makeRun("QuantizeLinear", {x, Tensor::scalar<float>(0.5F)},
+                     {intAttribute("output_dtype", static_cast<int64_t>(DataType::Int4))})
+                 .forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    ASSERT_EQ((*y)[0].dtype(), DataType::Int8); // int4 lives unpacked, one per byte
+    const std::vector<int8_t> expected{2, -2, 7, -8};
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ((*y)[0].data<int8_t>()[i], expected[i]);
+    }
+    auto u = makeRun("QuantizeLinear", {x, Tensor::scalar<float>(0.5F)},
+                     {intAttribute("output_dtype", static_cast<int64_t>(DataType::UInt4))})
+                 .forward();
+    ASSERT_TRUE(u.ok()) << u.error().toString();
+    EXPECT_EQ((*u)[0].data<uint8_t>()[2], 15);
+    EXPECT_EQ((*u)[0].data<uint8_t>()[3], 0);
+}
+
+TEST(Variadic, MaxMinMeanOnHalfComputeInFloat) {
+    const Tensor a =
+        castTensor(Tensor::fromVector<float>({3}, {1.0F, -2.0F, 0.5F}), DataType::Float16);
+    const Tensor b = castTensor(Tensor::fromVector<float>({1}, {0.25F}), DataType::Float16);
+    const std::vector<std::pair<const char*, std::vector<float>>> cases{
+        {"Max", {1.0F, 0.25F, 0.5F}},
+        {"Min", {0.25F, -2.0F, 0.25F}},
+        {"Mean", {0.625F, -0.875F, 0.375F}}};
+    for (const auto& [op, expected] : cases) {
+        auto y = makeRun(op, {a, b}).forward();
+        ASSERT_TRUE(y.ok()) << op << ": " << y.error().toString();
+        ASSERT_EQ((*y)[0].dtype(), DataType::Float16) << op;
+        for (size_t i = 0; i < expected.size(); ++i) {
+            EXPECT_FLOAT_EQ(static_cast<float>((*y)[0].elementAsDouble(static_cast<int64_t>(i))),
+                            expected[i])
+                << op << " element " << i;
+        }
+    }
+    auto mixed = makeRun("Max", {a, Tensor::fromVector<float>({1}, {0.0F})}).forward();
+    ASSERT_FALSE(mixed.ok());
+    EXPECT_NE(mixed.error().toString().find("float16 and float"), std::string::npos)
+        << mixed.error().toString();
+}
+
+TEST(MaxPool, Uint8MatchesTheFloatKernel) {
+    const Tensor x = Tensor::fromVector<uint8_t>({1, 1, 2, 3}, {7, 250, 3, 0, 255, 9});
+    auto y = makeRun("MaxPool", {x},
+                     {intsAttribute("kernel_shape", {2, 2}), intsAttribute("pads", {0, 0, 0, 1})})
+                 .forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    ASSERT_EQ((*y)[0].dtype(), DataType::UInt8);
+    ASSERT_EQ((*y)[0].shape(), (Shape{1, 1, 1, 3}));
+    const std::vector<uint8_t> expected{255, 255, 9};
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ((*y)[0].data<uint8_t>()[i], expected[i]);
+    }
+}
+
+} // namespace
+} // namespace qs::runtime
