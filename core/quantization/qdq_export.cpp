@@ -423,6 +423,46 @@ Stage stageOf(const PlannedQuantizer& q) {
     }
     return q.point->insertionPoint.inputPortId ? Stage::PreHook : Stage::PostHook;
 }
+
+Result<void> insertOne(QdqInserter& inserter, const PlannedQuantizer& q) {
+    const std::string where =
+        "quantizer " + std::to_string(q.id) + " at " + q.point->insertionPoint.toString();
+    switch (stageOf(q)) {
+    case Stage::Weight:
+        return inserter.insertWeight(q).context(where);
+    case Stage::PostHook:
+        return inserter.insertPostHook(q).context(where);
+    case Stage::PreHook:
+        return inserter.insertPreHook(q).context(where);
+    }
+    return success();
+}
+
+Result<void> insertAll(Graph& graph, const std::vector<PlannedQuantizer>& planned,
+                       QdqExportSummary& counts) {
+    QdqInserter inserter(graph, counts);
+    // Post-hooks before pre-hooks: a requantizer on an edge then wraps its parent's output.
+    for (const Stage stage : {Stage::Weight, Stage::PostHook, Stage::PreHook}) {
+        for (const PlannedQuantizer& q : planned) {
+            if (stageOf(q) == stage) {
+                QS_TRY(insertOne(inserter, q));
+            }
+        }
+    }
+    return success();
+}
+
+/// Opset 13 for any quantizer, 21 (and IR 10) with an int4 grid.
+Result<void> raiseOpsetFor(Graph& graph, const std::vector<PlannedQuantizer>& planned) {
+    if (planned.empty()) {
+        return success();
+    }
+    const bool anyInt4 = std::any_of(planned.begin(), planned.end(),
+                                     [](const PlannedQuantizer& q) { return q.storage.isInt4(); });
+    return compression::raiseOpsetAndIrVersion(graph, anyInt4 ? compression::kInt4QdqOpset
+                                                              : compression::kPerAxisQdqOpset)
+        .context("QDQ export");
+}
 } // namespace
 
 Result<Graph> insertQdqNodes(const Graph& model, const SingleConfigQuantizerSetup& setup,
@@ -431,35 +471,12 @@ Result<Graph> insertQdqNodes(const Graph& model, const SingleConfigQuantizerSetu
     QS_ASSIGN_OR_RETURN(std::vector<PlannedQuantizer> planned,
                         planQuantizers(setup, parameters, options));
     Graph graph = model;
-    const bool anyInt4 = std::any_of(planned.begin(), planned.end(),
-                                     [](const PlannedQuantizer& q) { return q.storage.isInt4(); });
-    if (!planned.empty()) {
-        QS_TRY(compression::raiseOpsetAndIrVersion(graph, anyInt4 ? compression::kInt4QdqOpset
-                                                                  : compression::kPerAxisQdqOpset)
-                   .context("QDQ export"));
-    }
+    QS_TRY(raiseOpsetFor(graph, planned));
     for (PlannedQuantizer& q : planned) {
         QS_ASSIGN_OR_RETURN(q.target, resolveInsertionPoint(graph, q.point->insertionPoint));
     }
     QdqExportSummary counts;
-    QdqInserter inserter(graph, counts);
-    // Post-hooks before pre-hooks: a requantizer on an edge then wraps its parent's output.
-    for (const Stage stage : {Stage::Weight, Stage::PostHook, Stage::PreHook}) {
-        for (const PlannedQuantizer& q : planned) {
-            if (stageOf(q) != stage) {
-                continue;
-            }
-            const std::string where =
-                "quantizer " + std::to_string(q.id) + " at " + q.point->insertionPoint.toString();
-            if (stage == Stage::Weight) {
-                QS_TRY(inserter.insertWeight(q).context(where));
-            } else if (stage == Stage::PostHook) {
-                QS_TRY(inserter.insertPostHook(q).context(where));
-            } else {
-                QS_TRY(inserter.insertPreHook(q).context(where));
-            }
-        }
-    }
+    QS_TRY(insertAll(graph, planned, counts));
     graph.compact();
     QS_TRY(graph::verify(graph).context("QDQ export produced an inconsistent graph"));
     counts.opset = graph.opsetVersion();
