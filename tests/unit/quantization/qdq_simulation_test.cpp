@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -136,6 +138,29 @@ TEST(QdqVsSimulation, DemoModelWithRequantizers) {
     EXPECT_LE(diff, 1e-5);
     std::cout << "max |QDQ - simulation| = " << diff << "\n";
     EXPECT_EQ(summary.opset, 21);
+}
+
+/// Every zoo model (QS_ZOO_DIR, default /work/zoo; skipped when absent), 8-bit CPU, one sample.
+TEST(QdqVsSimulation, ZooModels) {
+    const char* env = std::getenv("QS_ZOO_DIR");
+    const std::filesystem::path zoo = env != nullptr ? env : "/work/zoo";
+    if (!std::filesystem::exists(zoo / "resnet18.onnx")) {
+        GTEST_SKIP() << "no zoo models in " << zoo;
+    }
+    for (const char* name : {"squeezenet1_1", "resnet18", "mobilenet_v2", "efficientnet_b0",
+                             "shufflenet_v2_x1_0", "resnet50"}) {
+        const std::filesystem::path path = zoo / (std::string(name) + ".onnx");
+        if (!std::filesystem::exists(path)) {
+            continue;
+        }
+        const Graph model = load(path.c_str());
+        auto state = computeQuantization(model, {});
+        ASSERT_TRUE(state.ok()) << name << ": " << state.error().toString();
+        QdqExportSummary summary;
+        const double diff = qdqVsSimulation(model, state->setup, randomSamples(model, 1), summary);
+        EXPECT_LE(diff, 1e-5) << name;
+        std::cout << name << ": max |QDQ - simulation| = " << diff << "\n";
+    }
 }
 
 } // namespace
