@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ONNX Runtime runs the QDQ models `quantscope-cli quantize --out` writes: 8-bit (CPU, symmetric;
 # NPU mixed preset, asymmetric uint8, two outputs), all 4-bit (int4 activations and weights at
-# opset 21), mixed 8/6/4/3-bit activations with 8/4-bit weights (Clip + QDQ, per-channel Max/Min),
+# opset 21), mixed 8/6/4/3-bit activations with 8/4-bit weights (Clip + QDQ),
 # NPU requantizers (4-bit below 8-bit parents), and NPU 6/3-bit activations with 8/5-bit weights
 # (per-channel activations: Max/Min). ORT with graph optimizations disabled executes
 # the QDQ graph as written and must equal our executor (`quantscope-cli run`) on the same model
@@ -11,7 +11,8 @@
 # finite, and its difference is printed.
 # ONNX Runtime 1.30 and int4 activations: at levels above "disabled" its ClipQuantFusion throws on
 # an int4 zero point after Relu/Clip ("Unexpected data type for QuantizeLinear input
-# y_zero_point"), and the demo's int4 requantizer corrupts its heap; those models run at
+# y_zero_point"), and an int8 tensor after a same-shape int4 one (the demo's int4 requantizer)
+# corrupts its heap (core/quantization/README.md); those models run at
 # "disabled" only (all-4-bit) or are exported with --no-int4-activations (requantizers).
 # Skips (77) without node or onnxruntime-node (install it with tests/e2e/ort/install.sh).
 set -uo pipefail
