@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ONNX Runtime runs the QDQ models `quantscope-cli quantize --out` writes: 8-bit (CPU, symmetric;
 # NPU mixed preset, asymmetric uint8, two outputs), all 4-bit (int4 activations and weights at
-# opset 21), mixed 8/6/4/3-bit activations with 8/4-bit weights (Clip + QDQ),
+# opset 21), mixed 8/6/4/3-bit activations with 8/4-bit weights (Clip + QDQ), mixed 16/8/6/4 with
+# 16/8-bit weights (int16 at opset 21),
 # NPU requantizers (4-bit below 8-bit parents), and NPU 6/3-bit activations with 8/5-bit weights
 # (per-channel activations: Max/Min). ORT with graph optimizations disabled executes
 # the QDQ graph as written and must equal our executor (`quantscope-cli run`) on the same model
@@ -66,6 +67,9 @@ quantized demo_int4_in_int8 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 21
 node "$here/ort/set_bits.mjs" "$tmp/setup.json" "$tmp/mixed.json" 8,6,4,3 8,4
 quantized demo_mixed_8643 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 21" \
     --setup-in "$tmp/mixed.json"
+node "$here/ort/set_bits.mjs" "$tmp/setup.json" "$tmp/mixed16.json" 16,8,6,4 16,8
+quantized demo_mixed_16864 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 21" \
+    --setup-in "$tmp/mixed16.json"
 "$cli" quantize "$demo" --hw npu --setup-out "$tmp/npu.json" >/dev/null || fail "npu setup-out"
 node "$here/ort/set_bits.mjs" "$tmp/npu.json" "$tmp/npu63.json" 6,3 8,5
 quantized demo_npu_per_channel_63 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 13" \

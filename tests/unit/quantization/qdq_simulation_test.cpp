@@ -1,6 +1,6 @@
 // The exported QDQ model, run by our executor, equals the fake-quant simulation
 // (insertFakeQuantizers) within 1e-5 on committed models: the demo CNN with 8-bit CPU quantizers,
-// the demo CNN with mixed 8/6/4/3-bit choices, and the demo CNN with requantizers (NPU,
+// the demo CNN with mixed 8/6/4/3/16-bit choices, and the demo CNN with requantizers (NPU,
 // merge_with_potential_requantization, two 4-bit choices below 8-bit parents).
 
 #include "core/onnx/model_io.h"
@@ -100,14 +100,14 @@ TEST(QdqVsSimulation, DemoModelMixedBitwidths) {
     auto state = computeQuantization(model, {});
     ASSERT_TRUE(state.ok()) << state.error().toString();
     SingleConfigQuantizerSetup setup = state->setup;
-    // Bits by unified group (members must agree), else by id: 8, 6, 4, 3 in turn.
+    // Bits by unified group (members must agree), else by id: 8, 6, 4, 3, 16 in turn.
     std::map<int, int> representative;
     for (const auto& [gid, members] : setup.unifiedScaleGroups) {
         for (const int member : members) {
             representative[member] = members.front();
         }
     }
-    const std::vector<int> bits = {8, 6, 4, 3};
+    const std::vector<int> bits = {8, 6, 4, 3, 16};
     for (auto& [id, point] : setup.quantizationPoints) {
         const int key = representative.contains(id) ? representative[id] : id;
         point.qconfig.numBits = bits[static_cast<size_t>(key) % bits.size()];
