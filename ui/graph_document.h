@@ -15,6 +15,7 @@
 #include <QUndoStack>
 
 #include <optional>
+#include <string>
 
 namespace qs::ui {
 
@@ -25,6 +26,7 @@ struct LoadedModel {
     /// Quantizers with the default settings; empty when propagation failed (see the error).
     std::optional<quantization::QuantizationState> quantization;
     QString quantizationError;
+    std::string modelHash; ///< quantization::hashModelFile() of the file read
 };
 
 /// Imports the ONNX model at `path`, computes its ModelInfo and places its quantizers with
@@ -55,6 +57,9 @@ public:
     const quantization::QuantizationState* quantization() const {
         return m_model.quantization ? &*m_model.quantization : nullptr;
     }
+
+    /// The content hash of the model file as it was read (sessions record it).
+    const std::string& modelHash() const { return m_model.modelHash; }
 
     /// Why there is no quantization state (empty when there is one).
     const QString& quantizationError() const { return m_model.quantizationError; }

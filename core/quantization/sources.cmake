@@ -25,4 +25,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/finalize_setup.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup_report.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantization_state.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/session_file.cpp
 )
