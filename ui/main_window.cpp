@@ -10,6 +10,7 @@
 #include "ui/graph_scene.h"
 #include "ui/graph_search_bar.h"
 #include "ui/graph_view.h"
+#include "ui/inspector_panel.h"
 #include "ui/job_runner.h"
 #include "ui/job_status_indicator.h"
 #include "ui/message_reporter.h"
@@ -82,7 +83,9 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     , m_chartPanel(new BitwidthChartPanel(this))
     , m_chartDock(new QDockWidget(tr("Bit Widths"), this))
     , m_autosaver(new Autosaver(
-          *m_session, [this] { return viewState(); }, this)) {
+          *m_session, [this] { return viewState(); }, this))
+    , m_inspector(new InspectorPanel(this))
+    , m_inspectorDock(new QDockWidget(tr("Inspector"), this)) {
     setWindowTitle(QStringLiteral("Quantscope"));
     setAcceptDrops(true);
     m_pages->addWidget(m_welcome);
@@ -115,6 +118,7 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     connectActions();
     connectSession();
     connectSessionFiles();
+    connectInspection();
     restoreWindow();
 }
 
@@ -178,10 +182,6 @@ void MainWindow::connectActions() {
     });
     connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
             &GraphPage::revealQuantizer);
-    connect(m_chartPanel, &BitwidthChartPanel::bitwidthClicked, this, [this](int bits) {
-        m_quantizerPanel->setFilterText(QStringLiteral("B:%1 ").arg(bits));
-        m_quantizerDock->show();
-    });
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
             [this](const quantization::QuantizationSettings& settings) {
                 GraphDocument* document = m_session->document();
@@ -324,6 +324,7 @@ void MainWindow::showDocument(GraphDocument* document) {
         resizeDocks({m_infoDock}, {width() / 3}, Qt::Horizontal); // the graph gets the most room
     }
     m_quantizerPanel->setDocument(document);
+    m_inspector->setDocument(document);
     connect(document, &GraphDocument::quantizationChanged, this,
             &MainWindow::syncQuantizationActions, Qt::UniqueConnection);
     syncQuantizationActions();
@@ -519,6 +520,54 @@ void MainWindow::updateWindowTitle() {
             : tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
     setWindowModified(!document->undoStack().isClean());
     setWindowTitle(tr("%1[*] — Quantscope").arg(shown));
+}
+
+} // namespace qs::ui
+
+namespace qs::ui {
+
+// --- Inspector and selection ---
+
+void MainWindow::connectInspection() {
+    m_inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+    m_inspectorDock->setWidget(m_inspector);
+    addDockWidget(Qt::RightDockWidgetArea, m_inspectorDock);
+    tabifyDockWidget(m_infoDock, m_inspectorDock);
+    m_inspectorDock->hide();
+    m_actions->viewMenu()->addAction(m_inspectorDock->toggleViewAction());
+    connect(m_graphPage->scene(), &QGraphicsScene::selectionChanged, this,
+            &MainWindow::inspectSelection);
+    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_inspector,
+            &InspectorPanel::showQuantizer);
+    connect(m_chartPanel, &BitwidthChartPanel::quantizersClicked, this,
+            [this](const QList<int>& ids) {
+                m_graphPage->scene()->selectQuantizers(std::vector<int>(ids.begin(), ids.end()));
+                m_quantizerPanel->selectQuantizers(ids);
+                m_quantizerDock->show();
+            });
+}
+
+void MainWindow::inspectSelection() {
+    const QList<QGraphicsItem*> selected = m_graphPage->scene()->selectedItems();
+    if (selected.size() != 1) {
+        return; // a multi-selection (a chart bar) keeps what the inspector shows
+    }
+    const QGraphicsItem* item = selected.front();
+    if (item->type() == QuantizerBadgeItem::Type) {
+        m_inspector->showQuantizer(static_cast<const QuantizerBadgeItem*>(item)->quantizerId());
+    } else if (item->type() == NodeItem::Type) {
+        const auto* node = static_cast<const NodeItem*>(item);
+        if (!node->node().valid()) {
+            return; // graph inputs and outputs have nothing to inspect
+        }
+        m_inspector->showNode(node->content().fullName);
+    } else {
+        return;
+    }
+    if (m_inspectorDock->isHidden()) {
+        m_inspectorDock->show();
+    }
+    m_inspectorDock->raise();
 }
 
 } // namespace qs::ui

@@ -22,6 +22,7 @@ class Actions;
 class Autosaver;
 class GraphDocument;
 class GraphPage;
+class InspectorPanel;
 class JobRunner;
 class BitwidthChartPanel;
 class ModelInfoPanel;
@@ -66,6 +67,10 @@ public:
     BitwidthChartPanel& chartPanel() const { return *m_chartPanel; }
 
     QDockWidget& chartDock() const { return *m_chartDock; }
+
+    InspectorPanel& inspector() const { return *m_inspector; }
+
+    QDockWidget& inspectorDock() const { return *m_inspectorDock; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -144,6 +149,12 @@ private:
 
     void updateWindowTitle();
 
+    /// The inspector, the Bit Widths chart and the graph selection kept in step.
+    void connectInspection();
+
+    /// Shows the single selected op or badge in the inspector.
+    void inspectSelection();
+
     Settings& m_settings;
     std::unique_ptr<MessageReporter> m_reporter;
     JobRunner* m_jobs;
@@ -160,6 +171,8 @@ private:
     QDockWidget* m_chartDock;
     QStringList m_initialBitwidths;
     Autosaver* m_autosaver;
+    InspectorPanel* m_inspector;
+    QDockWidget* m_inspectorDock;
 };
 
 } // namespace qs::ui
