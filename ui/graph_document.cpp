@@ -1,6 +1,7 @@
 #include "ui/graph_document.h"
 
 #include "core/onnx/model_io.h"
+#include "core/quantization/branch_choice.h"
 #include "core/quantization/session_file.h"
 
 #include <QFile>
@@ -69,8 +70,13 @@ GraphDocument::chooseQuantizerConfigs(const quantization::QuantizerConfigChoice&
     if (!m_model.quantization) {
         return Error(Errc::InvalidArgument, "the model has no quantizers");
     }
+    const std::vector<int> merged =
+        quantization::mergedBranchChoices(*m_model.quantization, changes);
     QS_TRY(quantization::chooseConfigs(*m_model.quantization, changes));
     Q_EMIT quantizationChanged();
+    if (!merged.empty()) {
+        Q_EMIT branchChoiceMerged(QList<int>(merged.begin(), merged.end()));
+    }
     return {};
 }
 

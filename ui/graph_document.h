@@ -10,6 +10,7 @@
 #include "core/support/progress.h"
 #include "core/support/result.h"
 
+#include <QList>
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
@@ -79,6 +80,10 @@ public:
 Q_SIGNALS:
     /// Choices, settings or the setup changed; badges and tables redraw.
     void quantizationChanged();
+
+    /// A choice gave quantizers `ids`, each serving several branches, their own config under a
+    /// branch-merging rule (core's mergedBranchChoices); the GUI offers the requantization rule.
+    void branchChoiceMerged(const QList<int>& ids);
 
 private:
     QString m_filePath;

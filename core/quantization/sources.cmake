@@ -26,4 +26,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_setup_report.cpp
   ${CMAKE_CURRENT_LIST_DIR}/quantization_state.cpp
   ${CMAKE_CURRENT_LIST_DIR}/session_file.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/branch_choice.cpp
 )

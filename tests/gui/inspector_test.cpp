@@ -1,7 +1,8 @@
 // The Inspector dock and chart selection in the real main window on the demo model (offscreen):
 // selecting an op shows its attributes, tensors and weight statistics; selecting a badge shows
 // the quantizer, and its config combo changes the choice through the undo stack; clicking a bar
-// of the Bit Widths chart selects exactly the quantizers it counts, in the graph and the table.
+// of the Bit Widths chart selects exactly the quantizers it counts, in the graph and the table;
+// a per-branch choice under MERGE_ALL_IN_ONE brings up the bar offering the requantization rule.
 
 #include "core/quantization/finalize_setup.h"
 #include "core/report/tensor_statistics.h"
@@ -14,6 +15,7 @@
 #include "ui/main_window.h"
 #include "ui/quantizer_commands.h"
 #include "ui/quantizer_table.h"
+#include "ui/rule_hint_bar.h"
 #include "ui/session.h"
 #include "ui/settings.h"
 
@@ -22,6 +24,7 @@
 #include <QChart>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QPushButton>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -203,6 +206,49 @@ TEST_F(InspectorTest, ClickingAChartBarSelectsItsQuantizers) {
         EXPECT_EQ(rows, expected);
         EXPECT_TRUE(m_window.quantizerDock().isVisible());
     }
+}
+
+} // namespace
+} // namespace qs::ui
+
+namespace qs::ui {
+namespace {
+
+TEST_F(InspectorTest, PerBranchChoiceOffersTheRequantizationRule) {
+    quantization::QuantizationSettings npu;
+    npu.hw = "npu";
+    document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), npu));
+    RuleHintBar& bar = *m_window.graphPage().ruleHint();
+    EXPECT_TRUE(bar.isHidden());
+    const auto& proposal = document().quantization()->proposal.setup;
+    int shared = -1;
+    for (const auto& [id, point] : proposal.quantizationPoints) {
+        if (!point.insertionPoint.isWeight && point.possibleConfigs.size() > 1 &&
+            point.directlyQuantizedOperatorNodeNames.size() > 1) {
+            shared = id;
+            break;
+        }
+    }
+    ASSERT_GE(shared, 0);
+    // Choosing a non-default config for the quantizer above the fork brings the bar up.
+    document().undoStack().push(new ChooseQuantizerConfigCommand(
+        document(), shared, proposal.quantizationPoints.at(shared).possibleConfigs.at(1)));
+    ASSERT_FALSE(bar.isHidden());
+    EXPECT_TRUE(bar.text().contains(QStringLiteral("#%1").arg(shared)));
+    EXPECT_TRUE(bar.text().contains(QStringLiteral("MERGE_ALL_IN_ONE")));
+    // Undo back to the default does not offer again; accepting switches the rule undoably.
+    bar.dismiss();
+    document().undoStack().undo();
+    EXPECT_TRUE(bar.isHidden());
+    document().undoStack().redo();
+    ASSERT_FALSE(bar.isHidden());
+    bar.switchButton().click();
+    EXPECT_TRUE(bar.isHidden());
+    EXPECT_EQ(document().quantization()->settings.rule,
+              quantization::QuantizerPropagationRule::MergeWithPotentialRequantization);
+    document().undoStack().undo();
+    EXPECT_EQ(document().quantization()->settings.rule,
+              quantization::QuantizerPropagationRule::MergeAllInOne);
 }
 
 } // namespace
