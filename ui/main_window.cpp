@@ -518,8 +518,8 @@ void MainWindow::updateWindowTitle() {
         sessionPath.isEmpty()
             ? document->fileName()
             : tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
+    setWindowTitle(tr("%1[*] — Quantscope").arg(shown)); // the title first: it holds the [*]
     setWindowModified(!document->undoStack().isClean());
-    setWindowTitle(tr("%1[*] — Quantscope").arg(shown));
 }
 
 } // namespace qs::ui
@@ -537,6 +537,12 @@ void MainWindow::connectInspection() {
     m_actions->viewMenu()->addAction(m_inspectorDock->toggleViewAction());
     connect(m_graphPage->scene(), &QGraphicsScene::selectionChanged, this,
             &MainWindow::inspectSelection);
+    connect(m_session, &Session::documentChanged, this, [this] {
+        if (m_inspectorDock->isHidden()) {
+            m_inspectorDock->show(); // a tab next to the model info, which stays in front
+            m_infoDock->raise();
+        }
+    });
     connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_inspector,
             &InspectorPanel::showQuantizer);
     connect(m_chartPanel, &BitwidthChartPanel::quantizersClicked, this,
