@@ -22,6 +22,8 @@
 #include <QTest>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace qs::ui {
 namespace {
 
@@ -95,6 +97,31 @@ TEST_F(SessionTest, SavedSessionRestoresChoicesAndHwConfig) {
     EXPECT_EQ(document().quantization()->setup.toJson().dump(), setup);
     EXPECT_EQ(m_window.session().sessionPath(), path);
     EXPECT_EQ(m_settings.recentFiles().front(), path);
+}
+
+TEST_F(SessionTest, SessionRestoresTheViewAfterLayout) {
+    m_window.resize(1280, 820);
+    m_window.show();
+    const auto laidOut = [this] {
+        return QTest::qWaitFor([this] { return !m_window.graphPage().isLayingOut(); }, kTimeoutMs);
+    };
+    openAndWait(kDemoModel);
+    ASSERT_TRUE(laidOut());
+    GraphView& view = *m_window.graphPage().view();
+    view.zoomBy(1.7 / view.zoom()); // 1.7x, then a point low in the graph
+    view.centerOn(view.sceneRect().center().x(), view.sceneRect().bottom() - 300);
+    const std::optional<quantization::SessionView> saved = m_window.viewState();
+    ASSERT_TRUE(saved);
+    const QString path = m_dir.filePath(QStringLiteral("view.qscope"));
+    ASSERT_TRUE(m_window.saveSessionTo(path));
+    view.fitGraph();
+    ASSERT_GT(std::abs(view.zoom() - saved->zoom), 0.1);
+    openAndWait(path);
+    ASSERT_TRUE(laidOut());
+    const std::optional<quantization::SessionView> restored = m_window.viewState();
+    ASSERT_TRUE(restored);
+    EXPECT_NEAR(restored->zoom, saved->zoom, 1e-6);
+    EXPECT_NEAR(restored->centerY, saved->centerY, 2.0);
 }
 
 TEST_F(SessionTest, SessionOfAChangedModelIsRefused) {
