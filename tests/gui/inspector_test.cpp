@@ -25,6 +25,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QPushButton>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -141,6 +142,17 @@ TEST_F(InspectorTest, SelectedBadgeShowsTheQuantizerAndItsComboChoosesThroughUnd
     document().undoStack().undo();
     EXPECT_NE(document().quantization()->choice.at(id).numBits, 4);
     EXPECT_NE(inspector.configCombo().currentIndex(), fourBitIndex);
+}
+
+TEST_F(InspectorTest, TableRowShowsItsQuantizerAndSelectsItsOp) {
+    QTableView& table = m_window.quantizerPanel().view();
+    table.setCurrentIndex(table.model()->index(3, QuantizerTableModel::Point));
+    const int id = table.model()->index(3, QuantizerTableModel::Id).data().toInt();
+    EXPECT_EQ(m_window.inspector().shownQuantizer(), id);
+    EXPECT_TRUE(m_window.inspector().title().startsWith(QStringLiteral("Quantizer #%1").arg(id)));
+    // The op it sits on is selected in the graph, yet the inspector keeps the quantizer.
+    ASSERT_EQ(scene().selectedItems().size(), 1);
+    EXPECT_EQ(scene().selectedItems().front()->type(), NodeItem::Type);
 }
 
 TEST_F(InspectorTest, MergedAndRequantizersNameTheirPartner) {

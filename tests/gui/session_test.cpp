@@ -97,6 +97,13 @@ TEST_F(SessionTest, SavedSessionRestoresChoicesAndHwConfig) {
     EXPECT_EQ(document().quantization()->setup.toJson().dump(), setup);
     EXPECT_EQ(m_window.session().sessionPath(), path);
     EXPECT_EQ(m_settings.recentFiles().front(), path);
+
+    // The recent-files entry opens the session too.
+    openAndWait(test::writeConvReluModel(m_dir.path()));
+    m_window.openRecentModel(path);
+    ASSERT_TRUE(QTest::qWaitFor([this] { return !m_window.session().isOpening(); }, kTimeoutMs));
+    EXPECT_EQ(m_window.session().sessionPath(), path);
+    EXPECT_EQ(document().quantization()->choice, chosen);
 }
 
 TEST_F(SessionTest, SessionRestoresTheViewAfterLayout) {
