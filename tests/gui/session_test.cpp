@@ -18,6 +18,7 @@
 
 #include <QFile>
 #include <QLockFile>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -28,6 +29,7 @@ namespace qs::ui {
 namespace {
 
 constexpr int kTimeoutMs = 30000;
+constexpr qint64 kDeadPid = 4194305; ///< above Linux's PID_MAX_LIMIT (2^22): no process has it
 const QString kDemoModel = QStringLiteral(QS_SOURCE_DIR "/resources/models/demo_cnn.onnx");
 
 class SessionTest : public ::testing::Test {
@@ -188,6 +190,13 @@ TEST_F(SessionTest, AutosaveAfterAChangeIsRecoverableOnlyWithoutItsInstance) {
         ASSERT_TRUE(held.tryLock(0));
         EXPECT_TRUE(Autosaver::recoverableSessions(folder).isEmpty());
     }
+    // A lock left by a process that is gone (a crash) does not keep it from being offered.
+    test::writeFile(folder, QStringLiteral("autosave-1-2.qscope.lock"),
+                    QStringLiteral("%1\nqs_gui_tests\n%2\n")
+                        .arg(kDeadPid)
+                        .arg(QSysInfo::machineHostName())
+                        .toUtf8());
+    EXPECT_EQ(Autosaver::recoverableSessions(folder), QStringList{leftover});
 
     // Restoring it gives the autosaved choices back.
     const quantization::QuantizerConfigChoice chosen = document().quantization()->choice;
