@@ -5,11 +5,12 @@
 #include "ui/graph_theme.h"
 
 #include <QBarCategoryAxis>
-#include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCoreApplication>
 #include <QHeaderView>
+#include <QHorizontalStackedBarSeries>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableWidget>
@@ -22,7 +23,7 @@
 namespace qs::ui {
 
 namespace {
-constexpr int kChartMinimumWidth = 260;
+constexpr int kChartMinimumWidth = 300;
 
 QString qstr(const std::string& text) {
     return QString::fromStdString(text);
@@ -47,6 +48,23 @@ QTableWidgetItem* cell(const QString& text, const QVariant& sortValue = {}) {
     return item;
 }
 
+QString groupText(int64_t groupSize) {
+    return groupSize > 0 ? QString::number(groupSize)
+                         : QCoreApplication::translate("WeightCompressionPanel", "per channel");
+}
+
+/// "int4_asym g128", "int8_asym": short enough for the chart's axis.
+QString shortModeLabel(compression::CompressionMode mode, int64_t groupSize) {
+    if (mode == compression::CompressionMode::None) {
+        return QStringLiteral("float");
+    }
+    QString label = QString::fromLatin1(compression::modeName(mode));
+    if (groupSize > 0) {
+        label += QStringLiteral(" g%1").arg(groupSize);
+    }
+    return label;
+}
+
 int bitsOf(compression::CompressionMode mode) {
     return mode == compression::CompressionMode::None ? 0 : compression::modeBits(mode);
 }
@@ -67,6 +85,7 @@ WeightCompressionPanel::WeightCompressionPanel(QWidget* parent)
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setSortingEnabled(true);
+    m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder); // plan (graph) order
     m_chart->setTitle(tr("Parameters per mode"));
     m_chart->legend()->hide();
     m_chart->setAnimationOptions(QChart::NoAnimation);
@@ -113,6 +132,9 @@ void WeightCompressionPanel::reload() {
         return;
     }
     const GraphTheme theme = GraphTheme::light();
+    const compression::WeightCompressionOptions& options = plan->options;
+    const bool mixing = options.ratio < 1.0 && compression::modeBits(options.mode) == 4;
+    const bool dataAware = compression::isDataAware(options.sensitivity);
     m_table->setRowCount(static_cast<int>(plan->weights.size()));
     int row = 0;
     for (const compression::WeightDecision& decision : plan->weights) {
@@ -131,11 +153,17 @@ void WeightCompressionPanel::reload() {
         m_table->setItem(
             row, GroupSizeColumn,
             cell(decision.groupSize > 0 ? QString::number(decision.groupSize) : tr("per channel")));
-        m_table->setItem(row, SensitivityColumn,
-                         cell(QString::number(decision.sensitivity, 'g', 4), decision.sensitivity));
+        // Only ranked weights have a sensitivity; only data-aware metrics an activation factor.
+        const bool ranked = mixing && decision.ratioDefining;
+        m_table->setItem(
+            row, SensitivityColumn,
+            ranked ? cell(QString::number(decision.sensitivity, 'g', 4), decision.sensitivity)
+                   : cell(QString()));
         m_table->setItem(row, ActivationColumn,
-                         cell(QString::number(decision.activationStatistic, 'g', 4),
-                              decision.activationStatistic));
+                         ranked && dataAware
+                             ? cell(QString::number(decision.activationStatistic, 'g', 4),
+                                    decision.activationStatistic)
+                             : cell(QString()));
         m_table->setItem(row, NoteColumn, cell(qstr(decision.note)));
         ++row;
     }
@@ -143,9 +171,9 @@ void WeightCompressionPanel::reload() {
     m_table->resizeColumnsToContents();
     m_summary->setText(tr("%1, group size %2, ratio %3, sensitivity %4")
                            .arg(QString::fromLatin1(compression::modeName(plan->options.mode)))
-                           .arg(plan->options.groupSize == 0
-                                    ? tr("default")
-                                    : QString::number(plan->options.groupSize))
+                           .arg(groupText(plan->options.groupSize == 0
+                                              ? compression::defaultGroupSize(plan->options.mode)
+                                              : plan->options.groupSize))
                            .arg(plan->options.ratio)
                            .arg(QString::fromLatin1(
                                compression::sensitivityMetricName(plan->options.sensitivity))));
@@ -164,24 +192,35 @@ void WeightCompressionPanel::reloadChart() {
         return;
     }
     // Same labels as NNCF's table ("int4_asym, group size 128"), widest precision first.
-    std::map<std::pair<int, std::string>, int64_t> parameters;
+    std::map<std::pair<int, std::string>, std::pair<QString, int64_t>> parameters;
     for (const compression::WeightDecision& decision : plan->weights) {
         const int bits = decision.mode == compression::CompressionMode::None
                              ? 32
                              : compression::modeBits(decision.mode);
-        parameters[{-bits, compression::decisionModeLabel(decision.mode, decision.groupSize)}] +=
-            decision.numElements;
+        auto& [label, count] =
+            parameters[{-bits, compression::decisionModeLabel(decision.mode, decision.groupSize)}];
+        label = shortModeLabel(decision.mode, decision.groupSize);
+        count += decision.numElements;
     }
-    auto* series = new QBarSeries(m_chart);
-    auto* set = new QBarSet(tr("Parameters"), series);
+    // One bar per mode, coloured by its bit width: a stacked series whose set i is non-zero only
+    // in category i. Horizontal, so the long mode labels fit on the left.
+    auto* series = new QHorizontalStackedBarSeries(m_chart);
+    const GraphTheme theme = GraphTheme::light();
     QStringList categories;
     double maximum = 1;
-    for (const auto& [key, count] : parameters) {
-        categories.push_back(qstr(key.second));
-        set->append(static_cast<double>(count));
+    size_t index = 0;
+    for (const auto& [key, entry] : parameters) {
+        const int64_t count = entry.second;
+        categories.push_back(entry.first);
+        auto* set = new QBarSet(qstr(key.second), series);
+        for (size_t i = 0; i < parameters.size(); ++i) {
+            set->append(i == index ? static_cast<double>(count) : 0.0);
+        }
+        set->setColor(theme.bitwidthColor(key.first == -32 ? 0 : -key.first));
+        series->append(set);
         maximum = std::max(maximum, static_cast<double>(count));
+        ++index;
     }
-    series->append(set);
     m_chart->addSeries(series);
     auto* x = new QBarCategoryAxis(m_chart);
     x->append(categories);
@@ -189,8 +228,8 @@ void WeightCompressionPanel::reloadChart() {
     y->setRange(0, maximum * 1.1);
     y->setLabelFormat(QStringLiteral("%.0f"));
     y->applyNiceNumbers();
-    m_chart->addAxis(x, Qt::AlignBottom);
-    m_chart->addAxis(y, Qt::AlignLeft);
+    m_chart->addAxis(x, Qt::AlignLeft);
+    m_chart->addAxis(y, Qt::AlignBottom);
     series->attachAxis(x);
     series->attachAxis(y);
 }

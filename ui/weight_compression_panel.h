@@ -1,8 +1,9 @@
 // The "Weight Compression" dock: the open document's compression plan as a table (one row per
 // weight: node, op type, weight, shape, parameters, ratio-defining, mode, group size, sensitivity,
 // activation statistic, note; the mode coloured by bit width) next to a Qt Charts bar chart of
-// parameters per mode, NNCF's "% all parameters" as bars. A separate dock, not the Quantizers
-// table: weight compression is its own algorithm with its own per-weight decisions.
+// parameters per mode (NNCF's "% all parameters" as absolute bars in the bit-width colours). A
+// separate dock, not the Quantizers table: weight compression is its own algorithm with its own
+// per-weight decisions.
 #pragma once
 
 #include <QPointer>
@@ -43,7 +44,8 @@ public:
 
     QTableWidget& table() const { return *m_table; }
 
-    /// Parameters per mode (one bar set, one category per mode label).
+    /// Parameters per mode: one stacked horizontal series, set i (coloured by its bit width) holds
+    /// the parameters of mode i in category i, zero elsewhere; widest precision first.
     QChart& chart() const { return *m_chart; }
 
     /// Redraws from the document's plan.

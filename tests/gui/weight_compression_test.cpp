@@ -17,8 +17,8 @@
 #include "ui/weight_compression_dialog.h"
 #include "ui/weight_compression_panel.h"
 
+#include <QAbstractBarSeries>
 #include <QAction>
-#include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QComboBox>
@@ -223,12 +223,18 @@ TEST_F(WeightCompressionGuiTest, PlanShowsInTableChartAndBadgesAndUndoes) {
     // Chart: parameters per mode, int8 first: 128*128 + 128*16 int8, 128*128 int4.
     QChart& chart = controller().panel().chart();
     ASSERT_EQ(chart.series().size(), 1);
-    const auto* series = qobject_cast<QBarSeries*>(chart.series().front());
+    const auto* series = qobject_cast<QAbstractBarSeries*>(chart.series().front());
     ASSERT_NE(series, nullptr);
-    const QBarSet* set = series->barSets().front();
-    ASSERT_EQ(set->count(), 2);
-    EXPECT_DOUBLE_EQ(set->at(0), double(kHidden * kHidden + kHidden * 16));
-    EXPECT_DOUBLE_EQ(set->at(1), double(kHidden * kHidden));
+    ASSERT_EQ(series->barSets().size(), 2);
+    QBarSet* int8 = series->barSets()[0];
+    QBarSet* int4 = series->barSets()[1];
+    EXPECT_EQ(int8->label(), QStringLiteral("int8_asym, per-channel"));
+    EXPECT_DOUBLE_EQ(int8->at(0), double(kHidden * kHidden + kHidden * 16));
+    EXPECT_DOUBLE_EQ(int8->at(1), 0.0);
+    EXPECT_EQ(int4->label(), QStringLiteral("int4_asym, group size 128"));
+    EXPECT_DOUBLE_EQ(int4->at(1), double(kHidden * kHidden));
+    EXPECT_EQ(int4->color(), GraphTheme::light().bitwidthColor(4));
+    EXPECT_EQ(int8->color(), GraphTheme::light().bitwidthColor(8));
 
     GraphDocument* document = m_window.session().document();
     ASSERT_NE(document, nullptr);
