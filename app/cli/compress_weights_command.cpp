@@ -142,18 +142,17 @@ Result<void> writeSimulation(const graph::Graph& graph, const compression::Compr
     return onnx::exportModel(simulated, path);
 }
 
-Result<void> runCompress(const CompressOptions& options) {
-    QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
-                        toCoreOptions(options));
-    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath));
-    NullProgress progress;
+/// Loads the dataset, if one is given, and plans; says which sensitivity ranked the weights.
+Result<compression::CompressionPlan>
+planWithDataset(const graph::Graph& graph, const CompressOptions& options,
+                const compression::WeightCompressionOptions& coreOptions, Progress& progress) {
     const compression::DatasetSource source = datasetSource(options);
     std::optional<compression::CalibrationData> data;
     if (!source.empty()) {
         QS_ASSIGN_OR_RETURN(data, compression::loadCalibrationData(graph, source));
     }
     QS_ASSIGN_OR_RETURN(
-        const compression::CompressionPlan plan,
+        compression::CompressionPlan plan,
         compression::planWeightCompression(graph, coreOptions, progress, data ? &*data : nullptr));
     const bool mixing = coreOptions.ratio < 1.0 && compression::modeBits(coreOptions.mode) == 4;
     if (mixing) {
@@ -164,6 +163,16 @@ Result<void> runCompress(const CompressOptions& options) {
         }
         std::cout << "\n";
     }
+    return plan;
+}
+
+Result<void> runCompress(const CompressOptions& options) {
+    QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
+                        toCoreOptions(options));
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath));
+    NullProgress progress;
+    QS_ASSIGN_OR_RETURN(const compression::CompressionPlan plan,
+                        planWithDataset(graph, options, coreOptions, progress));
     if (!options.dequantizedOutPath.empty()) {
         QS_TRY(writeSimulation(graph, plan, options.dequantizedOutPath));
     }
