@@ -234,7 +234,7 @@ void WeightCompressionController::exportCompressed(const QString& path) {
                 .arg(summary.bytesAfter / 1024)
                 .arg(summary.opset);
         },
-        [this, path](Result<QString> written) { finishExport(path, written); });
+        [this, path](const Result<QString>& written) { finishExport(path, written); });
 }
 
 void WeightCompressionController::exportFp16(const QString& path,
@@ -260,7 +260,7 @@ void WeightCompressionController::exportFp16(const QString& path,
                 .arg(report.castsInserted)
                 .arg(report.clampedElements);
         },
-        [this, path](Result<QString> written) { finishExport(path, written); });
+        [this, path](const Result<QString>& written) { finishExport(path, written); });
 }
 
 void WeightCompressionController::showCompressDialog() {
