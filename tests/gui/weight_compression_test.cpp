@@ -5,6 +5,7 @@
 
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
+#include "ui/actions.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
@@ -19,18 +20,22 @@
 
 #include <QAbstractBarSeries>
 #include <QAction>
+#include <QApplication>
 #include <QBarSet>
 #include <QChart>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLineEdit>
+#include <QMenu>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QUndoStack>
 #include <gtest/gtest.h>
 
@@ -186,6 +191,51 @@ TEST(WeightCompressionDialog, RequestRoundTrips) {
     const WeightCompressionRequest plain = dialog.request();
     EXPECT_EQ(plain.options.sensitivity, compression::SensitivityMetric::WeightQuantizationError);
     EXPECT_TRUE(plain.dataset.empty());
+}
+
+TEST(Fp16ExportDialog, ParsesBlockedOps) {
+    Fp16ExportDialog dialog;
+    EXPECT_TRUE(dialog.options().keepIoTypes);
+    dialog.keepIoTypesBox().setChecked(false);
+    dialog.blockOpsEdit().setText(QStringLiteral(" Softmax, LayerNormalization  Gelu,"));
+    const compression::Fp16Options options = dialog.options();
+    EXPECT_FALSE(options.keepIoTypes);
+    EXPECT_EQ(options.blockedOps,
+              (std::vector<std::string>{"Softmax", "LayerNormalization", "Gelu"}));
+}
+
+TEST_F(WeightCompressionGuiTest, MenuEntryRunsTheDialog) {
+    openMlp();
+    QSignalSpy finished(&controller(), &WeightCompressionController::compressionFinished);
+    bool sawDialog = false;
+    // The modal dialog's event loop runs this: choose int8_sym and accept.
+    QTimer::singleShot(0, &m_window, [&] {
+        auto* dialog = qobject_cast<WeightCompressionDialog*>(QApplication::activeModalWidget());
+        if (dialog == nullptr) {
+            return;
+        }
+        sawDialog = true;
+        dialog->modeBox().setCurrentIndex(dialog->modeBox().findText(QStringLiteral("int8_sym")));
+        dialog->accept();
+    });
+    controller().compressAction()->trigger();
+    ASSERT_TRUE(sawDialog);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return finished.count() > 0; }, kTimeoutMs));
+    EXPECT_TRUE(finished.front().front().toBool());
+    EXPECT_EQ(modeOf(QStringLiteral("up.weight")), QStringLiteral("int8_sym"));
+    EXPECT_EQ(modeOf(QStringLiteral("head.weight")), QStringLiteral("int8_sym"));
+    // The File menu holds Export ▸ with both entries.
+    bool listed = false;
+    for (QAction* action : m_window.actions().fileMenu()->actions()) {
+        if (action->menu() != nullptr &&
+            action->menu()->actions().contains(controller().exportCompressedAction()) &&
+            action->menu()->actions().contains(controller().exportFp16Action())) {
+            listed = true;
+        }
+    }
+    EXPECT_TRUE(listed);
+    EXPECT_TRUE(
+        m_window.actions().quantizeMenu()->actions().contains(controller().compressAction()));
 }
 
 TEST_F(WeightCompressionGuiTest, ActionsFollowTheDocumentAndThePlan) {
