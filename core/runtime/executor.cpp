@@ -104,7 +104,11 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     for (const ValueId id : g.valueIds()) {
         const graph::Value& value = g.value(id);
         if (value.isInitializer()) {
-            if (!isDispatchable(value.initializer->dtype())) {
+            // int4/uint4 (weight compression) are unpacked to int8/uint8 by wrap().
+            const graph::DataType stored = value.initializer->dtype();
+            const bool subByte =
+                stored == graph::DataType::Int4 || stored == graph::DataType::UInt4;
+            if (!isDispatchable(stored) && !subByte) {
                 continue; // strings and exotic types: only an op that reads them would fail
             }
             exec.m_constants[id.index()] = toStorage(Tensor::wrap(value.initializer), options.fp16);
