@@ -86,7 +86,7 @@ QString writeMlpModel(const QString& folder) {
     const auto down =
         b.op("MatMul", "down", {relu, b.weight("down.weight", {kHidden, kHidden}, downWeights)});
     b.output(b.op("MatMul", "head", {down, b.weight("head.weight", {kHidden, 16}, headWeights)}));
-    const QString path = folder + QStringLiteral("/mlp.onnx");
+    QString path = folder + QStringLiteral("/mlp.onnx");
     const auto written = onnx::exportModel(b.take(), path.toStdString());
     EXPECT_TRUE(written.ok()) << written.error().toString();
     return path;

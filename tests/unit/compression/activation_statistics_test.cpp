@@ -110,7 +110,7 @@ std::vector<float> ramp(int64_t count, float scale) {
 TEST(ActivationProbe, TokenAxisFollowsTheContractedAxis) {
     graph::GraphBuilder b(13);
     const auto x = b.input("x", {4, 16});
-    const auto w = ramp(16 * 8, 1.0F);
+    const auto w = ramp(int64_t{16} * 8, 1.0F);
     const auto right = b.op("MatMul", "right", {x, b.weight("w1", {16, 8}, w)});
     const auto left = b.op("MatMul", "left", {b.weight("w2", {8, 4}, w), right});
     b.op("Gemm", "gemm", {left, b.weight("w3", {16, 8}, w)},
@@ -136,14 +136,14 @@ TEST(ActivationProbe, TokenAxisFollowsTheContractedAxis) {
 graph::Graph parallelLayers() {
     graph::GraphBuilder b(13);
     const auto x = b.input("x", {-1, 4, 16});
-    const std::vector<float> quiet = ramp(16 * 8, 1.0F);
-    const std::vector<float> loud = ramp(16 * 8, 2.0F);
+    const std::vector<float> quiet = ramp(int64_t{16} * 8, 1.0F);
+    const std::vector<float> loud = ramp(int64_t{16} * 8, 2.0F);
     const std::vector<float> ten = {10.0F};
     const auto a = b.op("MatMul", "quiet", {x, b.weight("quiet.weight", {16, 8}, quiet)});
     const auto scaled = b.op("Mul", "amplify", {x, b.weight("ten", {1}, ten)});
     const auto c = b.op("MatMul", "loud", {scaled, b.weight("loud.weight", {16, 8}, loud)});
     const auto sum = b.op("Add", "join", {a, c});
-    const std::vector<float> head = ramp(8 * 4, 0.5F);
+    const std::vector<float> head = ramp(int64_t{8} * 4, 0.5F);
     b.output(b.op("MatMul", "head", {sum, b.weight("head.weight", {8, 4}, head)}));
     return b.take();
 }
@@ -249,7 +249,7 @@ TEST(CalibrationDataset, RefusesAmbiguousOrUnfitSources) {
 TEST(CalibrationDataset, StaticBatchStacksSamples) {
     graph::GraphBuilder b(13);
     const auto x = b.input("x", {1, 16});
-    const std::vector<float> w = ramp(16 * 8, 1.0F);
+    const std::vector<float> w = ramp(int64_t{16} * 8, 1.0F);
     b.output(b.op("MatMul", "fc", {x, b.weight("fc.weight", {16, 8}, w)}));
     const graph::Graph graph = b.take();
     DatasetSource source;
