@@ -67,6 +67,7 @@ Actions::~Actions() = default;
 
 void Actions::populate(QMenuBar& menuBar) {
     QMenu* file = menuBar.addMenu(tr("&File"));
+    m_fileMenu = file;
     file->addAction(m_open);
     file->addMenu(m_recentMenu.get());
     file->addAction(m_reload);
@@ -100,6 +101,7 @@ void Actions::populate(QMenuBar& menuBar) {
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
     quantize->addSeparator();
     quantize->addAction(m_loadHwConfig);
+    m_quantizeMenu = quantize;
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }

@@ -30,6 +30,7 @@ class QuantizerPanel;
 class Session;
 class Settings;
 class WelcomePage;
+class WeightCompressionController;
 
 /// The Quantscope main window.
 class MainWindow : public QMainWindow {
@@ -71,6 +72,8 @@ public:
     InspectorPanel& inspector() const { return *m_inspector; }
 
     QDockWidget& inspectorDock() const { return *m_inspectorDock; }
+    /// Compress Weights, the Weight Compression dock and the ONNX exports.
+    WeightCompressionController& compression() const { return *m_compression; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -173,6 +176,7 @@ private:
     Autosaver* m_autosaver;
     InspectorPanel* m_inspector;
     QDockWidget* m_inspectorDock;
+    WeightCompressionController* m_compression;
 };
 
 } // namespace qs::ui
