@@ -72,21 +72,6 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
     return index;
 }
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
-}
-
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    std::vector<Tensor> grads(ctx.numInputs());
-    grads[0] = scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index);
-    return grads;
-}
-
 std::vector<OpSample> samples(std::mt19937& rng) {
     return {{"axis 1 and -1 step -2",
              {},
@@ -101,9 +86,9 @@ const OpDef kSlice{.opType = "Slice",
                    .doc = "numpy-style strided slice",
                    .minInputs = 1,
                    .maxInputs = 5,
-                   .forward = forward,
+                   .forward = gatherForward<indexMap>,
                    .reference = nullptr,
-                   .vjp = vjp,
+                   .vjp = gatherVjp<indexMap>,
                    .samples = samples};
 
 } // namespace
