@@ -16,6 +16,31 @@ Tensor gatherByIndex(const Tensor& src, Shape outShape, const std::vector<int64_
 Tensor scatterAddByIndex(const Tensor& grad, const Shape& srcShape,
                          const std::vector<int64_t>& index);
 
+/// A data-movement op's index map: fills `outShape` and returns, per output element, the offset
+/// of the input element it copies.
+using IndexMapFn = Result<std::vector<int64_t>> (*)(const OpContext& ctx, Shape& outShape);
+
+/// Forward of an op that only moves data (Gather, Slice, Tile, Transpose, Expand): y = x through
+/// Map. An op file writes `.forward = gatherForward<indexMap>`.
+template <IndexMapFn Map>
+Result<std::vector<Tensor>> gatherForward(const OpContext& ctx) {
+    Shape outShape;
+    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, Map(ctx, outShape));
+    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
+}
+
+/// Its VJP: dy scattered back through Map into x's shape; the other inputs (indices, shapes) get
+/// no gradient.
+template <IndexMapFn Map>
+Result<std::vector<Tensor>> gatherVjp(const OpContext& ctx, std::span<const Tensor>,
+                                      std::span<const Tensor> outputGrads) {
+    Shape outShape;
+    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, Map(ctx, outShape));
+    std::vector<Tensor> grads(ctx.numInputs());
+    grads[0] = scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index);
+    return grads;
+}
+
 /// Calls fn(outFlat, coords) for each element of `shape` in row-major order.
 template <typename Fn>
 void forEachCoordinate(const Shape& shape, Fn&& fn) {

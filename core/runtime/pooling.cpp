@@ -1,6 +1,18 @@
 #include "core/runtime/pooling.h"
 
+#include <algorithm>
+
 namespace qs::runtime {
+
+Result<Shape> globalPoolShape(const OpContext& ctx) {
+    QS_TRY(requireFloat(ctx, 0));
+    if (ctx.input(0).rank() < 2) {
+        return ctx.error(Errc::InvalidModel, "x must have rank >= 2");
+    }
+    Shape out = ctx.input(0).shape();
+    std::fill(out.begin() + 2, out.end(), 1);
+    return out;
+}
 
 Result<PoolShape> poolShape(const OpContext& ctx) {
     QS_TRY(requireFloat(ctx, 0));

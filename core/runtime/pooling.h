@@ -1,5 +1,6 @@
 // Sliding-window pooling shared by MaxPool and AveragePool: N-d windows over [N, C, D...] with the
-// geometry of conv_geometry.h, visiting each output position's in-bounds input offsets.
+// geometry of conv_geometry.h, visiting each output position's in-bounds input offsets; and the
+// shape rule of GlobalAveragePool/GlobalMaxPool.
 #pragma once
 
 #include "core/runtime/conv_geometry.h"
@@ -17,6 +18,9 @@ struct PoolShape {
 
 /// Shape rule: x [N, C, D...] and kernel_shape -> y [N, C, O...].
 Result<PoolShape> poolShape(const OpContext& ctx);
+
+/// Shape rule of the global pools: float x [N, C, D...] -> y [N, C, 1...].
+Result<Shape> globalPoolShape(const OpContext& ctx);
 
 /// Calls fn(outIndex, inOffset, insidePadding) for every kernel position of output `outIndex` of
 /// one plane; inOffset is -1 for positions in the padding, which `insidePadding` says count for

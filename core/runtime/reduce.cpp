@@ -5,7 +5,7 @@
 
 namespace qs::runtime {
 
-Result<ReducePlan> makeReducePlanForAxes(const Shape& shape, std::vector<int64_t> axes,
+Result<ReducePlan> makeReducePlanForAxes(const Shape& shape, const std::vector<int64_t>& axes,
                                          bool keepDims) {
     const auto rank = static_cast<int64_t>(shape.size());
     std::vector<bool> reduced(shape.size(), false);
@@ -49,7 +49,7 @@ Result<ReducePlan> makeReducePlan(const OpContext& ctx, bool axesFromInput) {
             axes.push_back(static_cast<int64_t>(d));
         }
     }
-    auto plan = makeReducePlanForAxes(shape, std::move(axes), keepDims);
+    auto plan = makeReducePlanForAxes(shape, axes, keepDims);
     if (!plan.ok()) {
         return ctx.error(Errc::InvalidModel, plan.error().message());
     }

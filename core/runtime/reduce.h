@@ -21,7 +21,7 @@ struct ReducePlan {
 Result<ReducePlan> makeReducePlan(const OpContext& ctx, bool axesFromInput);
 
 /// Reduces the fixed `axes` of `shape` (for GlobalAveragePool: every axis from 2 on).
-Result<ReducePlan> makeReducePlanForAxes(const Shape& shape, std::vector<int64_t> axes,
+Result<ReducePlan> makeReducePlanForAxes(const Shape& shape, const std::vector<int64_t>& axes,
                                          bool keepDims);
 
 /// Calls fn(inIndex, outIndex) for every input element.

@@ -56,7 +56,10 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
-    const auto [lo, hi] = bounds(ctx);
+    // Named copies: clang before 16 cannot capture structured bindings.
+    const auto range = bounds(ctx);
+    const float lo = range.first;
+    const float hi = range.second;
     return unaryFloatVjp(ctx, outputs, outputGrads, [lo, hi](float x, float) {
         // Branch-free: the comparison outcome is data-dependent.
         return static_cast<float>((x > lo) & (x < hi));

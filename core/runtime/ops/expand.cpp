@@ -19,12 +19,6 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
     return index;
 }
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
-}
-
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     return std::vector<Tensor>{reduceToShape(outputGrads[0], ctx.input(0).shape()), Tensor()};
@@ -40,7 +34,7 @@ const OpDef kExpand{.opType = "Expand",
                     .doc = "broadcast to a shape",
                     .minInputs = 2,
                     .maxInputs = 2,
-                    .forward = forward,
+                    .forward = gatherForward<indexMap>,
                     .reference = nullptr,
                     .vjp = vjp,
                     .samples = samples};

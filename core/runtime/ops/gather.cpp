@@ -39,20 +39,6 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
     return index;
 }
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
-}
-
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index),
-                               Tensor()};
-}
-
 std::vector<OpSample> samples(std::mt19937& rng) {
     return {{"axis 1 repeated",
              {intAttribute("axis", 1)},
@@ -67,9 +53,9 @@ const OpDef kGather{.opType = "Gather",
                     .doc = "take entries along an axis",
                     .minInputs = 2,
                     .maxInputs = 2,
-                    .forward = forward,
+                    .forward = gatherForward<indexMap>,
                     .reference = nullptr,
-                    .vjp = vjp,
+                    .vjp = gatherVjp<indexMap>,
                     .samples = samples};
 
 } // namespace

@@ -1,25 +1,14 @@
 // GlobalAveragePool (ONNX since 1): y[n, c, 1...] = mean of x[n, c, ...]. VJP: dy / (H W ...)
 // to every input position.
 
-#include "core/runtime/op_util.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/pooling.h"
 
 namespace qs::runtime {
 namespace {
 
-// Shape rule: [N, C, D...] -> [N, C, 1...].
-Result<Shape> inferShape(const OpContext& ctx) {
-    QS_TRY(requireFloat(ctx, 0));
-    if (ctx.input(0).rank() < 2) {
-        return ctx.error(Errc::InvalidModel, "x must have rank >= 2");
-    }
-    Shape out = ctx.input(0).shape();
-    std::fill(out.begin() + 2, out.end(), 1);
-    return out;
-}
-
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    QS_ASSIGN_OR_RETURN(Shape outShape, inferShape(ctx));
+    QS_ASSIGN_OR_RETURN(Shape outShape, globalPoolShape(ctx));
     const Tensor& x = ctx.input(0);
     const int64_t planes = x.dim(0) * x.dim(1);
     const int64_t inner = x.numElements() / std::max<int64_t>(planes, 1);

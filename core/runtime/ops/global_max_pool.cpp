@@ -1,22 +1,11 @@
 // GlobalMaxPool (ONNX since 1): y[n, c, 1...] = max of x[n, c, ...]. VJP: dy to the first maximum.
 
-#include "core/runtime/op_util.h"
+#include "core/runtime/pooling.h"
 
 #include <limits>
 
 namespace qs::runtime {
 namespace {
-
-// Shape rule: [N, C, D...] -> [N, C, 1...].
-Result<Shape> inferShape(const OpContext& ctx) {
-    QS_TRY(requireFloat(ctx, 0));
-    if (ctx.input(0).rank() < 2) {
-        return ctx.error(Errc::InvalidModel, "x must have rank >= 2");
-    }
-    Shape out = ctx.input(0).shape();
-    std::fill(out.begin() + 2, out.end(), 1);
-    return out;
-}
 
 /// Offset of the first maximum of each plane.
 std::vector<int64_t> argmaxPerPlane(const Tensor& x) {
@@ -37,7 +26,7 @@ std::vector<int64_t> argmaxPerPlane(const Tensor& x) {
 }
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    QS_ASSIGN_OR_RETURN(Shape outShape, inferShape(ctx));
+    QS_ASSIGN_OR_RETURN(Shape outShape, globalPoolShape(ctx));
     const std::vector<int64_t> where = argmaxPerPlane(ctx.input(0));
     Tensor y = allocateFloat(outShape);
     for (size_t p = 0; p < where.size(); ++p) {

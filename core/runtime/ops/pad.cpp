@@ -4,79 +4,103 @@
 
 #include "core/runtime/index_map.h"
 
+#include <algorithm>
+
 namespace qs::runtime {
 namespace {
 
-Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+/// The pads of every dim (begin and the output shape) and the mode.
+struct PadPlan {
+    std::vector<int64_t> begin;
+    Shape outShape;
+    std::string mode;
+};
+
+/// The padded axes: input 3 (opset 18), every axis otherwise.
+std::vector<int64_t> paddedAxes(const OpContext& ctx, bool legacy, size_t rank) {
+    if (!legacy && ctx.has(3)) {
+        return toInt64Vector(ctx.input(3));
+    }
+    std::vector<int64_t> axes(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        axes[d] = static_cast<int64_t>(d);
+    }
+    return axes;
+}
+
+Result<PadPlan> readPads(const OpContext& ctx) {
     const Shape& shape = ctx.input(0).shape();
     const size_t rank = shape.size();
     const bool legacy = ctx.hasAttr("pads");
-    std::vector<int64_t> given = legacy ? ctx.intsAttr("pads") : toInt64Vector(ctx.input(1));
-    std::vector<int64_t> axes;
-    if (!legacy && ctx.has(3)) {
-        axes = toInt64Vector(ctx.input(3));
-    } else {
-        for (size_t d = 0; d < rank; ++d) {
-            axes.push_back(static_cast<int64_t>(d));
-        }
-    }
+    const std::vector<int64_t> given = legacy ? ctx.intsAttr("pads") : toInt64Vector(ctx.input(1));
+    const std::vector<int64_t> axes = paddedAxes(ctx, legacy, rank);
     if (given.size() != 2 * axes.size()) {
         return ctx.error(Errc::InvalidModel, "pads must have two entries per padded axis");
     }
-    std::vector<int64_t> begin(rank, 0);
+    PadPlan plan;
+    plan.begin.assign(rank, 0);
+    plan.outShape = shape;
     for (size_t i = 0; i < axes.size(); ++i) {
-        QS_ASSIGN_OR_RETURN(const int64_t a,
+        QS_ASSIGN_OR_RETURN(const int64_t axis,
                             normalizeAxis(axes[i], static_cast<int64_t>(rank), ctx));
-        begin[static_cast<size_t>(a)] = given[i];
-        outShape = shape;
-    }
-    outShape = shape;
-    for (size_t i = 0; i < axes.size(); ++i) {
-        const auto a =
-            static_cast<size_t>(axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i]);
-        outShape[a] = shape[a] + given[i] + given[i + axes.size()];
-        if (outShape[a] < 0) {
+        const auto a = static_cast<size_t>(axis);
+        plan.begin[a] = given[i];
+        plan.outShape[a] = shape[a] + given[i] + given[i + axes.size()];
+        if (plan.outShape[a] < 0) {
             return ctx.error(Errc::InvalidModel, "pads crop more than the dim");
         }
     }
-    const std::string mode = ctx.stringAttr("mode", "constant");
-    if (mode != "constant" && mode != "reflect" && mode != "edge") {
-        return ctx.error(Errc::Unsupported, "pad mode '" + mode + "'");
+    plan.mode = ctx.stringAttr("mode", "constant");
+    if (plan.mode != "constant" && plan.mode != "reflect" && plan.mode != "edge") {
+        return ctx.error(Errc::Unsupported, "pad mode '" + plan.mode + "'");
     }
+    return plan;
+}
+
+/// The input position a padded position `pos` (relative to the input's start) reads along a dim
+/// of size `dim`, or -1 for the constant value.
+int64_t sourcePosition(int64_t pos, int64_t dim, const std::string& mode) {
+    if (pos >= 0 && pos < dim) {
+        return pos;
+    }
+    if (mode == "constant") {
+        return -1;
+    }
+    if (mode == "edge") {
+        return pos < 0 ? 0 : dim - 1;
+    }
+    // reflect: mirror around the edges without repeating them (period 2 (dim - 1)).
+    if (dim == 1) {
+        return 0;
+    }
+    const int64_t period = 2 * (dim - 1);
+    pos = ((pos % period) + period) % period;
+    return pos >= dim ? period - pos : pos;
+}
+
+Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+    QS_ASSIGN_OR_RETURN(const PadPlan plan, readPads(ctx));
+    const Shape& shape = ctx.input(0).shape();
+    // An empty dim has nothing to reflect or repeat (unless the output is empty too).
+    if (plan.mode != "constant" && shapeNumElements(plan.outShape) > 0 &&
+        std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+        return ctx.error(Errc::InvalidModel, "cannot reflect or edge-pad an empty dim");
+    }
+    outShape = plan.outShape;
     const std::vector<int64_t> strides = stridesOf(shape);
     std::vector<int64_t> index(static_cast<size_t>(shapeNumElements(outShape)));
-    bool bad = false;
     forEachCoordinate(outShape, [&](int64_t flat, const std::vector<int64_t>& c) {
         int64_t offset = 0;
-        for (size_t d = 0; d < rank && offset >= 0; ++d) {
-            int64_t pos = c[d] - begin[d];
-            const int64_t dim = shape[d];
-            if (pos < 0 || pos >= dim) {
-                if (mode == "constant") {
-                    offset = -1;
-                    break;
-                }
-                if (mode == "edge") {
-                    pos = pos < 0 ? 0 : dim - 1;
-                } else {
-                    // reflect: mirror around the edges without repeating them (period 2 (dim-1)).
-                    if (dim == 1) {
-                        pos = 0;
-                    } else {
-                        const int64_t period = 2 * (dim - 1);
-                        pos = ((pos % period) + period) % period;
-                        pos = pos >= dim ? period - pos : pos;
-                    }
-                }
+        for (size_t d = 0; d < shape.size(); ++d) {
+            const int64_t pos = sourcePosition(c[d] - plan.begin[d], shape[d], plan.mode);
+            if (pos < 0) {
+                offset = -1;
+                break;
             }
-            bad = bad || dim == 0;
             offset += pos * strides[d];
         }
         index[static_cast<size_t>(flat)] = offset;
     });
-    if (bad && mode != "constant") {
-        return ctx.error(Errc::InvalidModel, "cannot reflect or edge-pad an empty dim");
-    }
     return index;
 }
 
@@ -91,15 +115,6 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         fill = castTensor(ctx.input(2), ctx.input(0).dtype());
     }
     return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index, &fill)};
-}
-
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    std::vector<Tensor> grads(ctx.numInputs());
-    grads[0] = scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index);
-    return grads;
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {
@@ -126,7 +141,7 @@ const OpDef kPad{.opType = "Pad",
                  .maxInputs = 4,
                  .forward = forward,
                  .reference = nullptr,
-                 .vjp = vjp,
+                 .vjp = gatherVjp<indexMap>,
                  .samples = samples};
 
 } // namespace

@@ -9,56 +9,75 @@
 namespace qs::runtime {
 namespace {
 
+/// starts, ends, axes and steps, from attributes (before opset 10) or inputs 1 to 4.
+struct SliceArgs {
+    std::vector<int64_t> starts;
+    std::vector<int64_t> ends;
+    std::vector<int64_t> axes;
+    std::vector<int64_t> steps;
+};
+
+Result<SliceArgs> readSliceArgs(const OpContext& ctx) {
+    const bool legacy = ctx.opset < 10 && ctx.hasAttr("starts");
+    SliceArgs a;
+    a.starts = legacy ? ctx.intsAttr("starts") : toInt64Vector(ctx.input(1));
+    a.ends = legacy ? ctx.intsAttr("ends") : toInt64Vector(ctx.input(2));
+    if (legacy) {
+        a.axes = ctx.intsAttr("axes");
+    } else if (ctx.has(3)) {
+        a.axes = toInt64Vector(ctx.input(3));
+    }
+    if (!legacy && ctx.has(4)) {
+        a.steps = toInt64Vector(ctx.input(4));
+    }
+    if (a.axes.empty()) {
+        for (size_t i = 0; i < a.starts.size(); ++i) {
+            a.axes.push_back(static_cast<int64_t>(i));
+        }
+    }
+    if (a.steps.empty()) {
+        a.steps.assign(a.starts.size(), 1);
+    }
+    if (a.ends.size() != a.starts.size() || a.axes.size() != a.starts.size() ||
+        a.steps.size() != a.starts.size()) {
+        return ctx.error(Errc::InvalidModel, "starts, ends, axes and steps differ in length");
+    }
+    return a;
+}
+
+/// The first index and the element count of start:end:step along a dim of size `dim`, clamped as
+/// numpy does (step != 0).
+std::pair<int64_t, int64_t> clampedRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
+    int64_t lo = start < 0 ? start + dim : start;
+    int64_t hi = end < 0 ? std::max<int64_t>(end, -dim - 1) + dim : end;
+    if (step > 0) {
+        lo = std::clamp<int64_t>(lo, 0, dim);
+        hi = std::clamp<int64_t>(hi, 0, dim);
+        return {lo, std::max<int64_t>(0, (hi - lo + step - 1) / step)};
+    }
+    lo = std::clamp<int64_t>(lo, 0, dim - 1);
+    hi = std::clamp<int64_t>(hi, -1, dim - 1);
+    return {lo, std::max<int64_t>(0, (lo - hi - step - 1) / (-step))};
+}
+
 Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
     const Shape& shape = ctx.input(0).shape();
     const auto rank = static_cast<int64_t>(shape.size());
-    const bool legacy = ctx.opset < 10 && ctx.hasAttr("starts");
-    const std::vector<int64_t> starts =
-        legacy ? ctx.intsAttr("starts") : toInt64Vector(ctx.input(1));
-    const std::vector<int64_t> ends = legacy ? ctx.intsAttr("ends") : toInt64Vector(ctx.input(2));
-    std::vector<int64_t> axes =
-        legacy ? ctx.intsAttr("axes")
-               : (ctx.has(3) ? toInt64Vector(ctx.input(3)) : std::vector<int64_t>{});
-    std::vector<int64_t> steps =
-        !legacy && ctx.has(4) ? toInt64Vector(ctx.input(4)) : std::vector<int64_t>{};
-    if (axes.empty()) {
-        for (size_t i = 0; i < starts.size(); ++i) {
-            axes.push_back(static_cast<int64_t>(i));
-        }
-    }
-    if (steps.empty()) {
-        steps.assign(starts.size(), 1);
-    }
-    if (ends.size() != starts.size() || axes.size() != starts.size() ||
-        steps.size() != starts.size()) {
-        return ctx.error(Errc::InvalidModel, "starts, ends, axes and steps differ in length");
-    }
+    QS_ASSIGN_OR_RETURN(const SliceArgs args, readSliceArgs(ctx));
     std::vector<int64_t> begin(shape.size(), 0);
     std::vector<int64_t> step(shape.size(), 1);
     outShape = shape;
-    for (size_t i = 0; i < axes.size(); ++i) {
-        QS_ASSIGN_OR_RETURN(const int64_t a, normalizeAxis(axes[i], rank, ctx));
-        const int64_t dim = shape[static_cast<size_t>(a)];
-        const int64_t s = steps[i];
-        if (s == 0) {
+    for (size_t i = 0; i < args.axes.size(); ++i) {
+        QS_ASSIGN_OR_RETURN(const int64_t axis, normalizeAxis(args.axes[i], rank, ctx));
+        const auto a = static_cast<size_t>(axis);
+        if (args.steps[i] == 0) {
             return ctx.error(Errc::InvalidModel, "step 0");
         }
-        int64_t lo = starts[i];
-        int64_t hi = ends[i];
-        lo = lo < 0 ? lo + dim : lo;
-        hi = hi < 0 ? std::max<int64_t>(hi, -dim - 1) + dim : hi;
-        if (s > 0) {
-            lo = std::clamp<int64_t>(lo, 0, dim);
-            hi = std::clamp<int64_t>(hi, 0, dim);
-        } else {
-            lo = std::clamp<int64_t>(lo, 0, dim - 1);
-            hi = std::clamp<int64_t>(hi, -1, dim - 1);
-        }
-        const int64_t count = s > 0 ? std::max<int64_t>(0, (hi - lo + s - 1) / s)
-                                    : std::max<int64_t>(0, (lo - hi + (-s) - 1) / (-s));
-        begin[static_cast<size_t>(a)] = lo;
-        step[static_cast<size_t>(a)] = s;
-        outShape[static_cast<size_t>(a)] = count;
+        const auto [first, count] =
+            clampedRange(args.starts[i], args.ends[i], args.steps[i], shape[a]);
+        begin[a] = first;
+        step[a] = args.steps[i];
+        outShape[a] = count;
     }
     const std::vector<int64_t> strides = stridesOf(shape);
     std::vector<int64_t> index(static_cast<size_t>(shapeNumElements(outShape)));
@@ -70,21 +89,6 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
         index[static_cast<size_t>(flat)] = offset;
     });
     return index;
-}
-
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
-}
-
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    std::vector<Tensor> grads(ctx.numInputs());
-    grads[0] = scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index);
-    return grads;
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {
@@ -101,9 +105,9 @@ const OpDef kSlice{.opType = "Slice",
                    .doc = "numpy-style strided slice",
                    .minInputs = 1,
                    .maxInputs = 5,
-                   .forward = forward,
+                   .forward = gatherForward<indexMap>,
                    .reference = nullptr,
-                   .vjp = vjp,
+                   .vjp = gatherVjp<indexMap>,
                    .samples = samples};
 
 } // namespace

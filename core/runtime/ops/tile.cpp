@@ -31,20 +31,6 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
     return index;
 }
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
-}
-
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index),
-                               Tensor()};
-}
-
 std::vector<OpSample> samples(std::mt19937& rng) {
     return {{"2x3 by 2,3", {}, {randomTensor(rng, {2, 3}), int64Tensor<int>({2, 3})}, {0}}};
 }
@@ -55,9 +41,9 @@ const OpDef kTile{.opType = "Tile",
                   .doc = "repeat along each dim",
                   .minInputs = 2,
                   .maxInputs = 2,
-                  .forward = forward,
+                  .forward = gatherForward<indexMap>,
                   .reference = nullptr,
-                  .vjp = vjp,
+                  .vjp = gatherVjp<indexMap>,
                   .samples = samples};
 
 } // namespace

@@ -39,19 +39,6 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
     return index;
 }
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index)};
-}
-
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    Shape outShape;
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> index, indexMap(ctx, outShape));
-    return std::vector<Tensor>{scatterAddByIndex(outputGrads[0], ctx.input(0).shape(), index)};
-}
-
 std::vector<OpSample> samples(std::mt19937& rng) {
     return {{"perm 0,2,3,1",
              {intsAttribute("perm", {0, 2, 3, 1})},
@@ -66,9 +53,9 @@ const OpDef kTranspose{.opType = "Transpose",
                        .doc = "permute dims",
                        .minInputs = 1,
                        .maxInputs = 1,
-                       .forward = forward,
+                       .forward = gatherForward<indexMap>,
                        .reference = nullptr,
-                       .vjp = vjp,
+                       .vjp = gatherVjp<indexMap>,
                        .samples = samples};
 
 } // namespace
