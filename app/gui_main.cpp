@@ -2,6 +2,7 @@
 // (--help, --version, an optional MODEL to open) and shows the main window. --help and --version
 // answer without a display.
 
+#include "ui/calibration_commands.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
 #include "ui/settings.h"
@@ -48,6 +49,11 @@ void describeCommandLine(QCommandLineParser& parser) {
         QCoreApplication::translate("main", "Choose a bit width as quantize --set does "
                                             "(repeatable; one undo step)."),
         QStringLiteral("NODE[:PORT]=BITS")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("calibrate-random"),
+        QCoreApplication::translate("main", "Calibrate the opened model on N random samples and "
+                                            "show the SQNR overlay."),
+        QStringLiteral("N")));
 }
 
 /// The quantization settings the command line asks for; unknown rules keep the default.
@@ -100,6 +106,15 @@ int main(int argc, char** argv) {
     qs::ui::MainWindow window(settings);
     window.session().setInitialQuantizationSettings(quantizationSettings(parser));
     window.setInitialBitwidths(parser.values(QStringLiteral("set")));
+    if (parser.isSet(QStringLiteral("calibrate-random"))) {
+        bool ok = false;
+        const qint64 samples = parser.value(QStringLiteral("calibrate-random")).toLongLong(&ok);
+        if (!ok || samples <= 0) {
+            qCritical("--calibrate-random needs a positive number of samples");
+            return 2;
+        }
+        window.calibration().calibrateOnOpen(samples);
+    }
     window.show();
     const QStringList models = parser.positionalArguments();
     if (!models.isEmpty()) {

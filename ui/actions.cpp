@@ -66,6 +66,7 @@ Actions::~Actions() = default;
 
 void Actions::populate(QMenuBar& menuBar) {
     QMenu* file = menuBar.addMenu(tr("&File"));
+    m_fileMenu = file;
     file->addAction(m_open);
     file->addMenu(m_recentMenu.get());
     file->addAction(m_reload);
@@ -89,6 +90,7 @@ void Actions::populate(QMenuBar& menuBar) {
     m_viewMenu->addAction(m_colorBlindPalette);
     m_viewMenu->addSeparator();
     QMenu* quantize = menuBar.addMenu(tr("&Quantize"));
+    m_quantizeMenu = quantize;
     quantize->addMenu(tr("&HW Config"))->addActions(m_hwConfigs->actions());
     quantize->addMenu(tr("&Preset"))->addActions(m_presets->actions());
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());

@@ -2,6 +2,7 @@
 
 #include "ui/actions.h"
 #include "ui/bitwidth_chart.h"
+#include "ui/calibration_commands.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -104,7 +105,16 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     connect(m_welcome, &WelcomePage::recentFileActivated, this, &MainWindow::openRecentModel);
     connectActions();
     connectSession();
+    setupCalibration();
     restoreWindow();
+}
+
+void MainWindow::setupCalibration() {
+    m_calibration =
+        new CalibrationCommands(*m_session, *m_jobs, *m_graphPage, *m_reporter, *statusBar(), this);
+    m_actions->quantizeMenu()->addSeparator();
+    m_actions->quantizeMenu()->addAction(m_calibration->calibrateAction());
+    m_actions->viewMenu()->addAction(m_calibration->overlayAction());
 }
 
 MainWindow::~MainWindow() = default;

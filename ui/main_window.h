@@ -21,6 +21,7 @@ class GraphDocument;
 class GraphPage;
 class JobRunner;
 class BitwidthChartPanel;
+class CalibrationCommands;
 class ModelInfoPanel;
 class QuantizerPanel;
 class Session;
@@ -63,6 +64,9 @@ public:
     BitwidthChartPanel& chartPanel() const { return *m_chartPanel; }
 
     QDockWidget& chartDock() const { return *m_chartDock; }
+
+    /// Quantize ▸ Calibrate… and View ▸ SQNR Overlay.
+    CalibrationCommands& calibration() const { return *m_calibration; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -124,6 +128,10 @@ private:
     BitwidthChartPanel* m_chartPanel;
     QDockWidget* m_chartDock;
     QStringList m_initialBitwidths;
+    CalibrationCommands* m_calibration = nullptr;
+
+    /// Creates the calibration entries and adds them to the menus.
+    void setupCalibration();
 };
 
 } // namespace qs::ui
