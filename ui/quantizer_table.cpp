@@ -289,6 +289,9 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
                                                      QHeaderView::Interactive);
     m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    // SQNR is what one scans for: shown next to the chosen config, ranges at the end.
+    m_view->horizontalHeader()->moveSection(QuantizerTableModel::Sqnr,
+                                            QuantizerTableModel::Config + 1);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 const QModelIndex source = m_proxy->mapToSource(current);

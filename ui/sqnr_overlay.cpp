@@ -29,6 +29,14 @@ constexpr int kLegendWidth = 190;
 constexpr int kLegendHeight = 54;
 constexpr int kLegendMessageHeight = 28;
 
+/// Where the dB label goes: left of an activation disc (its candidate count sits on the right),
+/// right of a weight pill (which sits in the op's title bar, whose text is on the left).
+QRectF labelRect(bool weight, const QRectF& ring) {
+    return weight ? QRectF(ring.right() + 2, -kLabelHeight / 2, kLabelWidth, kLabelHeight)
+                  : QRectF(ring.left() - kLabelWidth - 1, -kLabelHeight / 2, kLabelWidth,
+                           kLabelHeight);
+}
+
 QRectF ringRect(bool weight) {
     const double grow = kRingGap;
     return weight ? QRectF(-kPillHalfWidth - grow, -kPillHalfHeight - grow,
@@ -53,8 +61,7 @@ QColor SqnrHaloItem::color() const {
 QRectF SqnrHaloItem::boundingRect() const {
     const QRectF ring =
         ringRect(m_weight).adjusted(-kRingWidth, -kRingWidth, kRingWidth, kRingWidth);
-    const QRectF label(ring.left() - kLabelWidth, -kLabelHeight / 2, kLabelWidth, kLabelHeight);
-    return ring.united(label);
+    return ring.united(labelRect(m_weight, ringRect(m_weight)));
 }
 
 void SqnrHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
@@ -78,9 +85,9 @@ void SqnrHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     painter->setPen(ring.darker(125));
     const QString text =
         std::isfinite(m_sqnrDb) ? QString::number(m_sqnrDb, 'f', 0) : QStringLiteral("∞");
-    painter->drawText(
-        QRectF(rect.left() - kLabelWidth - 1, -kLabelHeight / 2, kLabelWidth, kLabelHeight),
-        Qt::AlignRight | Qt::AlignVCenter, text + QStringLiteral(" dB"));
+    painter->drawText(labelRect(m_weight, rect),
+                      (m_weight ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter,
+                      text + QStringLiteral(" dB"));
 }
 
 SqnrLegend::SqnrLegend(QWidget* parent)
