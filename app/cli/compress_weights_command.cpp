@@ -20,9 +20,6 @@
 namespace qs::cli {
 
 namespace {
-/// The newest default-domain opset onnx::checker of our ONNX 1.12 headers knows.
-constexpr int64_t kCheckerMaxOpset = 17;
-
 struct CompressOptions {
     std::string modelPath;
     std::string mode;
@@ -77,7 +74,7 @@ void checkIfPossible(const graph::Graph& graph, std::ostream& out) {
         const graph::DataType dtype = graph.value(id).dtype;
         hasInt4 = hasInt4 || dtype == graph::DataType::Int4 || dtype == graph::DataType::UInt4;
     }
-    if (hasInt4 || graph.opsetVersion() > kCheckerMaxOpset) {
+    if (hasInt4 || graph.opsetVersion() > onnx::kCheckerMaxOpset) {
         out << "onnx::checker: skipped (ONNX 1.12 knows neither int4 nor opset "
             << graph.opsetVersion() << ")\n";
         return;

@@ -17,8 +17,6 @@
 namespace qs::cli {
 
 namespace {
-/// The newest default-domain opset onnx::checker of our ONNX 1.12 headers knows.
-constexpr int64_t kCheckerMaxOpset = 17;
 /// Clamped tensors named on the console; the JSON report lists all.
 constexpr size_t kListedClampedTensors = 5;
 
@@ -65,7 +63,7 @@ Result<void> runConvert(const Fp16CliOptions& options) {
         std::cout << "Warning: " << report.untypedValues
                   << " values have no inferred element type and were left unchanged\n";
     }
-    if (graph.opsetVersion() <= kCheckerMaxOpset) {
+    if (graph.opsetVersion() <= onnx::kCheckerMaxOpset) {
         const auto checked = onnx::checkModel(graph);
         std::cout << "onnx::checker: " << (checked.ok() ? "passed" : checked.error().toString())
                   << '\n';

@@ -174,4 +174,18 @@ Result<void> raiseDefaultOpset(Graph& graph, int64_t target) {
     return success();
 }
 
+Result<void> raiseOpsetAndIrVersion(Graph& graph, int64_t target) {
+    QS_TRY(raiseDefaultOpset(graph, target));
+    // IR 7 brought opset 13, IR 10 opset 21 (and the int4/uint4 types).
+    constexpr int64_t kIrOfPerAxisOpset = 7;
+    constexpr int64_t kIrOfInt4Opset = 10;
+    int64_t& irVersion = graph.metadata().irVersion;
+    if (target >= kInt4QdqOpset) {
+        irVersion = std::max(irVersion, kIrOfInt4Opset);
+    } else if (target >= kPerAxisQdqOpset) {
+        irVersion = std::max(irVersion, kIrOfPerAxisOpset);
+    }
+    return success();
+}
+
 } // namespace qs::compression

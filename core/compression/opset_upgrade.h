@@ -20,6 +20,14 @@ inline constexpr int64_t kMinUpgradableOpset = 11;
 /// migrated; the graph is left unchanged in that case.
 Result<void> raiseDefaultOpset(graph::Graph& graph, int64_t target);
 
+/// Default-domain opset of per-axis QuantizeLinear/DequantizeLinear (and Clip's min/max inputs).
+inline constexpr int64_t kPerAxisQdqOpset = 13;
+/// Default-domain opset of int4/uint4 QuantizeLinear/DequantizeLinear and `block_size`.
+inline constexpr int64_t kInt4QdqOpset = 21;
+
+/// raiseDefaultOpset, then the IR version up to what that opset needs (7 for 13, 10 for 21).
+Result<void> raiseOpsetAndIrVersion(graph::Graph& graph, int64_t target);
+
 /// `base` if no value has that name, else `base_1`, `base_2`, ...
 std::string uniqueValueName(const graph::Graph& graph, const std::string& base);
 

@@ -21,11 +21,6 @@ using graph::NodeId;
 using graph::ValueId;
 
 namespace {
-/// Per-axis DequantizeLinear needs opset 13; int4/uint4 and `block_size` need 21 and IR 10.
-constexpr int64_t kPerAxisOpset = 13;
-constexpr int64_t kBlockedOpset = 21;
-constexpr int64_t kInt4IrVersion = 10;
-constexpr int64_t kPerAxisIrVersion = 7;
 /// Group size marking a weight the IGNORE fallback leaves in float.
 constexpr int64_t kIgnoredGroupSize = -2;
 
@@ -380,9 +375,7 @@ Result<CompressionSummary> applyWeightCompression(Graph& graph, const Compressio
     }
     CompressionSummary summary;
     if (any) {
-        QS_TRY(raiseDefaultOpset(graph, needsBlocked ? kBlockedOpset : kPerAxisOpset));
-        int64_t& irVersion = graph.metadata().irVersion;
-        irVersion = std::max(irVersion, needsBlocked ? kInt4IrVersion : kPerAxisIrVersion);
+        QS_TRY(raiseOpsetAndIrVersion(graph, needsBlocked ? kInt4QdqOpset : kPerAxisQdqOpset));
     }
     size_t done = 0;
     for (const WeightDecision& decision : plan.weights) {

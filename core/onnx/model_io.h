@@ -65,4 +65,11 @@ Result<void> exportModel(const graph::Graph& graph, const std::filesystem::path&
 /// Runs onnx::checker on the exported form of the graph.
 Result<void> checkModel(const graph::Graph& graph);
 
+/// Highest default-domain opset the checker of our ONNX headers (1.12) knows.
+inline constexpr int64_t kCheckerMaxOpset = 17;
+
+/// True when checkModel can judge the graph: default opset <= kCheckerMaxOpset and no int4/uint4
+/// value (types the 1.12 checker does not know).
+bool checkerCanJudge(const graph::Graph& graph);
+
 } // namespace qs::onnx

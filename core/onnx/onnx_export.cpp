@@ -144,4 +144,17 @@ Result<void> checkModel(const Graph& graph) {
     return success();
 }
 
+bool checkerCanJudge(const Graph& graph) {
+    if (graph.opsetVersion() > kCheckerMaxOpset) {
+        return false;
+    }
+    for (const graph::ValueId id : graph.valueIds()) {
+        const graph::DataType dtype = graph.value(id).dtype;
+        if (dtype == graph::DataType::Int4 || dtype == graph::DataType::UInt4) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace qs::onnx

@@ -33,4 +33,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/fake_quantize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibration_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/qdq_export.cpp
 )

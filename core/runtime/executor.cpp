@@ -104,7 +104,10 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     for (const ValueId id : g.valueIds()) {
         const graph::Value& value = g.value(id);
         if (value.isInitializer()) {
-            if (!isDispatchable(value.initializer->dtype())) {
+            const graph::DataType dtype = value.initializer->dtype();
+            // int4/uint4 are unpacked into int8/uint8 by Tensor::wrap.
+            const bool subByte = dtype == graph::DataType::Int4 || dtype == graph::DataType::UInt4;
+            if (!isDispatchable(dtype) && !subByte) {
                 continue; // strings and exotic types: only an op that reads them would fail
             }
             exec.m_constants[id.index()] = toStorage(Tensor::wrap(value.initializer), options.fp16);

@@ -1,6 +1,8 @@
 // QuantizeLinear (ONNX since 10; per-axis since 13, blocked and output_dtype since 21):
 // y = saturate(round_half_to_even(x / scale) + zero_point), y of the zero point's type (uint8
-// without one). int8/uint8/int16/uint16 outputs; int4 outputs are not produced yet.
+// without one). int8/uint8/int16/uint16 outputs; int4/uint4 when `output_dtype` names them (an
+// int4 zero point is unpacked to a byte on load, so its type alone does not tell), held unpacked
+// in int8/uint8 as runtime tensors hold sub-byte types.
 
 #include "core/runtime/quant_params.h"
 #include "core/runtime/type_dispatch.h"
@@ -22,15 +24,19 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     const std::vector<int64_t> zeroPoint =
         ctx.has(2) ? toInt64Vector(ctx.input(2))
                    : std::vector<int64_t>(static_cast<size_t>(scale.numElements()), 0);
-    Tensor y = Tensor::allocate(outType, x.shape());
+    const bool int4 = outType == graph::DataType::Int4;
+    const bool uint4 = outType == graph::DataType::UInt4;
+    graph::DataType storedType = outType;
+    if (int4 || uint4) {
+        storedType = int4 ? graph::DataType::Int8 : graph::DataType::UInt8;
+    }
+    Tensor y = Tensor::allocate(storedType, x.shape());
     const float* px = x.data<float>();
     const float* s = scale.data<float>();
     bool supported = false;
-    auto quantize = [&]<typename T>() {
+    auto quantizeTo = [&]<typename T>(double lo, double hi) {
         supported = true;
         T* py = y.mutableData<T>();
-        const double lo = static_cast<double>(std::numeric_limits<T>::min());
-        const double hi = static_cast<double>(std::numeric_limits<T>::max());
         for (int64_t i = 0; i < x.numElements(); ++i) {
             const int64_t p = index[static_cast<size_t>(i)];
             // nearbyint rounds half to even in the default rounding mode, as ONNX specifies.
@@ -39,7 +45,19 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
             py[i] = static_cast<T>(std::clamp(q, lo, hi));
         }
     };
-    switch (outType) {
+    auto quantize = [&]<typename T>() {
+        quantizeTo.template operator()<T>(static_cast<double>(std::numeric_limits<T>::min()),
+                                          static_cast<double>(std::numeric_limits<T>::max()));
+    };
+    constexpr double kInt4Min = -8.0;
+    constexpr double kInt4Max = 7.0;
+    constexpr double kUInt4Max = 15.0;
+    if (int4) {
+        quantizeTo.template operator()<int8_t>(kInt4Min, kInt4Max);
+    } else if (uint4) {
+        quantizeTo.template operator()<uint8_t>(0.0, kUInt4Max);
+    }
+    switch (supported ? graph::DataType::Undefined : outType) {
     case graph::DataType::UInt8:
         quantize.template operator()<uint8_t>();
         break;

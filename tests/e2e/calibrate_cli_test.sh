@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# quantscope-cli quantize with calibration on the demo model: random, .npy and image datasets,
+# --setup-out / --setup-in round trip, the --report and --encodings-out JSON, output cosine
+# similarity float vs 8-bit, and one-line errors with the usage exit code.
+set -uo pipefail
+cli=$1 demo=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+expect() { # expect CODE PATTERN -- ARGS...
+    local code=$1 pattern=$2; shift 3
+    local out rc
+    out=$("$cli" "$@" 2>&1); rc=$?
+    [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $out"
+    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
+        fail "'$*' output lacks /$pattern/: $out"
+    fi
+}
+
+expect 0 'calib-random' -- quantize --help
+expect 0 'range-estimator' -- quantize --help
+expect 2 'need a calibration dataset' -- quantize "$demo" --report "$tmp/r.json"
+expect 2 'excludes' -- quantize "$demo" --calib-random 4 --calib-images "$tmp"
+expect 2 'one --calib-npy per input' -- quantize "$demo" --calib-npy a.npy --calib-npy b.npy
+expect 2 "unknown range estimator|not in" -- quantize "$demo" --calib-random 4 --range-estimator best
+expect 1 "cannot read --setup-in" -- quantize "$demo" --setup-in "$tmp/missing.json" --calib-random 2
+expect 2 'expects shape|batch' -- quantize "$demo" --calib-random 4 --calib-batch 0
+
+# Random data, propagation setup saved for the round trip.
+expect 0 "Output 'logits': cosine similarity 0\.99[0-9]+" \
+    -- quantize "$demo" --hw cpu --preset performance --calib-random 16 --setup-out "$tmp/setup.json" \
+       --report "$tmp/report.json" --encodings-out "$tmp/enc.json"
+# The same setup from the file gives the same parameters.
+expect 0 'Calibrated 29 quantizers on 16 samples' \
+    -- quantize "$demo" --setup-in "$tmp/setup.json" --calib-random 16 --calib-batch 4 --encodings-out "$tmp/enc_in.json"
+cmp -s "$tmp/enc.json" "$tmp/enc_in.json" || fail "--setup-in (batch 4) changed the parameters"
+expect 2 'need propagation' -- quantize "$demo" --setup-in "$tmp/setup.json" --set x=4 --calib-random 2
+
+# .npy samples (written without numpy: a 1.0 header and float32 data) and a percentile run.
+python3 - "$tmp/in.npy" <<'PY' || fail "cannot write the .npy input"
+import math, struct, sys
+n, shape = 5, (5, 3, 96, 96)
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % (shape,)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+count = 5 * 3 * 96 * 96
+data = struct.pack("<%df" % count, *(math.sin(i * 0.37) for i in range(count)))
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+PY
+expect 0 'Calibrated 29 quantizers on 3 samples' \
+    -- quantize "$demo" --calib-npy "$tmp/in.npy" --calib-samples 3 --range-estimator percentile
+
+python3 - "$tmp/report.json" "$tmp/enc.json" <<'PY' || fail "the --report / --encodings-out JSON is not as expected"
+import json, sys
+report = json.load(open(sys.argv[1]))
+enc = json.load(open(sys.argv[2]))
+assert report["calibration"]["samples"] == 16 and report["calibration"]["range_estimator"] == "nncf"
+assert "Num bits (N)" in report["bitwidth_table"]
+out = report["simulation"]["outputs"][0]
+assert out["name"] == "logits" and out["cosine_similarity"] >= 0.99 and out["top1_agreement"] is not None
+quantizers = report["quantizers"]
+assert len(quantizers) == 29 and set(quantizers) == set(enc["quantizers"])
+weights = [q for q in quantizers.values() if q["is_weight"]]
+assert weights and all(q["channel_axis"] == 0 and len(q["scale"]) > 1 for q in weights)
+for q in quantizers.values():
+    assert q["sqnr_db"] is None or q["sqnr_db"] > 10, q
+    assert q["levels"] == q["quant_max"] - q["quant_min"] + 1
+    assert all(s > 0 for s in q["scale"])
+    assert all(q["quant_min"] <= z <= q["quant_max"] for z in q["zero_point"])
+PY
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "calibrate CLI: all checks passed"
