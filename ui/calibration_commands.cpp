@@ -1,5 +1,6 @@
 #include "ui/calibration_commands.h"
 
+#include "core/quantization/qdq_export.h"
 #include "ui/calibration_dialog.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
@@ -9,8 +10,13 @@
 #include "ui/sqnr_overlay.h"
 
 #include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QStatusBar>
 
+#include <filesystem>
 #include <memory>
 #include <utility>
 
@@ -30,7 +36,11 @@ CalibrationCommands::CalibrationCommands(Session& session, JobRunner& jobs, Grap
     , m_statusBar(statusBar)
     , m_sqnrOverlay(new SqnrOverlay(page, this))
     , m_calibrate(new QAction(tr("&Calibrate…"), this))
-    , m_overlay(new QAction(tr("&SQNR Overlay"), this)) {
+    , m_overlay(new QAction(tr("&SQNR Overlay"), this))
+    , m_exportQuantized(new QAction(tr("&Quantized ONNX…"), this)) {
+    m_exportQuantized->setStatusTip(tr("Write the calibrated QDQ model (QuantizeLinear / "
+                                       "DequantizeLinear at every quantizer) as ONNX"));
+    connect(m_exportQuantized, &QAction::triggered, this, &CalibrationCommands::showExportDialog);
     m_calibrate->setStatusTip(tr("Collect activation statistics over a dataset, compute scales "
                                  "and zero points, and measure the quantization error"));
     m_calibrate->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
@@ -64,8 +74,9 @@ void CalibrationCommands::onDocumentChanged(GraphDocument* document) {
 }
 
 void CalibrationCommands::updateActions() {
-    m_calibrate->setEnabled(!m_running && m_document != nullptr &&
-                            m_document->quantization() != nullptr);
+    const bool quantized = m_document != nullptr && m_document->quantization() != nullptr;
+    m_calibrate->setEnabled(!m_running && quantized);
+    m_exportQuantized->setEnabled(!m_exporting && quantized);
 }
 
 void CalibrationCommands::calibrateOnOpen(int64_t randomSamples) {
@@ -124,6 +135,71 @@ bool CalibrationCommands::calibrate(const CalibrationRequest& request) {
             target->setCalibration(std::move(result).value());
             m_statusBar.showMessage(tr("Calibrated: %1").arg(metrics), kStatusMessageMs);
             Q_EMIT calibrationFinished(true, {});
+        });
+    return true;
+}
+
+void CalibrationCommands::showExportDialog() {
+    if (m_document == nullptr) {
+        return;
+    }
+    const QFileInfo model(m_document->filePath());
+    const QString suggested =
+        model.dir().filePath(model.completeBaseName() + QStringLiteral(".qdq.onnx"));
+    const QString path = QFileDialog::getSaveFileName(
+        m_statusBar.window(), tr("Export Quantized ONNX"), suggested, tr("ONNX models (*.onnx)"));
+    if (!path.isEmpty()) {
+        exportQuantized(path);
+    }
+}
+
+bool CalibrationCommands::exportQuantized(const QString& path) {
+    GraphDocument* document = m_document.data();
+    const CalibrationResult* calibration =
+        document == nullptr ? nullptr : document->freshCalibration();
+    if (m_exporting || calibration == nullptr || document->quantization() == nullptr) {
+        const QString why =
+            m_exporting           ? tr("An export is already running.")
+            : document == nullptr ? tr("Open a model first.")
+            : document->isCalibrationStale()
+                ? tr("The calibration is stale: the quantizer setup changed since it ran. "
+                     "Recalibrate (Quantize ▸ Calibrate…) before exporting.")
+                : tr("The model is not calibrated yet: run Quantize ▸ Calibrate… first, so "
+                     "every quantizer has a scale and zero point.");
+        m_reporter.error(tr("Cannot export the quantized model"), why);
+        return false;
+    }
+    auto model = std::make_shared<const graph::Graph>(document->graph());
+    auto setup = std::make_shared<const quantization::SingleConfigQuantizerSetup>(
+        document->quantization()->setup);
+    auto parameters =
+        std::make_shared<const quantization::QuantizerParametersMap>(calibration->parameters);
+    const std::filesystem::path file(QFile::encodeName(path).toStdString());
+    m_exporting = true;
+    updateActions();
+    m_jobs.start<quantization::QdqExportSummary>(
+        tr("Exporting %1").arg(QFileInfo(path).fileName()),
+        [model, setup, parameters, file](Progress& progress) {
+            progress.report(0.0, "Inserting QuantizeLinear/DequantizeLinear");
+            return quantization::exportQdqModel(*model, *setup, *parameters, file);
+        },
+        [this, path](Result<quantization::QdqExportSummary> written) {
+            m_exporting = false;
+            updateActions();
+            if (!written.ok()) {
+                const QString message = QString::fromStdString(written.error().toString());
+                m_reporter.error(tr("Cannot export the quantized model"), message);
+                Q_EMIT exportFinished(false, message);
+                return;
+            }
+            m_statusBar.showMessage(
+                tr("Saved %1: %2 activation pair(s), %3 weight dequantizer(s), opset %4")
+                    .arg(QDir::toNativeSeparators(path))
+                    .arg(written->activationPairs)
+                    .arg(written->weightDequantizers)
+                    .arg(written->opset),
+                kStatusMessageMs);
+            Q_EMIT exportFinished(true, {});
         });
     return true;
 }

@@ -1,8 +1,9 @@
 // CalibrationCommands: the calibration entries of the main window — Quantize ▸ Calibrate… (the
 // dataset dialog, then calibrate() + simulateQuantization() through the JobRunner with progress
-// and cancel, the result stored in the open GraphDocument on the GUI thread) and View ▸ SQNR
-// Overlay (the colour overlay of the graph page). The window only creates it and adds its actions
-// to the menus.
+// and cancel, the result stored in the open GraphDocument on the GUI thread), View ▸ SQNR Overlay
+// (the colour overlay of the graph page) and File ▸ Export ▸ Quantized ONNX… (the QDQ model of the
+// current setup and its calibration, written atomically; refused while uncalibrated or stale).
+// The window only creates it and adds its actions to the menus.
 #pragma once
 
 #include "ui/calibration.h"
@@ -39,7 +40,17 @@ public:
     /// View ▸ SQNR Overlay (checkable).
     QAction* overlayAction() const { return m_overlay; }
 
+    /// File ▸ Export ▸ Quantized ONNX… (enabled while a model with quantizers is open).
+    QAction* exportQuantizedAction() const { return m_exportQuantized; }
+
     SqnrOverlay& overlay() const { return *m_sqnrOverlay; }
+
+    /// Writes the QDQ model of the open document's setup and fresh calibration to `path` in the
+    /// background; false (with a message) when there is no fresh calibration.
+    bool exportQuantized(const QString& path);
+
+    /// True while an export job runs.
+    bool isExporting() const { return m_exporting; }
 
     /// Calibrates the open document with `request` in the background; false (with a message)
     /// when there is nothing to calibrate or a calibration already runs.
@@ -56,8 +67,13 @@ Q_SIGNALS:
     /// A calibration job ended: stored (`ok`) or failed / cancelled (`message` says why).
     void calibrationFinished(bool ok, const QString& message);
 
+    /// An export job ended: written (`ok`) or failed (`message` says why).
+    void exportFinished(bool ok, const QString& message);
+
 private:
     void showDialog();
+
+    void showExportDialog();
 
     void updateActions();
 
@@ -70,9 +86,11 @@ private:
     SqnrOverlay* m_sqnrOverlay;
     QAction* m_calibrate;
     QAction* m_overlay;
+    QAction* m_exportQuantized;
     QPointer<GraphDocument> m_document;
     int64_t m_calibrateOnOpen = 0;
     bool m_running = false;
+    bool m_exporting = false;
 };
 
 } // namespace qs::ui

@@ -26,6 +26,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -115,6 +116,17 @@ void MainWindow::setupCalibration() {
     m_actions->quantizeMenu()->addSeparator();
     m_actions->quantizeMenu()->addAction(m_calibration->calibrateAction());
     m_actions->viewMenu()->addAction(m_calibration->overlayAction());
+    // File ▸ Export gathers the model exports; whoever comes first creates it.
+    QMenu* file = m_actions->fileMenu();
+    auto* exports =
+        file->findChild<QMenu*>(QStringLiteral("exportMenu"), Qt::FindDirectChildrenOnly);
+    if (exports == nullptr) {
+        exports = new QMenu(tr("E&xport"), file);
+        exports->setObjectName(QStringLiteral("exportMenu"));
+        const QList<QAction*> entries = file->actions(); // right after Export Image…
+        file->insertMenu(entries.value(entries.indexOf(m_actions->exportImage()) + 1), exports);
+    }
+    exports->addAction(m_calibration->exportQuantizedAction());
 }
 
 MainWindow::~MainWindow() = default;

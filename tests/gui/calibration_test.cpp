@@ -2,8 +2,11 @@
 // random samples fills the range, scale, zero point and SQNR columns, the summary line with the
 // output metrics, the badge tooltips and the SQNR overlay; a settings change marks the calibration
 // stale (columns blank, overlay legend says so) and undo makes it fresh again; the dataset dialog
-// refuses missing paths; a bad .npy file and a cancel are reported and store nothing.
+// refuses missing paths; a bad .npy file and a cancel are reported and store nothing; File ▸
+// Export ▸ Quantized ONNX writes a QDQ model that imports again with the original inputs and
+// outputs, and refuses clearly while uncalibrated, stale, or when the path cannot be written.
 
+#include "core/onnx/model_io.h"
 #include "ui/calibration_commands.h"
 #include "ui/calibration_dialog.h"
 #include "ui/graph_document.h"
@@ -220,6 +223,64 @@ TEST_F(CalibrationTest, CancelStoresNothing) {
     EXPECT_TRUE(m_errors.isEmpty()); // a cancel is no error
     EXPECT_EQ(document().calibration(), nullptr);
     EXPECT_TRUE(commands().calibrateAction()->isEnabled());
+}
+
+TEST_F(CalibrationTest, ExportWritesAQdqModelThatImportsAgain) {
+    const QString path = m_dir.filePath(QStringLiteral("demo.qdq.onnx"));
+    EXPECT_FALSE(commands().exportQuantized(path)); // not calibrated
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("not calibrated")))
+        << m_errors.front().toStdString();
+    EXPECT_FALSE(QFile::exists(path));
+
+    ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
+    QSignalSpy finished(&commands(), &CalibrationCommands::exportFinished);
+    ASSERT_TRUE(commands().exportQuantized(path));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    ASSERT_TRUE(finished.front().front().toBool())
+        << finished.front().back().toString().toStdString();
+    ASSERT_EQ(m_errors.size(), 1);
+
+    auto exported = onnx::importModel(QFile::encodeName(path).toStdString());
+    ASSERT_TRUE(exported.ok()) << exported.error().toString();
+    size_t quantizeLinear = 0;
+    size_t dequantizeLinear = 0;
+    for (const graph::NodeId id : exported->nodeIds()) {
+        const graph::Node& node = exported->node(id);
+        quantizeLinear += node.opType == "QuantizeLinear" ? 1 : 0;
+        dequantizeLinear += node.opType == "DequantizeLinear" ? 1 : 0;
+    }
+    const CalibrationResult& calibration = *document().freshCalibration();
+    EXPECT_GT(quantizeLinear, 0U);
+    EXPECT_EQ(dequantizeLinear, calibration.parameters.size()); // one per activation and weight
+    const graph::Graph& original = document().graph();
+    ASSERT_EQ(exported->outputs().size(), original.outputs().size());
+    for (size_t i = 0; i < original.outputs().size(); ++i) {
+        EXPECT_EQ(exported->value(exported->outputs()[i]).name,
+                  original.value(original.outputs()[i]).name);
+    }
+}
+
+TEST_F(CalibrationTest, ExportRefusesAStaleCalibrationAndAnUnwritablePath) {
+    ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
+    QSignalSpy finished(&commands(), &CalibrationCommands::exportFinished);
+    const QString unwritable = m_dir.filePath(QStringLiteral("no/such/folder/model.onnx"));
+    ASSERT_TRUE(commands().exportQuantized(unwritable));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    EXPECT_FALSE(finished.front().front().toBool());
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("folder")))
+        << m_errors.front().toStdString();
+    EXPECT_TRUE(commands().exportQuantizedAction()->isEnabled());
+
+    quantization::QuantizationSettings mixed = document().quantization()->settings;
+    mixed.preset = quantization::QuantizationPreset::Mixed;
+    document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
+    const QString path = m_dir.filePath(QStringLiteral("stale.onnx"));
+    EXPECT_FALSE(commands().exportQuantized(path));
+    ASSERT_EQ(m_errors.size(), 2);
+    EXPECT_TRUE(m_errors.back().contains(QStringLiteral("stale"))) << m_errors.back().toStdString();
+    EXPECT_FALSE(QFile::exists(path));
 }
 
 TEST(CalibrationDialogTest, AsksForAnExistingPath) {
