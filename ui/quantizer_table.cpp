@@ -333,7 +333,7 @@ void QuantizerPanel::updateCalibrationSummary() {
                                    .arg(calibration->dataset));
         return;
     }
-    m_calibration->setText(tr("Calibrated on %1 (%n sample(s), %2 s): %3", nullptr,
+    m_calibration->setText(tr("Calibrated on %1 — %n sample(s), simulated in %2 s — %3", nullptr,
                               static_cast<int>(calibration->report.samples))
                                .arg(calibration->dataset,
                                     QString::number(calibration->report.seconds, 'f', 1),
