@@ -3,18 +3,19 @@
 //  [--setup-in SETUP.json] [--setup-out SETUP.json] [--proposal-out PROPOSAL.json]
 //  [--dot-out FINAL.dot] [(--calib-images DIR | --calib-npy FILE... | --calib-random N)
 //  [--calib-samples N] [--calib-batch B] [--range-estimator E] [--report REPORT.json]
-//  [--encodings-out ENCODINGS.json]]`
+//  [--encodings-out ENCODINGS.json] [--out MODEL.qdq.onnx]]`
 // Proposes the quantizer setup (or reads one saved by --setup-out or the GUI), applies the preset
 // and the user's bit widths, finalises it, and prints NNCF's bitwidth table plus the counts of
 // merged quantizers and requantizers. With a calibration dataset it also computes every
 // quantizer's scale and zero point, simulates the quantized model against the float one, and
-// writes the parameters and the per-quantizer SQNR / output metrics report.
+// writes the parameters, the per-quantizer SQNR / output metrics report and the QDQ model.
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
 #include "core/quantization/calibration.h"
 #include "core/quantization/calibration_data.h"
 #include "core/quantization/finalize_setup.h"
+#include "core/quantization/qdq_export.h"
 #include "core/quantization/quantization_state.h"
 #include "core/quantization/quantizer_propagation_solver.h"
 #include "core/quantization/quantizer_setup_report.h"
@@ -51,6 +52,7 @@ struct QuantizeOptions {
     std::string rangeEstimator = "nncf";
     std::string reportOut;
     std::string encodingsOut;
+    std::string modelOut;
 
     bool calibrates() const {
         return !calibration.imagesDir.empty() || !calibration.npyFiles.empty() ||
@@ -201,6 +203,20 @@ void printSimulation(const SimulationReport& simulation) {
     std::cout << std::defaultfloat;
 }
 
+Result<void> writeQdqModel(const QuantizeOptions& options, const graph::Graph& model,
+                           const SingleConfigQuantizerSetup& setup,
+                           const QuantizerParametersMap& parameters) {
+    QS_ASSIGN_OR_RETURN(const QdqExportSummary exported,
+                        exportQdqModel(model, setup, parameters, options.modelOut)
+                            .context("--out '" + options.modelOut + "'"));
+    std::cout << "QDQ model: " << options.modelOut << " (" << exported.activationPairs
+              << " activation Q/DQ pairs, " << exported.weightDequantizers
+              << " weight DequantizeLinear, " << exported.clippedGrids << " clipped grids; opset "
+              << exported.opset << ", IR version " << exported.irVersion << "; onnx::checker: "
+              << (exported.checked ? "passed" : "skipped (int4 or opset > 17)") << ")\n";
+    return {};
+}
+
 Result<void> calibrateAndReport(const QuantizeOptions& options, const graph::Graph& model,
                                 const SingleConfigQuantizerSetup& setup) {
     QS_ASSIGN_OR_RETURN(const RangeEstimator estimator,
@@ -225,6 +241,9 @@ Result<void> calibrateAndReport(const QuantizeOptions& options, const graph::Gra
     if (!options.encodingsOut.empty()) {
         QS_TRY(writeJson(options.encodingsOut, toJson(setup, parameters)));
     }
+    if (!options.modelOut.empty()) {
+        QS_TRY(writeQdqModel(options, model, setup, parameters));
+    }
     if (!options.reportOut.empty()) {
         QS_TRY(
             writeJson(options.reportOut, calibrationReport(options, setup, parameters, simulation,
@@ -234,10 +253,12 @@ Result<void> calibrateAndReport(const QuantizeOptions& options, const graph::Gra
 }
 
 Result<void> runQuantizeImpl(const QuantizeOptions& options) {
-    if (!options.calibrates() && (!options.reportOut.empty() || !options.encodingsOut.empty())) {
-        return Error(Errc::InvalidArgument, "--report and --encodings-out need a calibration "
-                                            "dataset (--calib-images, --calib-npy or "
-                                            "--calib-random)");
+    if (!options.calibrates() && (!options.reportOut.empty() || !options.encodingsOut.empty() ||
+                                  !options.modelOut.empty())) {
+        return Error(Errc::InvalidArgument,
+                     "--out, --report and --encodings-out need a calibration "
+                     "dataset (--calib-images, --calib-npy or "
+                     "--calib-random)");
     }
     QS_ASSIGN_OR_RETURN(
         graph::Graph model,
@@ -264,7 +285,8 @@ int runQuantize(const QuantizeOptions& options) {
 Command addQuantizeCommand(CLI::App& parent) {
     auto options = std::make_shared<QuantizeOptions>();
     CLI::App* app = parent.add_subcommand(
-        "quantize", "Propose, choose and finalise the quantizer setup (NNCF propagation); calibrate it");
+        "quantize",
+        "Propose, choose and finalise the quantizer setup (NNCF propagation); calibrate it");
     app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
     app->add_option("--hw", options->hw, "HW config: cpu, gpu, npu or a JSON file in NNCF's schema")
         ->capture_default_str();
@@ -319,6 +341,9 @@ Command addQuantizeCommand(CLI::App& parent) {
                     "similarity / max abs error / top-1 agreement, bitwidth table");
     app->add_option("--encodings-out", options->encodingsOut,
                     "Scales, zero points and ranges of every quantizer (JSON)");
+    app->add_option("--out", options->modelOut,
+                    "Write the quantized model as QDQ ONNX (QuantizeLinear/DequantizeLinear at the "
+                    "insertion points; 4-bit as int4, other narrow grids behind a Clip)");
     return {app, [options] { return runQuantize(*options); }};
 }
 

@@ -187,53 +187,166 @@ Result<void> weightErrors(const graph::Graph& model, const SingleConfigQuantizer
     return success();
 }
 
+/// What calibrate() needs per quantizer before statistics: weight ranges, the observed tensor of
+/// each activation quantizer, and every quantizer's channel axis.
+struct CalibrationPlan {
+    ObservedValues observed;
+    std::map<int, size_t> observedOf;
+    std::map<int, MinMaxRange> ranges;
+    std::map<int, std::optional<int>> axisOf;
+};
+
+Result<CalibrationPlan> planCalibration(const graph::Graph& model,
+                                        const SingleConfigQuantizerSetup& setup) {
+    CalibrationPlan plan;
+    for (const auto& [id, point] : setup.quantizationPoints) {
+        QS_ASSIGN_OR_RETURN(const ResolvedInsertionPoint at,
+                            resolveInsertionPoint(model, point.insertionPoint));
+        const bool perChannel = point.qconfig.perChannel;
+        if (!point.insertionPoint.isWeight) {
+            plan.observedOf[id] = plan.observed.add(at.value);
+            plan.axisOf[id] = perChannel ? std::optional<int>(1) : std::nullopt;
+            continue;
+        }
+        QS_ASSIGN_OR_RETURN(plan.ranges[id], weightRange(*model.value(at.value).initializer,
+                                                         point.qconfig, at.weightAxis)
+                                                 .context(describe(id, point.insertionPoint)));
+        plan.axisOf[id] = perChannel && at.weightAxis
+                              ? std::optional<int>(static_cast<int>(*at.weightAxis))
+                              : std::nullopt;
+    }
+    return plan;
+}
+
+Result<void> activationRanges(const graph::Graph& model, const SingleConfigQuantizerSetup& setup,
+                              std::span<const runtime::Tensor> inputs,
+                              const CalibrationOptions& options, Progress* progress,
+                              CalibrationPlan& plan) {
+    if (plan.observed.values().empty()) {
+        return success();
+    }
+    const StatisticsOptions statsOptions{.batchSize = options.batchSize,
+                                         .percentiles =
+                                             options.estimator == RangeEstimator::Percentile,
+                                         .percentile = options.percentile};
+    QS_ASSIGN_OR_RETURN(
+        const std::vector<TensorStatistics> stats,
+        collectStatistics(model, plan.observed.values(), inputs, statsOptions, progress));
+    for (const auto& [id, index] : plan.observedOf) {
+        const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(id);
+        QS_ASSIGN_OR_RETURN(plan.ranges[id],
+                            activationRange(stats[index], point.qconfig, options.estimator)
+                                .context(describe(id, point.insertionPoint)));
+    }
+    return success();
+}
+
+/// Per activation quantizer: where its tensors are among the observed outputs of the float and
+/// the quantized model.
+struct Probe {
+    int id = 0;
+    size_t floatIndex = 0; ///< float model: the tensor at the insertion point
+    size_t inIndex = 0;    ///< quantized model: the tensor entering the quantizer
+    size_t outIndex = 0;   ///< quantized model: the quantizer's output
+};
+
+/// The float model and its fake-quant copy, run side by side with their probes as extra outputs.
+class SideBySide {
+public:
+    static Result<SideBySide> create(const graph::Graph& model,
+                                     const SingleConfigQuantizerSetup& setup,
+                                     const QuantizerParametersMap& parameters) {
+        QS_ASSIGN_OR_RETURN(FakeQuantizedModel fq, insertFakeQuantizers(model, setup, parameters));
+        ObservedValues floatObserved;
+        ObservedValues quantObserved;
+        std::vector<Probe> probes;
+        for (const auto& [id, y] : fq.quantizerOutput) {
+            QS_ASSIGN_OR_RETURN(
+                const ResolvedInsertionPoint at,
+                resolveInsertionPoint(model, setup.quantizationPoints.at(id).insertionPoint));
+            probes.push_back({id, floatObserved.add(at.value),
+                              quantObserved.add(fq.quantizerInput.at(id)), quantObserved.add(y)});
+        }
+        QS_ASSIGN_OR_RETURN(runtime::Executor floatExec,
+                            executorObserving(model, floatObserved.values()));
+        QS_ASSIGN_OR_RETURN(runtime::Executor quantExec,
+                            executorObserving(std::move(fq.graph), quantObserved.values()));
+        return SideBySide(std::move(floatExec), std::move(quantExec), std::move(probes),
+                          model.outputs().size());
+    }
+
+    /// Runs one batch through both models and accumulates errors.
+    Result<void> addBatch(const std::vector<runtime::Tensor>& batch) {
+        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> ref, m_float.run(batch));
+        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> quant, m_quant.run(batch));
+        for (size_t o = 0; o < m_numOutputs; ++o) {
+            QS_TRY(m_outputs[o].add(ref[o], quant[o]));
+        }
+        for (size_t p = 0; p < m_probes.size(); ++p) {
+            const runtime::Tensor& y = quant[m_numOutputs + m_probes[p].outIndex];
+            QS_TRY(m_accumulated[p].add(ref[m_numOutputs + m_probes[p].floatIndex], y));
+            QS_TRY(m_local[p].add(quant[m_numOutputs + m_probes[p].inIndex], y));
+        }
+        return success();
+    }
+
+    void fill(const graph::Graph& model, SimulationReport& report) const {
+        for (size_t p = 0; p < m_probes.size(); ++p) {
+            report.quantizers[m_probes[p].id] = {
+                sqnrDb(m_accumulated[p].signal, m_accumulated[p].noise),
+                sqnrDb(m_local[p].signal, m_local[p].noise)};
+        }
+        for (size_t o = 0; o < m_numOutputs; ++o) {
+            const OutputAccumulator& acc = m_outputs[o];
+            OutputMetrics metrics;
+            metrics.name = model.value(model.outputs()[o]).name;
+            metrics.meanCosine =
+                acc.sumCosine / static_cast<double>(std::max<int64_t>(acc.samples, 1));
+            metrics.minCosine = acc.minCosine;
+            metrics.maxAbsError = acc.maxAbsError;
+            if (acc.top1) {
+                metrics.top1Agreement =
+                    static_cast<double>(acc.top1Equal) / static_cast<double>(acc.samples);
+            }
+            report.outputs.push_back(std::move(metrics));
+        }
+    }
+
+private:
+    SideBySide(runtime::Executor floatExec, runtime::Executor quantExec, std::vector<Probe> probes,
+               size_t numOutputs)
+        : m_float(std::move(floatExec))
+        , m_quant(std::move(quantExec))
+        , m_probes(std::move(probes))
+        , m_numOutputs(numOutputs)
+        , m_accumulated(m_probes.size())
+        , m_local(m_probes.size())
+        , m_outputs(numOutputs) {}
+
+    runtime::Executor m_float;
+    runtime::Executor m_quant;
+    std::vector<Probe> m_probes;
+    size_t m_numOutputs;
+    std::vector<NoiseSums> m_accumulated;
+    std::vector<NoiseSums> m_local;
+    std::vector<OutputAccumulator> m_outputs;
+};
+
 } // namespace
 
 Result<QuantizerParametersMap> calibrate(const graph::Graph& model,
                                          const SingleConfigQuantizerSetup& setup,
                                          std::span<const runtime::Tensor> inputs,
                                          const CalibrationOptions& options, Progress* progress) {
-    ObservedValues observed;
-    std::map<int, size_t> observedOf;
-    std::map<int, MinMaxRange> ranges;
-    std::map<int, std::optional<int64_t>> axisOf;
-    for (const auto& [id, point] : setup.quantizationPoints) {
-        QS_ASSIGN_OR_RETURN(const ResolvedInsertionPoint at,
-                            resolveInsertionPoint(model, point.insertionPoint));
-        if (!point.insertionPoint.isWeight) {
-            observedOf[id] = observed.add(at.value);
-            axisOf[id] = point.qconfig.perChannel ? std::optional<int64_t>(1) : std::nullopt;
-            continue;
-        }
-        QS_ASSIGN_OR_RETURN(ranges[id], weightRange(*model.value(at.value).initializer,
-                                                    point.qconfig, at.weightAxis)
-                                            .context(describe(id, point.insertionPoint)));
-        axisOf[id] = point.qconfig.perChannel ? at.weightAxis : std::nullopt;
-    }
-    if (!observed.values().empty()) {
-        const StatisticsOptions statsOptions{.batchSize = options.batchSize,
-                                             .percentiles =
-                                                 options.estimator == RangeEstimator::Percentile,
-                                             .percentile = options.percentile};
-        QS_ASSIGN_OR_RETURN(
-            const std::vector<TensorStatistics> stats,
-            collectStatistics(model, observed.values(), inputs, statsOptions, progress));
-        for (const auto& [id, index] : observedOf) {
-            const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(id);
-            QS_ASSIGN_OR_RETURN(ranges[id],
-                                activationRange(stats[index], point.qconfig, options.estimator)
-                                    .context(describe(id, point.insertionPoint)));
-        }
-    }
-    QS_TRY(unifyRanges(setup, ranges));
+    QS_ASSIGN_OR_RETURN(CalibrationPlan plan, planCalibration(model, setup));
+    QS_TRY(activationRanges(model, setup, inputs, options, progress, plan));
+    QS_TRY(unifyRanges(setup, plan.ranges));
     QuantizerParametersMap parameters;
-    for (const auto& [id, range] : ranges) {
+    for (const auto& [id, range] : plan.ranges) {
         const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(id);
-        const std::optional<int> axis =
-            axisOf[id] ? std::optional<int>(static_cast<int>(*axisOf[id])) : std::nullopt;
-        QS_ASSIGN_OR_RETURN(parameters[id],
-                            parametersFromMinMax(point.qconfig, range.min, range.max, axis)
-                                .context(describe(id, point.insertionPoint)));
+        QS_ASSIGN_OR_RETURN(parameters[id], parametersFromMinMax(point.qconfig, range.min,
+                                                                 range.max, plan.axisOf.at(id))
+                                                .context(describe(id, point.insertionPoint)));
     }
     return parameters;
 }
@@ -248,51 +361,13 @@ Result<SimulationReport> simulateQuantization(const graph::Graph& model,
     if (batchSize <= 0) {
         return Error(Errc::InvalidArgument, "batch size must be positive");
     }
-    QS_ASSIGN_OR_RETURN(FakeQuantizedModel fq, insertFakeQuantizers(model, setup, parameters));
-    // Observed: per activation quantizer, the float model's tensor at its point; in the quantized
-    // model the tensor entering the quantizer and the one leaving it.
-    ObservedValues floatObserved;
-    ObservedValues quantObserved;
-
-    struct Probe {
-        int id;
-        size_t floatIndex;
-        size_t inIndex;
-        size_t outIndex;
-    };
-
-    std::vector<Probe> probes;
-    for (const auto& [id, y] : fq.quantizerOutput) {
-        QS_ASSIGN_OR_RETURN(
-            const ResolvedInsertionPoint at,
-            resolveInsertionPoint(model, setup.quantizationPoints.at(id).insertionPoint));
-        probes.push_back({id, floatObserved.add(at.value),
-                          quantObserved.add(fq.quantizerInput.at(id)), quantObserved.add(y)});
-    }
-    const size_t numOutputs = model.outputs().size();
-    QS_ASSIGN_OR_RETURN(const runtime::Executor floatExec,
-                        executorObserving(model, floatObserved.values()));
-    QS_ASSIGN_OR_RETURN(const runtime::Executor quantExec,
-                        executorObserving(std::move(fq.graph), quantObserved.values()));
-    std::vector<NoiseSums> accumulated(probes.size());
-    std::vector<NoiseSums> local(probes.size());
-    std::vector<OutputAccumulator> outputs(numOutputs);
+    QS_ASSIGN_OR_RETURN(SideBySide runs, SideBySide::create(model, setup, parameters));
     for (int64_t begin = 0; begin < count; begin += batchSize) {
         if (progress != nullptr && progress->isCancelled()) {
             return Error(Errc::Cancelled, "simulation cancelled");
         }
         const int64_t end = std::min(count, begin + batchSize);
-        const std::vector<runtime::Tensor> batch = sliceInputs(inputs, begin, end);
-        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> ref, floatExec.run(batch));
-        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> quant, quantExec.run(batch));
-        for (size_t o = 0; o < numOutputs; ++o) {
-            QS_TRY(outputs[o].add(ref[o], quant[o]));
-        }
-        for (size_t p = 0; p < probes.size(); ++p) {
-            const runtime::Tensor& y = quant[numOutputs + probes[p].outIndex];
-            QS_TRY(accumulated[p].add(ref[numOutputs + probes[p].floatIndex], y));
-            QS_TRY(local[p].add(quant[numOutputs + probes[p].inIndex], y));
-        }
+        QS_TRY(runs.addBatch(sliceInputs(inputs, begin, end)));
         if (progress != nullptr) {
             progress->report(static_cast<double>(end) / static_cast<double>(count),
                              "simulation " + std::to_string(end) + "/" + std::to_string(count));
@@ -300,24 +375,8 @@ Result<SimulationReport> simulateQuantization(const graph::Graph& model,
     }
     SimulationReport report;
     report.samples = count;
-    for (size_t p = 0; p < probes.size(); ++p) {
-        report.quantizers[probes[p].id] = {sqnrDb(accumulated[p].signal, accumulated[p].noise),
-                                           sqnrDb(local[p].signal, local[p].noise)};
-    }
+    runs.fill(model, report);
     QS_TRY(weightErrors(model, setup, parameters, report));
-    for (size_t o = 0; o < numOutputs; ++o) {
-        const OutputAccumulator& acc = outputs[o];
-        OutputMetrics metrics;
-        metrics.name = model.value(model.outputs()[o]).name;
-        metrics.meanCosine = acc.sumCosine / static_cast<double>(std::max<int64_t>(acc.samples, 1));
-        metrics.minCosine = acc.minCosine;
-        metrics.maxAbsError = acc.maxAbsError;
-        if (acc.top1) {
-            metrics.top1Agreement =
-                static_cast<double>(acc.top1Equal) / static_cast<double>(acc.samples);
-        }
-        report.outputs.push_back(std::move(metrics));
-    }
     report.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;

@@ -197,17 +197,43 @@ Result<void> fakeQuantize(std::span<float> values, std::span<const int64_t> shap
     return success();
 }
 
+namespace {
+
+/// One activation quantizer: a pre-hook rewires its (node, port) edge; a post-hook moves every
+/// consumer (and graph output) to the quantized value, through a placeholder so the quantizer
+/// itself keeps reading the float tensor.
+Result<void> insertActivationQuantizer(FakeQuantizedModel& out, int id,
+                                       const ResolvedInsertionPoint& at, bool preHook,
+                                       const QuantizerParameters& params) {
+    Rewriter rewriter(out.graph);
+    graph::ValueId placeholder;
+    if (!preHook) {
+        placeholder = out.graph.addValue("qs_fq_" + std::to_string(id) + "_pending",
+                                         graph::DataType::Float, out.graph.value(at.value).shape);
+        out.graph.replaceAllUses(at.value, placeholder);
+    }
+    QS_ASSIGN_OR_RETURN(const graph::ValueId y, rewriter.addQuantizer(id, at.value, params));
+    if (preHook) {
+        out.graph.setNodeInput(*at.node, at.port, y);
+    } else {
+        out.graph.replaceAllUses(placeholder, y);
+    }
+    out.quantizerInput[id] = at.value;
+    out.quantizerOutput[id] = y;
+    return success();
+}
+
+} // namespace
+
 Result<FakeQuantizedModel> insertFakeQuantizers(const graph::Graph& model,
                                                 const SingleConfigQuantizerSetup& setup,
                                                 const QuantizerParametersMap& parameters) {
     FakeQuantizedModel out{.graph = model, .quantizerInput = {}, .quantizerOutput = {}};
-    Rewriter rewriter(out.graph);
     // Weights and post-hooks first, then pre-hooks, which then read what the post-hooks produce.
-    for (const int pass : {0, 1}) {
+    for (const bool preHooks : {false, true}) {
         for (const auto& [id, point] : setup.quantizationPoints) {
             const InsertionPoint& ip = point.insertionPoint;
-            const bool preHook = !ip.isWeight && ip.inputPortId.has_value();
-            if (preHook != (pass == 1)) {
+            if ((!ip.isWeight && ip.inputPortId.has_value()) != preHooks) {
                 continue;
             }
             const auto params = parameters.find(id);
@@ -218,29 +244,10 @@ Result<FakeQuantizedModel> insertFakeQuantizers(const graph::Graph& model,
             }
             QS_ASSIGN_OR_RETURN(const ResolvedInsertionPoint at,
                                 resolveInsertionPoint(out.graph, ip));
-            if (ip.isWeight) {
-                QS_TRY(quantizeWeight(out.graph, id, at, params->second));
-                continue;
-            }
-            // Post-hook: every consumer (and graph output) moves to the quantized value, through a
-            // placeholder so the quantizer itself keeps reading the float tensor.
-            graph::ValueId placeholder;
-            if (!preHook) {
-                placeholder =
-                    out.graph.addValue("qs_fq_" + std::to_string(id) + "_pending",
-                                       graph::DataType::Float, out.graph.value(at.value).shape);
-                out.graph.replaceAllUses(at.value, placeholder);
-            }
-            QS_ASSIGN_OR_RETURN(const graph::ValueId y,
-                                rewriter.addQuantizer(id, at.value, params->second)
-                                    .context("quantizer #" + std::to_string(id)));
-            if (preHook) {
-                out.graph.setNodeInput(*at.node, at.port, y);
-            } else {
-                out.graph.replaceAllUses(placeholder, y);
-            }
-            out.quantizerInput[id] = at.value;
-            out.quantizerOutput[id] = y;
+            QS_TRY(
+                (ip.isWeight ? quantizeWeight(out.graph, id, at, params->second)
+                             : insertActivationQuantizer(out, id, at, preHooks, params->second))
+                    .context("quantizer #" + std::to_string(id) + " at '" + ip.toString() + "'"));
         }
     }
     return out;

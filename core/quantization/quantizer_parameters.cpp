@@ -92,8 +92,8 @@ void setScaleZeroPoint(QuantizerParameters& params) {
     for (size_t c = 0; c < count; ++c) {
         const float scale = std::max((params.inputHigh[c] - params.inputLow[c]) / steps,
                                      std::numeric_limits<float>::epsilon());
-        const auto zp =
-            static_cast<int32_t>(params.quantMin - std::nearbyint(params.inputLow[c] / scale));
+        const auto zp = static_cast<int32_t>(static_cast<float>(params.quantMin) -
+                                             std::nearbyint(params.inputLow[c] / scale));
         params.scale[c] = scale;
         params.zeroPoint[c] = std::clamp(zp, params.quantMin, params.quantMax);
     }

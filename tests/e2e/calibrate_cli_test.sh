@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # quantscope-cli quantize with calibration on the demo model: random, .npy and image datasets,
 # --setup-out / --setup-in round trip, the --report and --encodings-out JSON, output cosine
-# similarity float vs 8-bit, and one-line errors with the usage exit code.
+# similarity float vs 8-bit, the QDQ model (--out), and one-line errors with the usage exit code.
 set -uo pipefail
 cli=$1 demo=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -35,6 +35,13 @@ expect 0 "Output 'logits': cosine similarity 0\.99[0-9]+" \
 expect 0 'Calibrated 29 quantizers on 16 samples' \
     -- quantize "$demo" --setup-in "$tmp/setup.json" --calib-random 16 --calib-batch 4 --encodings-out "$tmp/enc_in.json"
 cmp -s "$tmp/enc.json" "$tmp/enc_in.json" || fail "--setup-in (batch 4) changed the parameters"
+# The QDQ model: checker-clean, original I/O names, one Q/DQ pair per activation quantizer.
+expect 0 'QDQ model: .*17 activation Q/DQ pairs, 12 weight DequantizeLinear.*onnx::checker: passed' \
+    -- quantize "$demo" --setup-in "$tmp/setup.json" --calib-random 4 --out "$tmp/demo.qdq.onnx"
+expect 0 'QuantizeLinear +17' -- info "$tmp/demo.qdq.onnx"
+expect 0 'logits +float' -- info "$tmp/demo.qdq.onnx"
+expect 0 'output 0: \[2,10\]' -- run "$tmp/demo.qdq.onnx" --random 2
+expect 2 'need a calibration dataset' -- quantize "$demo" --out "$tmp/x.onnx"
 expect 2 'need propagation' -- quantize "$demo" --setup-in "$tmp/setup.json" --set x=4 --calib-random 2
 
 # .npy samples (written without numpy: a 1.0 header and float32 data) and a percentile run.
@@ -49,6 +56,22 @@ open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(heade
 PY
 expect 0 'Calibrated 29 quantizers on 3 samples' \
     -- quantize "$demo" --calib-npy "$tmp/in.npy" --calib-samples 3 --range-estimator percentile
+
+# A folder of images (24-bit BMPs written without libraries), resized to the 96x96 input.
+mkdir -p "$tmp/images"
+python3 - "$tmp/images" <<'PY' || fail "cannot write the BMP images"
+import struct, sys
+w = h = 8
+for k in range(4):
+    # 24 bytes per row: already a multiple of 4, no padding.
+    pixels = b"".join(bytes(((x * 31 + k * 50) % 256, (y * 29) % 256, (x * y + k) % 256))
+                      for y in range(h) for x in range(w))
+    header = b"BM" + struct.pack("<IHHI", 54 + len(pixels), 0, 0, 54)
+    info = struct.pack("<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(pixels), 2835, 2835, 0, 0)
+    open("%s/img%d.bmp" % (sys.argv[1], k), "wb").write(header + info + pixels)
+PY
+expect 0 'Calibrated 29 quantizers on 3 samples' \
+    -- quantize "$demo" --calib-images "$tmp/images" --calib-samples 3 --range-estimator minmax
 
 python3 - "$tmp/report.json" "$tmp/enc.json" <<'PY' || fail "the --report / --encodings-out JSON is not as expected"
 import json, sys

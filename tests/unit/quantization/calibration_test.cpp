@@ -298,6 +298,45 @@ TEST(Calibrate, ReportsBadSetups) {
     EXPECT_FALSE(calibrate(model, setup, std::span(&data, 1), {}).ok());
 }
 
+/// Cancels after `allowed` progress reports.
+class CancelAfter final : public Progress {
+public:
+    explicit CancelAfter(int allowed)
+        : m_allowed(allowed) {}
+
+    void report(double, std::string_view) override { ++m_reports; }
+
+    bool isCancelled() const override { return m_reports >= m_allowed; }
+
+    int reports() const { return m_reports; }
+
+private:
+    int m_allowed;
+    int m_reports = 0;
+};
+
+TEST(Calibrate, ReportsProgressPerBatchAndStopsOnCancel) {
+    const Graph model = twoBranchGraph();
+    SingleConfigQuantizerSetup setup;
+    setup.quantizationPoints[1] = activationPoint("relu_p", std::nullopt, config(8));
+    const Tensor data = Tensor::fromVector<float>({3, 2}, {1.0F, 2.0F, 3.0F, 4.0F, 5.0F, 6.0F});
+    CancelAfter never(100);
+    ASSERT_TRUE(calibrate(model, setup, std::span(&data, 1), {}, &never).ok());
+    EXPECT_EQ(never.reports(), 3); // batch size 1: one report per sample
+    CancelAfter early(1);
+    auto cancelled = calibrate(model, setup, std::span(&data, 1), {}, &early);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().code(), Errc::Cancelled);
+    EXPECT_EQ(early.reports(), 1);
+    QuantizerParametersMap parameters;
+    parameters[1] = params(config(8), {0.0F}, {1.0F});
+    CancelAfter simulationCancel(2);
+    auto simulation =
+        simulateQuantization(model, setup, parameters, std::span(&data, 1), 1, &simulationCancel);
+    ASSERT_FALSE(simulation.ok());
+    EXPECT_EQ(simulation.error().code(), Errc::Cancelled);
+}
+
 TEST(Simulate, ReportsSqnrAndOutputMetrics) {
     const Graph model = twoBranchGraph();
     SingleConfigQuantizerSetup setup;
