@@ -34,8 +34,9 @@ Error pointError(int id, const std::string& what) {
     return Error(Errc::InvalidArgument, "quantizer " + std::to_string(id) + ": " + what);
 }
 
-/// int4/uint4 for 4-bit grids, int8/uint8 otherwise; signed when the grid goes below zero.
-Result<Storage> storageFor(int id, const QuantizerParameters& p) {
+/// int4/uint4 for 4-bit grids (activations only with `int4Activations`), int8/uint8 otherwise;
+/// signed when the grid goes below zero.
+Result<Storage> storageFor(int id, const QuantizerParameters& p, bool int4) {
     const int bits = p.qconfig.numBits;
     if (bits < 1 || bits > kMaxExportBits) {
         return Error(Errc::Unsupported, "quantizer " + std::to_string(id) + ": " +
@@ -44,7 +45,7 @@ Result<Storage> storageFor(int id, const QuantizerParameters& p) {
     }
     const bool isSigned = p.quantMin < 0;
     Storage storage;
-    if (bits == kInt4Bits) {
+    if (bits == kInt4Bits && int4) {
         storage = isSigned ? Storage{DataType::Int4, -8, 7} : Storage{DataType::UInt4, 0, 15};
     } else if (!isSigned) {
         storage = Storage{DataType::UInt8, 0, 255};
@@ -113,7 +114,8 @@ std::map<int, int> groupOfPoint(const SingleConfigQuantizerSetup& setup) {
 }
 
 Result<std::vector<PlannedQuantizer>> planQuantizers(const SingleConfigQuantizerSetup& setup,
-                                                     const QuantizerParametersMap& parameters) {
+                                                     const QuantizerParametersMap& parameters,
+                                                     const QdqExportOptions& options) {
     const std::map<int, int> group = groupOfPoint(setup);
     std::map<int, std::vector<const QuantizerParameters*>> membersSeen;
     std::vector<PlannedQuantizer> planned;
@@ -128,7 +130,8 @@ Result<std::vector<PlannedQuantizer>> planQuantizers(const SingleConfigQuantizer
         }
         PlannedQuantizer q{id, &point, &it->second, {}, std::nullopt, {}};
         QS_TRY(validateParameters(id, *q.params));
-        QS_ASSIGN_OR_RETURN(q.storage, storageFor(id, *q.params));
+        const bool int4 = options.int4Activations || point.insertionPoint.isWeight;
+        QS_ASSIGN_OR_RETURN(q.storage, storageFor(id, *q.params, int4));
         if (const auto g = group.find(id); g != group.end()) {
             // Members share one range; those on the same grid must then share scale and zero
             // point. A member given another bit width (a requantizer) gets its own.
@@ -423,8 +426,10 @@ Stage stageOf(const PlannedQuantizer& q) {
 } // namespace
 
 Result<Graph> insertQdqNodes(const Graph& model, const SingleConfigQuantizerSetup& setup,
-                             const QuantizerParametersMap& parameters, QdqExportSummary* summary) {
-    QS_ASSIGN_OR_RETURN(std::vector<PlannedQuantizer> planned, planQuantizers(setup, parameters));
+                             const QuantizerParametersMap& parameters,
+                             const QdqExportOptions& options, QdqExportSummary* summary) {
+    QS_ASSIGN_OR_RETURN(std::vector<PlannedQuantizer> planned,
+                        planQuantizers(setup, parameters, options));
     Graph graph = model;
     const bool anyInt4 = std::any_of(planned.begin(), planned.end(),
                                      [](const PlannedQuantizer& q) { return q.storage.isInt4(); });
@@ -470,7 +475,8 @@ Result<QdqExportSummary> exportQdqModel(const Graph& model, const SingleConfigQu
                                         const std::filesystem::path& path,
                                         const QdqExportOptions& options) {
     QdqExportSummary summary;
-    QS_ASSIGN_OR_RETURN(const Graph graph, insertQdqNodes(model, setup, parameters, &summary));
+    QS_ASSIGN_OR_RETURN(const Graph graph,
+                        insertQdqNodes(model, setup, parameters, options, &summary));
     if (options.check && onnx::checkerCanJudge(graph)) {
         QS_TRY(onnx::checkModel(graph).context("the QDQ model"));
         summary.checked = true;

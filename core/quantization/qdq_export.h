@@ -4,9 +4,10 @@
 // tensor), a post-hook one a pair on the output shared by all consumers, a weight an integer
 // initializer (already quantized) with a per-axis DequantizeLinear. Members of a unified-scale
 // group on the same grid share one scale and zero point initializer (a member with another bit
-// width, e.g. a 4-bit requantizer, has the group's range on its own grid). Unlike NNCF, bit widths below 8 export too: 4-bit grids as
-// int4/uint4 (opset 21), and any grid narrower than its integer type (2..7 bits, narrow range) gets
-// a Clip to the grid's range in front of the pair, so the model computes exactly the grid.
+// width, e.g. a 4-bit requantizer, has the group's range on its own grid). Unlike NNCF, bit widths
+// below 8 export too: 4-bit grids as int4/uint4 (opset 21), and any grid narrower than its integer
+// type (2..7 bits, narrow range) gets a Clip to the grid's range in front of the pair, so the model
+// computes exactly the grid.
 #pragma once
 
 #include "core/graph/graph.h"
@@ -22,6 +23,11 @@ namespace qs::quantization {
 struct QdqExportOptions {
     /// Run onnx::checker before writing when it can judge the model (opset <= 17, no int4).
     bool check = true;
+    /// 4-bit activation grids as int4/uint4 QuantizeLinear (opset 21). Off: int8/uint8 behind a
+    /// Clip, the same grid at opset 13, for runtimes whose int4 QuantizeLinear fails (ONNX Runtime
+    /// 1.30 at optimization levels above "disabled", see core/quantization/README.md). Weights
+    /// stay int4 either way.
+    bool int4Activations = true;
 };
 
 /// What an export added.
@@ -40,11 +46,12 @@ struct QdqExportSummary {
 /// (integer),
 /// `<tensor>_dq<id>` (dequantized), `<tensor>_q<id>_scale`, ... The opset is raised to 13 (21 and
 /// IR 10 with a 4-bit grid). InvalidArgument naming the point when a parameter is missing or
-/// inconsistent (sizes, non-positive scale, zero point off the grid, unified members on one grid that differ);
-/// Unsupported for grids wider than 8 bits or quantizers on non-float tensors.
+/// inconsistent (sizes, non-positive scale, zero point off the grid, unified members on one grid
+/// that differ); Unsupported for grids wider than 8 bits or quantizers on non-float tensors.
 Result<graph::Graph> insertQdqNodes(const graph::Graph& model,
                                     const SingleConfigQuantizerSetup& setup,
                                     const QuantizerParametersMap& parameters,
+                                    const QdqExportOptions& options = {},
                                     QdqExportSummary* summary = nullptr);
 
 /// insertQdqNodes, onnx::checker when possible, then an atomic write of the ONNX file.

@@ -91,7 +91,7 @@ void addPoint(SingleConfigQuantizerSetup& setup, int id, const std::string& node
 
 Graph exportOrDie(const Graph& model, const SingleConfigQuantizerSetup& setup,
                   const QuantizerParametersMap& params, QdqExportSummary* summary = nullptr) {
-    auto out = insertQdqNodes(model, setup, params, summary);
+    auto out = insertQdqNodes(model, setup, params, {}, summary);
     EXPECT_TRUE(out.ok()) << out.error().toString();
     return out.ok() ? std::move(out).value() : model;
 }
@@ -290,6 +290,28 @@ TEST(QdqExport, FourBitIsInt4AtOpset21AndComputesTheGrid) {
 
     const std::vector<float> x = randomInput(8, -3.0F, 3.0F);
     const auto got = runGraph(out, x, {1, 2, 2, 2});
+    ASSERT_EQ(got.size(), 1U);
+    for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_NEAR(got[0][i], sigmoid(fakeQuant(x[i], 0.25F, 0, -8, 7)), kTol) << i;
+    }
+}
+
+TEST(QdqExport, FourBitActivationsInInt8WhenAsked) {
+    const Graph model = makeSingleOpModel();
+    SingleConfigQuantizerSetup setup;
+    QuantizerParametersMap params;
+    params[1] = encoding(4, -8, 7, {0.25F}, {0});
+    addPoint(setup, 1, "sig", 0, params[1]);
+    QdqExportSummary summary;
+    auto out = insertQdqNodes(model, setup, params, {.int4Activations = false}, &summary);
+    ASSERT_TRUE(out.ok()) << out.error().toString();
+    EXPECT_EQ(summary.opset, 13);
+    EXPECT_EQ(summary.clippedGrids, 1);
+    const graph::Node* dq = producerOf(*out, nodeNamed(*out, "sig").inputs[0]);
+    EXPECT_EQ(out->value(dq->inputs[0]).dtype, DataType::Int8);
+    EXPECT_TRUE(onnx::checkModel(*out).ok());
+    const std::vector<float> x = randomInput(8, -3.0F, 3.0F);
+    const auto got = runGraph(*out, x, {1, 2, 2, 2});
     ASSERT_EQ(got.size(), 1U);
     for (size_t i = 0; i < x.size(); ++i) {
         EXPECT_NEAR(got[0][i], sigmoid(fakeQuant(x[i], 0.25F, 0, -8, 7)), kTol) << i;

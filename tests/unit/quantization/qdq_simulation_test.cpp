@@ -59,7 +59,7 @@ double qdqVsSimulation(const Graph& model, const SingleConfigQuantizerSetup& set
     EXPECT_TRUE(params.ok()) << params.error().toString();
     auto simulated = insertFakeQuantizers(model, setup, *params);
     EXPECT_TRUE(simulated.ok()) << simulated.error().toString();
-    auto qdq = insertQdqNodes(model, setup, *params, &summary);
+    auto qdq = insertQdqNodes(model, setup, *params, {}, &summary);
     EXPECT_TRUE(qdq.ok()) << qdq.error().toString();
     if (!simulated.ok() || !qdq.ok()) {
         return INFINITY;
