@@ -198,6 +198,20 @@ TEST_F(CalibrationTest, ASettingsChangeMakesTheCalibrationStaleUntilUndone) {
     EXPECT_TRUE(cell(calibratedRows().front(), QuantizerTableModel::Sqnr).isValid());
 }
 
+TEST_F(CalibrationTest, AChangeDuringTheJobLeavesTheResultStale) {
+    QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+    ASSERT_TRUE(commands().calibrate(randomRequest(8)));
+    quantization::QuantizationSettings mixed = document().quantization()->settings;
+    mixed.preset = quantization::QuantizationPreset::Mixed;
+    document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    EXPECT_TRUE(finished.front().front().toBool());
+    ASSERT_NE(document().calibration(), nullptr); // kept, for the setup it was made for
+    EXPECT_TRUE(document().isCalibrationStale());
+    document().undoStack().undo(); // back to that setup: fresh
+    EXPECT_NE(document().freshCalibration(), nullptr);
+}
+
 TEST_F(CalibrationTest, ABadNpyFileIsReportedAndStoresNothing) {
     const QString path = m_dir.filePath(QStringLiteral("bad.npy"));
     QFile file(path);
