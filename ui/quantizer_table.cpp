@@ -108,13 +108,18 @@ QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole && role != Qt::EditRole) {
         return {};
     }
-    switch (static_cast<Column>(index.column())) {
+    return displayData(index.row(), index.column());
+}
+
+QVariant QuantizerTableModel::displayData(int row, int column) const {
+    const quantization::QuantizerMark& mark = m_marks[static_cast<size_t>(row)];
+    switch (static_cast<Column>(column)) {
     case Id:
         return mark.id;
     case Point:
         return qstr(mark.point.toString());
     case OpType:
-        return m_opTypes[static_cast<size_t>(index.row())];
+        return m_opTypes[static_cast<size_t>(row)];
     case Kind:
         return mark.point.isWeight ? tr("weight") : tr("activation");
     case Candidates:

@@ -85,6 +85,9 @@ private:
 
     const quantization::QuantizerConfigList* candidates(int id) const;
 
+    /// DisplayRole of the setup columns.
+    QVariant displayData(int row, int column) const;
+
     /// The calibration columns' display value of `mark` (a number where one sorts well).
     QVariant calibrationData(const quantization::QuantizerMark& mark, int column) const;
 

@@ -9,6 +9,7 @@
 #include <QLinearGradient>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
+#include <QTextOption>
 
 #include <cmath>
 
@@ -85,9 +86,8 @@ void SqnrHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     painter->setPen(ring.darker(125));
     const QString text =
         std::isfinite(m_sqnrDb) ? QString::number(m_sqnrDb, 'f', 0) : QStringLiteral("∞");
-    painter->drawText(labelRect(m_weight, rect),
-                      (m_weight ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter,
-                      text + QStringLiteral(" dB"));
+    const QTextOption align((m_weight ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+    painter->drawText(labelRect(m_weight, rect), text + QStringLiteral(" dB"), align);
 }
 
 SqnrLegend::SqnrLegend(QWidget* parent)
@@ -116,16 +116,17 @@ void SqnrLegend::paintEvent(QPaintEvent*) {
     painter.setBrush(background);
     painter.drawRoundedRect(frame, 4, 4);
     painter.setPen(palette().color(QPalette::WindowText));
-    const int pad = 6;
+    constexpr int kPad = 6;
+    constexpr int kTop = kPad / 2;
     if (!m_message.isEmpty()) {
-        painter.drawText(rect().adjusted(pad, 0, -pad, 0), Qt::AlignVCenter | Qt::AlignLeft,
+        painter.drawText(rect().adjusted(kPad, 0, -kPad, 0), Qt::AlignVCenter | Qt::AlignLeft,
                          m_message);
         return;
     }
     const int line = fontMetrics().height();
-    painter.drawText(QRect(pad, pad / 2, width() - 2 * pad, line), Qt::AlignLeft,
+    painter.drawText(QRect(kPad, kTop, width() - 2 * kPad, line), Qt::AlignLeft,
                      tr("SQNR vs float (dB)"));
-    const QRectF bar(pad, pad / 2 + line + 2, width() - 2 * pad, 10);
+    const QRectF bar(kPad, kTop + line + 2, width() - 2 * kPad, 10);
     QLinearGradient gradient(bar.topLeft(), bar.topRight());
     constexpr int kStops = 6;
     for (int i = 0; i <= kStops; ++i) {
@@ -136,7 +137,7 @@ void SqnrLegend::paintEvent(QPaintEvent*) {
     painter.setBrush(gradient);
     painter.drawRect(bar);
     painter.setPen(palette().color(QPalette::WindowText));
-    const QRect labels(pad, static_cast<int>(bar.bottom()) + 1, width() - 2 * pad, line);
+    const QRect labels(kPad, static_cast<int>(bar.bottom()) + 1, width() - 2 * kPad, line);
     painter.drawText(labels, Qt::AlignLeft, QStringLiteral("≤%1").arg(kSqnrLowDb));
     painter.drawText(labels, Qt::AlignHCenter, QString::number((kSqnrLowDb + kSqnrHighDb) / 2));
     painter.drawText(labels, Qt::AlignRight, QStringLiteral("≥%1").arg(kSqnrHighDb));
