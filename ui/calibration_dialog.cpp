@@ -50,7 +50,9 @@ CalibrationDialog::CalibrationDialog(QWidget* parent)
     form->addRow(tr("Dataset:"), m_images);
     form->addRow(QString(), m_npy);
     form->addRow(QString(), m_random);
-    form->addRow(tr("&Path:"), pathRow);
+    auto* pathLabel = new QLabel(tr("&Path:"), this);
+    pathLabel->setBuddy(m_path); // a row with a layout gets no buddy by itself
+    form->addRow(pathLabel, pathRow);
     form->addRow(tr("&Samples:"), m_samples);
     form->addRow(tr("&Batch size:"), m_batchSize);
     auto* column = new QVBoxLayout(this);

@@ -11,6 +11,7 @@
 #include <QStyleOptionGraphicsItem>
 #include <QTextOption>
 
+#include <algorithm>
 #include <cmath>
 
 namespace qs::ui {
@@ -29,6 +30,7 @@ constexpr int kLegendMargin = 8;
 constexpr int kLegendWidth = 190;
 constexpr int kLegendHeight = 54;
 constexpr int kLegendMessageHeight = 28;
+constexpr int kTextPad = 6;
 
 /// Where the dB label goes: left of an activation disc (its candidate count sits on the right),
 /// right of a weight pill (which sits in the op's title bar, whose text is on the left).
@@ -103,7 +105,11 @@ void SqnrLegend::setMessage(const QString& message) {
 }
 
 QSize SqnrLegend::sizeHint() const {
-    return {kLegendWidth, m_message.isEmpty() ? kLegendHeight : kLegendMessageHeight};
+    if (m_message.isEmpty()) {
+        return {kLegendWidth, kLegendHeight};
+    }
+    return {std::max(kLegendWidth, fontMetrics().horizontalAdvance(m_message) + 2 * kTextPad),
+            kLegendMessageHeight};
 }
 
 void SqnrLegend::paintEvent(QPaintEvent*) {
@@ -116,7 +122,7 @@ void SqnrLegend::paintEvent(QPaintEvent*) {
     painter.setBrush(background);
     painter.drawRoundedRect(frame, 4, 4);
     painter.setPen(palette().color(QPalette::WindowText));
-    constexpr int kPad = 6;
+    constexpr int kPad = kTextPad;
     constexpr int kTop = kPad / 2;
     if (!m_message.isEmpty()) {
         painter.drawText(rect().adjusted(kPad, 0, -kPad, 0), Qt::AlignVCenter | Qt::AlignLeft,
