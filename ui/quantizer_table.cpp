@@ -78,21 +78,26 @@ const quantization::QuantizerConfigList* QuantizerTableModel::candidates(int id)
                                                                    : &point->second.possibleConfigs;
 }
 
+QVariant QuantizerTableModel::candidatesData(const quantization::QuantizerMark& mark,
+                                             int role) const {
+    QStringList names;
+    int chosen = 0;
+    if (const auto* list = candidates(mark.id)) {
+        for (size_t i = 0; i < list->size(); ++i) {
+            names.push_back(qstr((*list)[i].toString()));
+            chosen = (*list)[i] == mark.config ? static_cast<int>(i) : chosen;
+        }
+    }
+    return role == CandidatesRole ? QVariant(names) : QVariant(chosen);
+}
+
 QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) {
         return {};
     }
     const quantization::QuantizerMark& mark = m_marks[static_cast<size_t>(index.row())];
     if (index.column() == Config && (role == CandidatesRole || role == ChosenIndexRole)) {
-        QStringList names;
-        int chosen = 0;
-        if (const auto* list = candidates(mark.id)) {
-            for (size_t i = 0; i < list->size(); ++i) {
-                names.push_back(qstr((*list)[i].toString()));
-                chosen = (*list)[i] == mark.config ? static_cast<int>(i) : chosen;
-            }
-        }
-        return role == CandidatesRole ? QVariant(names) : QVariant(chosen);
+        return candidatesData(mark, role);
     }
     if (index.column() >= Low &&
         (role == Qt::DisplayRole || role == Qt::EditRole || role == Qt::ToolTipRole)) {

@@ -85,6 +85,9 @@ private:
 
     const quantization::QuantizerConfigList* candidates(int id) const;
 
+    /// CandidatesRole / ChosenIndexRole of the Config column.
+    QVariant candidatesData(const quantization::QuantizerMark& mark, int role) const;
+
     /// DisplayRole of the setup columns.
     QVariant displayData(int row, int column) const;
 
