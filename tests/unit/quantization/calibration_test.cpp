@@ -211,8 +211,8 @@ TEST(FakeQuantizeGraph, PostHookAndRequantizerChain) {
     EXPECT_EQ(valuesOf((*out)[2]), post);
 }
 
-TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
-    // Two MatMuls share one weight; only mm1 has a weight quantizer.
+/// Two MatMuls sharing one [2, 2] weight: x [1, 2] -> mm1 -> y_mm1, x -> mm2 -> y_mm2.
+Graph sharedWeightGraph() {
     Graph g;
     const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({1, 2}));
     const std::vector<float> w = {0.33F, -1.0F, 0.5F, 0.07F};
@@ -224,6 +224,12 @@ TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
         g.addNode(name, "MatMul", {x, weight}, {y});
         g.addOutput(y);
     }
+    return g;
+}
+
+TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
+    // Only mm1 has a weight quantizer.
+    const Graph g = sharedWeightGraph();
     SingleConfigQuantizerSetup setup;
     setup.quantizationPoints[3].insertionPoint = {true, "mm1", std::nullopt};
     setup.quantizationPoints[3].qconfig = config(4, true, true);
