@@ -18,8 +18,9 @@ using graph::Graph;
 using graph::ValueId;
 
 namespace {
-constexpr int kMaxExportBits = 8;
+constexpr int kMaxExportBits = 16;
 constexpr int kInt4Bits = 4;
+constexpr int kInt8Bits = 8;
 
 /// The integer type a grid is stored in and that type's range.
 struct Storage {
@@ -28,25 +29,33 @@ struct Storage {
     int64_t max = 127;
 
     bool isInt4() const { return dtype == DataType::Int4 || dtype == DataType::UInt4; }
+
+    bool isInt16() const { return dtype == DataType::Int16 || dtype == DataType::UInt16; }
+
+    /// int4 and int16 QuantizeLinear/DequantizeLinear came with opset 21.
+    bool needsOpset21() const { return isInt4() || isInt16(); }
 };
 
 Error pointError(int id, const std::string& what) {
     return Error(Errc::InvalidArgument, "quantizer " + std::to_string(id) + ": " + what);
 }
 
-/// int4/uint4 for 4-bit grids (activations only with `int4Activations`), int8/uint8 otherwise;
-/// signed when the grid goes below zero.
+/// int4/uint4 for 4-bit grids (activations only with `int4Activations`), int16/uint16 above 8
+/// bits, int8/uint8 otherwise; signed when the grid goes below zero.
 Result<Storage> storageFor(int id, const QuantizerParameters& p, bool int4) {
     const int bits = p.qconfig.numBits;
     if (bits < 1 || bits > kMaxExportBits) {
         return Error(Errc::Unsupported, "quantizer " + std::to_string(id) + ": " +
                                             std::to_string(bits) +
-                                            "-bit grids cannot be exported (1 to 8 bits)");
+                                            "-bit grids cannot be exported (1 to 16 bits)");
     }
     const bool isSigned = p.quantMin < 0;
     Storage storage;
     if (bits == kInt4Bits && int4) {
         storage = isSigned ? Storage{DataType::Int4, -8, 7} : Storage{DataType::UInt4, 0, 15};
+    } else if (bits > kInt8Bits) {
+        storage = isSigned ? Storage{DataType::Int16, -32768, 32767}
+                           : Storage{DataType::UInt16, 0, 65535};
     } else if (!isSigned) {
         storage = Storage{DataType::UInt8, 0, 255};
     }
@@ -78,6 +87,26 @@ Result<void> validateParameters(int id, const QuantizerParameters& p) {
         }
     }
     return success();
+}
+
+/// Integer values (on the storage's range) as a tensor of the storage type: int4 packed two per
+/// byte, two's complement bytes for int8, little-endian 16-bit words for int16/uint16.
+graph::TensorPtr integerTensor(const Storage& storage, std::vector<int64_t> dims,
+                               const std::vector<int32_t>& values) {
+    if (storage.isInt16()) {
+        std::vector<uint16_t> words(values.size());
+        std::transform(values.begin(), values.end(), words.begin(),
+                       [](int32_t v) { return static_cast<uint16_t>(v); });
+        return graph::TensorData::fromValues<uint16_t>(storage.dtype, std::move(dims), words);
+    }
+    std::vector<uint8_t> bytes(values.size());
+    std::transform(values.begin(), values.end(), bytes.begin(),
+                   [](int32_t v) { return static_cast<uint8_t>(v); });
+    if (storage.isInt4()) {
+        return std::make_shared<const graph::TensorData>(storage.dtype, std::move(dims),
+                                                         compression::packInt4(bytes));
+    }
+    return graph::TensorData::fromValues<uint8_t>(storage.dtype, std::move(dims), bytes);
 }
 
 bool sameGrid(const QuantizerParameters& a, const QuantizerParameters& b) {
@@ -194,16 +223,7 @@ std::vector<int64_t> QdqInserter::paramDims(const PlannedQuantizer& q) const {
 }
 
 graph::TensorPtr QdqInserter::zeroPointTensor(const PlannedQuantizer& q) const {
-    std::vector<uint8_t> bytes;
-    bytes.reserve(q.params->zeroPoint.size());
-    for (const int32_t zp : q.params->zeroPoint) {
-        bytes.push_back(static_cast<uint8_t>(zp)); // two's complement for int8/int4
-    }
-    if (q.storage.isInt4()) {
-        return std::make_shared<const graph::TensorData>(q.storage.dtype, paramDims(q),
-                                                         compression::packInt4(bytes));
-    }
-    return graph::TensorData::fromValues<uint8_t>(q.storage.dtype, paramDims(q), bytes);
+    return integerTensor(q.storage, paramDims(q), q.params->zeroPoint);
 }
 
 QdqInserter::Encoding QdqInserter::encodingOf(const PlannedQuantizer& q, const std::string& base) {
@@ -384,7 +404,7 @@ Result<void> QdqInserter::insertWeight(const PlannedQuantizer& q) {
         }
     }
     const auto values = weight.initializer->as<float>();
-    std::vector<uint8_t> codes(values.size());
+    std::vector<int32_t> codes(values.size());
     for (size_t i = 0; i < values.size(); ++i) {
         const auto c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
         // saturate(round_half_to_even(w / s) + zp), divided in double as our QuantizeLinear
@@ -392,14 +412,11 @@ Result<void> QdqInserter::insertWeight(const PlannedQuantizer& q) {
         const double rounded = std::nearbyint(static_cast<double>(values[i]) / p.scale[c]);
         const double code = std::clamp(rounded + p.zeroPoint[c], static_cast<double>(p.quantMin),
                                        static_cast<double>(p.quantMax));
-        codes[i] = static_cast<uint8_t>(static_cast<int32_t>(code));
+        codes[i] = static_cast<int32_t>(code);
     }
     const std::string base = weight.name;
-    graph::TensorPtr stored =
-        q.storage.isInt4() ? std::make_shared<const graph::TensorData>(q.storage.dtype, dims,
-                                                                       compression::packInt4(codes))
-                           : graph::TensorData::fromValues<uint8_t>(q.storage.dtype, dims, codes);
-    const ValueId quantized = m_graph.addInitializer(uniqueName(base + tag(q)), stored);
+    const ValueId quantized =
+        m_graph.addInitializer(uniqueName(base + tag(q)), integerTensor(q.storage, dims, codes));
     const Encoding encoding = encodingOf(q, base);
     const ValueId dequantized = m_graph.addValue(uniqueName(base + "_dq" + std::to_string(q.id)),
                                                  DataType::Float, graph::TensorShape::ofDims(dims));
@@ -423,6 +440,47 @@ Stage stageOf(const PlannedQuantizer& q) {
     }
     return q.point->insertionPoint.inputPortId ? Stage::PreHook : Stage::PostHook;
 }
+
+Result<void> insertOne(QdqInserter& inserter, const PlannedQuantizer& q) {
+    const std::string where =
+        "quantizer " + std::to_string(q.id) + " at " + q.point->insertionPoint.toString();
+    switch (stageOf(q)) {
+    case Stage::Weight:
+        return inserter.insertWeight(q).context(where);
+    case Stage::PostHook:
+        return inserter.insertPostHook(q).context(where);
+    case Stage::PreHook:
+        return inserter.insertPreHook(q).context(where);
+    }
+    return success();
+}
+
+Result<void> insertAll(Graph& graph, const std::vector<PlannedQuantizer>& planned,
+                       QdqExportSummary& counts) {
+    QdqInserter inserter(graph, counts);
+    // Post-hooks before pre-hooks: a requantizer on an edge then wraps its parent's output.
+    for (const Stage stage : {Stage::Weight, Stage::PostHook, Stage::PreHook}) {
+        for (const PlannedQuantizer& q : planned) {
+            if (stageOf(q) == stage) {
+                QS_TRY(insertOne(inserter, q));
+            }
+        }
+    }
+    return success();
+}
+
+/// Opset 13 for any quantizer, 21 (and IR 10) with an int4 or int16 grid.
+Result<void> raiseOpsetFor(Graph& graph, const std::vector<PlannedQuantizer>& planned) {
+    if (planned.empty()) {
+        return success();
+    }
+    const bool opset21 = std::any_of(planned.begin(), planned.end(), [](const PlannedQuantizer& q) {
+        return q.storage.needsOpset21();
+    });
+    return compression::raiseOpsetAndIrVersion(graph, opset21 ? compression::kInt4QdqOpset
+                                                              : compression::kPerAxisQdqOpset)
+        .context("QDQ export");
+}
 } // namespace
 
 Result<Graph> insertQdqNodes(const Graph& model, const SingleConfigQuantizerSetup& setup,
@@ -431,35 +489,12 @@ Result<Graph> insertQdqNodes(const Graph& model, const SingleConfigQuantizerSetu
     QS_ASSIGN_OR_RETURN(std::vector<PlannedQuantizer> planned,
                         planQuantizers(setup, parameters, options));
     Graph graph = model;
-    const bool anyInt4 = std::any_of(planned.begin(), planned.end(),
-                                     [](const PlannedQuantizer& q) { return q.storage.isInt4(); });
-    if (!planned.empty()) {
-        QS_TRY(compression::raiseOpsetAndIrVersion(graph, anyInt4 ? compression::kInt4QdqOpset
-                                                                  : compression::kPerAxisQdqOpset)
-                   .context("QDQ export"));
-    }
+    QS_TRY(raiseOpsetFor(graph, planned));
     for (PlannedQuantizer& q : planned) {
         QS_ASSIGN_OR_RETURN(q.target, resolveInsertionPoint(graph, q.point->insertionPoint));
     }
     QdqExportSummary counts;
-    QdqInserter inserter(graph, counts);
-    // Post-hooks before pre-hooks: a requantizer on an edge then wraps its parent's output.
-    for (const Stage stage : {Stage::Weight, Stage::PostHook, Stage::PreHook}) {
-        for (const PlannedQuantizer& q : planned) {
-            if (stageOf(q) != stage) {
-                continue;
-            }
-            const std::string where =
-                "quantizer " + std::to_string(q.id) + " at " + q.point->insertionPoint.toString();
-            if (stage == Stage::Weight) {
-                QS_TRY(inserter.insertWeight(q).context(where));
-            } else if (stage == Stage::PostHook) {
-                QS_TRY(inserter.insertPostHook(q).context(where));
-            } else {
-                QS_TRY(inserter.insertPreHook(q).context(where));
-            }
-        }
-    }
+    QS_TRY(insertAll(graph, planned, counts));
     graph.compact();
     QS_TRY(graph::verify(graph).context("QDQ export produced an inconsistent graph"));
     counts.opset = graph.opsetVersion();

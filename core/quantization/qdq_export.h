@@ -5,9 +5,9 @@
 // initializer (already quantized) with a per-axis DequantizeLinear. Members of a unified-scale
 // group on the same grid share one scale and zero point initializer (a member with another bit
 // width, e.g. a 4-bit requantizer, has the group's range on its own grid). Unlike NNCF, bit widths
-// below 8 export too: 4-bit grids as int4/uint4 (opset 21), and any grid narrower than its integer
-// type (2..7 bits, narrow range) gets a Clip to the grid's range in front of the pair, so the model
-// computes exactly the grid.
+// other than 8 export too: 4-bit grids as int4/uint4, 9..16-bit ones as int16/uint16 (opset 21),
+// and any grid narrower than its integer type (2..7 bits, 9..15 bits, narrow range) gets a Clip to
+// the grid's range in front of the pair, so the model computes exactly the grid.
 #pragma once
 
 #include "core/graph/graph.h"
@@ -43,11 +43,11 @@ struct QdqExportSummary {
 /// Returns `model` with the quantizers of `setup` (every point not merged away; requantizers are
 /// pairs of their own) inserted. Original inputs, outputs and names are kept (a quantized graph
 /// output keeps its name on the dequantized value); new values are named `<tensor>_q<id>`
-/// (integer),
-/// `<tensor>_dq<id>` (dequantized), `<tensor>_q<id>_scale`, ... The opset is raised to 13 (21 and
-/// IR 10 with a 4-bit grid). InvalidArgument naming the point when a parameter is missing or
-/// inconsistent (sizes, non-positive scale, zero point off the grid, unified members on one grid
-/// that differ); Unsupported for grids wider than 8 bits or quantizers on non-float tensors.
+/// (integer), `<tensor>_dq<id>` (dequantized), `<tensor>_q<id>_scale`, ... The opset is raised to
+/// 13 (21 and IR 10 with a 4-bit or 16-bit grid). InvalidArgument naming the point when a parameter
+/// is missing or inconsistent (sizes, non-positive scale, zero point off the grid, unified members
+/// on one grid that differ); Unsupported for grids wider than 16 bits or quantizers on non-float
+/// tensors.
 Result<graph::Graph> insertQdqNodes(const graph::Graph& model,
                                     const SingleConfigQuantizerSetup& setup,
                                     const QuantizerParametersMap& parameters,

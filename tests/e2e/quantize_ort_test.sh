@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ONNX Runtime runs the QDQ models `quantscope-cli quantize --out` writes: 8-bit (CPU, symmetric;
 # NPU mixed preset, asymmetric uint8, two outputs), all 4-bit (int4 activations and weights at
-# opset 21), mixed 8/6/4/3-bit activations with 8/4-bit weights (Clip + QDQ, per-channel Max/Min),
-# and NPU requantizers (4-bit below 8-bit parents). ORT with graph optimizations disabled executes
+# opset 21), mixed 8/6/4/3-bit activations with 8/4-bit weights (Clip + QDQ), mixed 16/8/6/4 with
+# 16/8-bit weights (int16 at opset 21),
+# NPU requantizers (4-bit below 8-bit parents), and NPU 6/3-bit activations with 8/5-bit weights
+# (per-channel activations: Max/Min). ORT with graph optimizations disabled executes
 # the QDQ graph as written and must equal our executor (`quantscope-cli run`) on the same model
 # within 1e-4 relative (these outputs are float); our executor in turn equals the fake-quant
 # simulation (unit test QdqVsSimulation). At level "all" ORT fuses QDQ into integer kernels and
@@ -10,7 +12,8 @@
 # finite, and its difference is printed.
 # ONNX Runtime 1.30 and int4 activations: at levels above "disabled" its ClipQuantFusion throws on
 # an int4 zero point after Relu/Clip ("Unexpected data type for QuantizeLinear input
-# y_zero_point"), and the demo's int4 requantizer corrupts its heap; those models run at
+# y_zero_point"), and an int8 tensor after a same-shape int4 one (the demo's int4 requantizer)
+# corrupts its heap (core/quantization/README.md); those models run at
 # "disabled" only (all-4-bit) or are exported with --no-int4-activations (requantizers).
 # Skips (77) without node or onnxruntime-node (install it with tests/e2e/ort/install.sh).
 set -uo pipefail
@@ -64,6 +67,13 @@ quantized demo_int4_in_int8 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 21
 node "$here/ort/set_bits.mjs" "$tmp/setup.json" "$tmp/mixed.json" 8,6,4,3 8,4
 quantized demo_mixed_8643 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 21" \
     --setup-in "$tmp/mixed.json"
+node "$here/ort/set_bits.mjs" "$tmp/setup.json" "$tmp/mixed16.json" 16,8,6,4 16,8
+quantized demo_mixed_16864 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 21" \
+    --setup-in "$tmp/mixed16.json"
+"$cli" quantize "$demo" --hw npu --setup-out "$tmp/npu.json" >/dev/null || fail "npu setup-out"
+node "$here/ort/set_bits.mjs" "$tmp/npu.json" "$tmp/npu63.json" 6,3 8,5
+quantized demo_npu_per_channel_63 "$both" "$demo" "[1-9][0-9]* clipped grids; opset 13" \
+    --setup-in "$tmp/npu63.json"
 
 if [ "$failures" -gt 0 ]; then
     echo "$failures failure(s)" >&2

@@ -318,6 +318,36 @@ TEST(QdqExport, FourBitActivationsInInt8WhenAsked) {
     }
 }
 
+TEST(QdqExport, SixteenBitIsInt16AtOpset21) {
+    const Graph model = makeForkModel();
+    SingleConfigQuantizerSetup setup;
+    QuantizerParametersMap params;
+    params[1] = encoding(16, 0, 65535, {1e-4F}, {0});
+    params[5] = encoding(16, -32768, 32767, {1e-4F, 1e-4F, 1e-4F}, {0, 0, 0}, 0);
+    addPoint(setup, 1, "sig", 0, params[1]);
+    addPoint(setup, 5, "conv", std::nullopt, params[5], true);
+    QdqExportSummary summary;
+    const Graph out = exportOrDie(model, setup, params, &summary);
+    EXPECT_EQ(summary.opset, 21);
+    EXPECT_EQ(summary.clippedGrids, 0);
+    const graph::Node* dq = producerOf(out, nodeNamed(out, "sig").inputs[0]);
+    EXPECT_EQ(out.value(dq->inputs[0]).dtype, DataType::UInt16);
+    const graph::Node* weightDq = producerOf(out, nodeNamed(out, "conv").inputs[1]);
+    const graph::TensorData& codes = *out.value(weightDq->inputs[0]).initializer;
+    EXPECT_EQ(codes.dtype(), DataType::Int16);
+    const auto got = codes.as<int16_t>();
+    // W / 1e-4: 5000, -2500, 10000, 7500, -6000, 1000.
+    EXPECT_EQ(std::vector<int16_t>(got.begin(), got.end()),
+              (std::vector<int16_t>{5000, -2500, 10000, 7500, -6000, 1000}));
+
+    const std::vector<float> x = randomInput(18, 0.0F, 3.0F, 9);
+    const auto outputs = runGraph(out, x, {1, 2, 3, 3});
+    ASSERT_EQ(outputs.size(), 2U);
+    for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_NEAR(outputs[1][i], sigmoid(fakeQuant(x[i], 1e-4F, 0, 0, 65535)), kTol) << i;
+    }
+}
+
 TEST(QdqExport, SixBitClipsThenQuantizesOnTheSixBitGrid) {
     const Graph model = makeSingleOpModel();
     SingleConfigQuantizerSetup setup;

@@ -1,6 +1,6 @@
 // The exported QDQ model, run by our executor, equals the fake-quant simulation
 // (insertFakeQuantizers) within 1e-5 on committed models: the demo CNN with 8-bit CPU quantizers,
-// the demo CNN with mixed 8/6/4/3-bit choices, and the demo CNN with requantizers (NPU,
+// the demo CNN with mixed 8/6/4/3/16-bit choices, and the demo CNN with requantizers (NPU,
 // merge_with_potential_requantization, two 4-bit choices below 8-bit parents).
 
 #include "core/onnx/model_io.h"
@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -98,14 +100,14 @@ TEST(QdqVsSimulation, DemoModelMixedBitwidths) {
     auto state = computeQuantization(model, {});
     ASSERT_TRUE(state.ok()) << state.error().toString();
     SingleConfigQuantizerSetup setup = state->setup;
-    // Bits by unified group (members must agree), else by id: 8, 6, 4, 3 in turn.
+    // Bits by unified group (members must agree), else by id: 8, 6, 4, 3, 16 in turn.
     std::map<int, int> representative;
     for (const auto& [gid, members] : setup.unifiedScaleGroups) {
         for (const int member : members) {
             representative[member] = members.front();
         }
     }
-    const std::vector<int> bits = {8, 6, 4, 3};
+    const std::vector<int> bits = {8, 6, 4, 3, 16};
     for (auto& [id, point] : setup.quantizationPoints) {
         const int key = representative.contains(id) ? representative[id] : id;
         point.qconfig.numBits = bits[static_cast<size_t>(key) % bits.size()];
@@ -136,6 +138,29 @@ TEST(QdqVsSimulation, DemoModelWithRequantizers) {
     EXPECT_LE(diff, 1e-5);
     std::cout << "max |QDQ - simulation| = " << diff << "\n";
     EXPECT_EQ(summary.opset, 21);
+}
+
+/// Every zoo model (QS_ZOO_DIR, default /work/zoo; skipped when absent), 8-bit CPU, one sample.
+TEST(QdqVsSimulation, ZooModels) {
+    const char* env = std::getenv("QS_ZOO_DIR");
+    const std::filesystem::path zoo = env != nullptr ? env : "/work/zoo";
+    if (!std::filesystem::exists(zoo / "resnet18.onnx")) {
+        GTEST_SKIP() << "no zoo models in " << zoo;
+    }
+    for (const char* name : {"squeezenet1_1", "resnet18", "mobilenet_v2", "efficientnet_b0",
+                             "shufflenet_v2_x1_0", "resnet50"}) {
+        const std::filesystem::path path = zoo / (std::string(name) + ".onnx");
+        if (!std::filesystem::exists(path)) {
+            continue;
+        }
+        const Graph model = load(path.c_str());
+        auto state = computeQuantization(model, {});
+        ASSERT_TRUE(state.ok()) << name << ": " << state.error().toString();
+        QdqExportSummary summary;
+        const double diff = qdqVsSimulation(model, state->setup, randomSamples(model, 1), summary);
+        EXPECT_LE(diff, 1e-5) << name;
+        std::cout << name << ": max |QDQ - simulation| = " << diff << "\n";
+    }
 }
 
 } // namespace
