@@ -346,7 +346,7 @@ void QuantizerPanel::updateCalibrationSummary() {
     m_calibration->setText(tr("Calibrated on %1 — %n sample(s), simulated in %2 s — %3", nullptr,
                               static_cast<int>(calibration->report.samples))
                                .arg(calibration->dataset,
-                                    QString::number(calibration->report.seconds, 'f', 1),
+                                    QString::number(calibration->report.seconds, 'f', 2),
                                     outputMetricsText(calibration->report)));
 }
 
