@@ -297,6 +297,20 @@ TEST_F(CalibrationTest, ExportRefusesAStaleCalibrationAndAnUnwritablePath) {
     EXPECT_FALSE(QFile::exists(path));
 }
 
+TEST(CalibrationWindowTest, ClosingTheWindowDuringACalibrationWaitsAndAppliesNothing) {
+    QTemporaryDir dir;
+    Settings settings(dir.filePath(QStringLiteral("settings.ini")));
+    QStringList errors;
+    auto window = std::make_unique<MainWindow>(settings, std::make_unique<Recorder>(errors));
+    QSignalSpy finished(&window->calibration(), &CalibrationCommands::calibrationFinished);
+    window->calibration().calibrateOnOpen(400);
+    window->openModel(kDemoModel);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window->calibration().isCalibrating(); }, kTimeoutMs));
+    window.reset(); // cancels and waits for the job; its result is not applied to a dead window
+    EXPECT_TRUE(finished.isEmpty());
+    EXPECT_TRUE(errors.isEmpty());
+}
+
 TEST(CalibrationDialogTest, AsksForAnExistingPath) {
     QTemporaryDir dir;
     CalibrationDialog dialog;
