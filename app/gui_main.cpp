@@ -2,6 +2,7 @@
 // (--help, --version, an optional MODEL to open) and shows the main window. --help and --version
 // answer without a display.
 
+#include "ui/calibration_commands.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
 #include "ui/settings.h"
@@ -56,6 +57,11 @@ void describeCommandLine(QCommandLineParser& parser) {
         QCoreApplication::translate("main", "Compress the opened model's weights, e.g. int4_asym "
                                             "or int4_asym:0.6 (mode and ratio; one undo step)."),
         QStringLiteral("MODE[:RATIO]")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("calibrate-random"),
+        QCoreApplication::translate("main", "Calibrate the opened model on N random samples and "
+                                            "show the SQNR overlay."),
+        QStringLiteral("N")));
 }
 
 /// The --compress-weights request, or nullopt without the option; errors name the problem.
@@ -139,6 +145,15 @@ int main(int argc, char** argv) {
     window.setInitialBitwidths(parser.values(QStringLiteral("set")));
     if (compression.value()) {
         window.compression().setInitialRequest(*compression.value());
+    }
+    if (parser.isSet(QStringLiteral("calibrate-random"))) {
+        bool ok = false;
+        const qint64 samples = parser.value(QStringLiteral("calibrate-random")).toLongLong(&ok);
+        if (!ok || samples <= 0) {
+            qCritical("--calibrate-random needs a positive number of samples");
+            return 2;
+        }
+        window.calibration().calibrateOnOpen(samples);
     }
     window.show();
     const QStringList models = parser.positionalArguments();

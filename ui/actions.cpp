@@ -96,6 +96,7 @@ void Actions::populate(QMenuBar& menuBar) {
     m_viewMenu->addAction(m_colorBlindPalette);
     m_viewMenu->addSeparator();
     QMenu* quantize = menuBar.addMenu(tr("&Quantize"));
+    m_quantizeMenu = quantize;
     quantize->addMenu(tr("&HW Config"))->addActions(m_hwConfigs->actions());
     quantize->addMenu(tr("&Preset"))->addActions(m_presets->actions());
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());

@@ -51,7 +51,11 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
 GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject* parent)
     : QObject(parent)
     , m_filePath(QFileInfo(filePath).absoluteFilePath())
-    , m_model(std::move(model)) {}
+    , m_model(std::move(model)) {
+    // Connected first, so every other view sees the staleness of this change.
+    connect(this, &GraphDocument::quantizationChanged, this,
+            &GraphDocument::updateCalibrationStaleness);
+}
 
 QString GraphDocument::fileName() const {
     return QFileInfo(m_filePath).fileName();
@@ -97,6 +101,28 @@ void GraphDocument::restoreQuantization(quantization::QuantizationState state) {
 void GraphDocument::setCompressionPlan(std::optional<compression::CompressionPlan> plan) {
     m_compressionPlan = std::move(plan);
     Q_EMIT compressionPlanChanged();
+}
+
+void GraphDocument::setCalibration(CalibrationResult result) {
+    m_calibration = std::move(result);
+    m_calibrationStale = true; // recomputed below, which also emits calibrationChanged
+    updateCalibrationStaleness();
+    if (m_calibrationStale) {
+        Q_EMIT calibrationChanged(); // the setup changed while the job ran
+    }
+}
+
+void GraphDocument::updateCalibrationStaleness() {
+    if (!m_calibration) {
+        return;
+    }
+    const bool stale =
+        m_model.quantization == std::nullopt ||
+        setupFingerprint(m_model.quantization->setup) != m_calibration->setupFingerprint;
+    if (stale != m_calibrationStale) {
+        m_calibrationStale = stale;
+        Q_EMIT calibrationChanged();
+    }
 }
 
 } // namespace qs::ui

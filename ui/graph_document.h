@@ -10,6 +10,7 @@
 #include "core/report/model_info.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
+#include "ui/calibration.h"
 
 #include <QList>
 #include <QObject>
@@ -87,6 +88,22 @@ public:
     /// Replaces the plan (through ApplyCompressionPlanCommand); emits compressionPlanChanged.
     void setCompressionPlan(std::optional<compression::CompressionPlan> plan);
 
+    /// The last calibration, fresh or stale, or nullptr.
+    const CalibrationResult* calibration() const {
+        return m_calibration ? &*m_calibration : nullptr;
+    }
+
+    /// The last calibration when it was made for the current setup, else nullptr.
+    const CalibrationResult* freshCalibration() const {
+        return m_calibration && !m_calibrationStale ? &*m_calibration : nullptr;
+    }
+
+    /// True when there is a calibration but the setup changed since (recalibrate).
+    bool isCalibrationStale() const { return m_calibration && m_calibrationStale; }
+
+    /// Keeps `result` (computed for the setup its fingerprint names).
+    void setCalibration(CalibrationResult result);
+
 Q_SIGNALS:
     /// Choices, settings or the setup changed; badges and tables redraw.
     void quantizationChanged();
@@ -96,12 +113,19 @@ Q_SIGNALS:
     void branchChoiceMerged(const QList<int>& ids);
     /// The weight-compression plan was set, replaced or removed.
     void compressionPlanChanged();
+    /// A calibration arrived or became stale / fresh again (undo back to its setup).
+    void calibrationChanged();
 
 private:
     QString m_filePath;
     LoadedModel m_model;
     QUndoStack m_undoStack;
     std::optional<compression::CompressionPlan> m_compressionPlan;
+    std::optional<CalibrationResult> m_calibration;
+    bool m_calibrationStale = false;
+
+    /// Compares the calibration's setup with the current one (after each quantization change).
+    void updateCalibrationStaleness();
 };
 
 } // namespace qs::ui

@@ -4,6 +4,7 @@
 #include "ui/actions.h"
 #include "ui/autosave.h"
 #include "ui/bitwidth_chart.h"
+#include "ui/calibration_commands.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -29,6 +30,7 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -127,7 +129,27 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     connectSession();
     connectSessionFiles();
     connectInspection();
+    setupCalibration();
     restoreWindow();
+}
+
+void MainWindow::setupCalibration() {
+    m_calibration =
+        new CalibrationCommands(*m_session, *m_jobs, *m_graphPage, *m_reporter, *statusBar(), this);
+    m_actions->quantizeMenu()->addSeparator();
+    m_actions->quantizeMenu()->addAction(m_calibration->calibrateAction());
+    m_actions->viewMenu()->addAction(m_calibration->overlayAction());
+    // File ▸ Export gathers the model exports; whoever comes first creates it.
+    QMenu* file = m_actions->fileMenu();
+    auto* exports =
+        file->findChild<QMenu*>(QStringLiteral("exportMenu"), Qt::FindDirectChildrenOnly);
+    if (exports == nullptr) {
+        exports = new QMenu(tr("E&xport"), file);
+        exports->setObjectName(QStringLiteral("exportMenu"));
+        const QList<QAction*> entries = file->actions(); // right after Export Image…
+        file->insertMenu(entries.value(entries.indexOf(m_actions->exportImage()) + 1), exports);
+    }
+    exports->addAction(m_calibration->exportQuantizedAction());
 }
 
 MainWindow::~MainWindow() = default;

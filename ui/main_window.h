@@ -25,6 +25,7 @@ class GraphPage;
 class InspectorPanel;
 class JobRunner;
 class BitwidthChartPanel;
+class CalibrationCommands;
 class ModelInfoPanel;
 class QuantizerPanel;
 class Session;
@@ -72,8 +73,12 @@ public:
     InspectorPanel& inspector() const { return *m_inspector; }
 
     QDockWidget& inspectorDock() const { return *m_inspectorDock; }
+
     /// Compress Weights, the Weight Compression dock and the ONNX exports.
     WeightCompressionController& compression() const { return *m_compression; }
+
+    /// Quantize ▸ Calibrate… and View ▸ SQNR Overlay.
+    CalibrationCommands& calibration() const { return *m_calibration; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -177,6 +182,10 @@ private:
     InspectorPanel* m_inspector;
     QDockWidget* m_inspectorDock;
     WeightCompressionController* m_compression;
+    CalibrationCommands* m_calibration = nullptr;
+
+    /// Creates the calibration entries and adds them to the menus.
+    void setupCalibration();
 };
 
 } // namespace qs::ui

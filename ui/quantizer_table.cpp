@@ -5,12 +5,15 @@
 
 #include <QComboBox>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace qs::ui {
 
@@ -25,10 +28,13 @@ QuantizerTableModel::QuantizerTableModel(QObject* parent)
 
 void QuantizerTableModel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
+    disconnect(m_calibrationConnection);
     m_document = document;
     if (document != nullptr) {
         m_connection = connect(document, &GraphDocument::quantizationChanged, this,
                                &QuantizerTableModel::reload);
+        m_calibrationConnection = connect(document, &GraphDocument::calibrationChanged, this,
+                                          &QuantizerTableModel::reload);
     }
     reload();
 }
@@ -73,21 +79,30 @@ const quantization::QuantizerConfigList* QuantizerTableModel::candidates(int id)
                                                                    : &point->second.possibleConfigs;
 }
 
+QVariant QuantizerTableModel::candidatesData(const quantization::QuantizerMark& mark,
+                                             int role) const {
+    QStringList names;
+    int chosen = 0;
+    if (const auto* list = candidates(mark.id)) {
+        for (size_t i = 0; i < list->size(); ++i) {
+            names.push_back(qstr((*list)[i].toString()));
+            chosen = (*list)[i] == mark.config ? static_cast<int>(i) : chosen;
+        }
+    }
+    return role == CandidatesRole ? QVariant(names) : QVariant(chosen);
+}
+
 QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) {
         return {};
     }
     const quantization::QuantizerMark& mark = m_marks[static_cast<size_t>(index.row())];
     if (index.column() == Config && (role == CandidatesRole || role == ChosenIndexRole)) {
-        QStringList names;
-        int chosen = 0;
-        if (const auto* list = candidates(mark.id)) {
-            for (size_t i = 0; i < list->size(); ++i) {
-                names.push_back(qstr((*list)[i].toString()));
-                chosen = (*list)[i] == mark.config ? static_cast<int>(i) : chosen;
-            }
-        }
-        return role == CandidatesRole ? QVariant(names) : QVariant(chosen);
+        return candidatesData(mark, role);
+    }
+    if (index.column() >= Low &&
+        (role == Qt::DisplayRole || role == Qt::EditRole || role == Qt::ToolTipRole)) {
+        return calibrationData(mark, role == Qt::ToolTipRole ? -1 : index.column());
     }
     if (role == Qt::ToolTipRole && index.column() == Point) {
         QStringList ops;
@@ -99,13 +114,18 @@ QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole && role != Qt::EditRole) {
         return {};
     }
-    switch (static_cast<Column>(index.column())) {
+    return displayData(index.row(), index.column());
+}
+
+QVariant QuantizerTableModel::displayData(int row, int column) const {
+    const quantization::QuantizerMark& mark = m_marks[static_cast<size_t>(row)];
+    switch (static_cast<Column>(column)) {
     case Id:
         return mark.id;
     case Point:
         return qstr(mark.point.toString());
     case OpType:
-        return m_opTypes[static_cast<size_t>(index.row())];
+        return m_opTypes[static_cast<size_t>(row)];
     case Kind:
         return mark.point.isWeight ? tr("weight") : tr("activation");
     case Candidates:
@@ -118,10 +138,52 @@ QVariant QuantizerTableModel::data(const QModelIndex& index, int role) const {
                              : qstr(quantization::statusName(mark.status));
     case Group:
         return mark.unifiedGroup ? QVariant(*mark.unifiedGroup) : QVariant(QString());
-    case ColumnCount:
+    default:
         break;
     }
     return {};
+}
+
+QVariant QuantizerTableModel::calibrationData(const quantization::QuantizerMark& mark,
+                                              int column) const {
+    const CalibrationResult* calibration =
+        m_document.isNull() ? nullptr : m_document->freshCalibration();
+    const auto found = calibration == nullptr
+                           ? quantization::QuantizerParametersMap::const_iterator{}
+                           : calibration->parameters.find(mark.id);
+    if (calibration == nullptr || found == calibration->parameters.end()) {
+        return {};
+    }
+    const quantization::QuantizerParameters& params = found->second;
+    const auto error = calibration->report.quantizers.find(mark.id);
+    const bool hasError = error != calibration->report.quantizers.end();
+    const auto single = [](const auto& values) {
+        return values.size() == 1 ? QVariant(static_cast<double>(values.front())) : QVariant();
+    };
+    switch (column) {
+    case Low:
+        return *std::min_element(params.inputLow.begin(), params.inputLow.end());
+    case High:
+        return *std::max_element(params.inputHigh.begin(), params.inputHigh.end());
+    case Scale:
+    case ZeroPoint: {
+        const QVariant value = column == Scale ? single(params.scale) : single(params.zeroPoint);
+        return value.isValid()
+                   ? value
+                   : QVariant(tr("%n channel(s)", nullptr, static_cast<int>(params.scale.size())));
+    }
+    case Sqnr:
+        return hasError ? QVariant(sqnrText(error->second.sqnrDb)) : QVariant();
+    default: { // tooltip of every calibration column
+        QString text = parametersText(params);
+        if (hasError) {
+            text += QLatin1Char('\n') +
+                    tr("SQNR %1 vs the float model, %2 own noise")
+                        .arg(sqnrText(error->second.sqnrDb), sqnrText(error->second.localSqnrDb));
+        }
+        return text;
+    }
+    }
 }
 
 QVariant QuantizerTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
@@ -145,6 +207,16 @@ QVariant QuantizerTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("State");
     case Group:
         return tr("Unified group");
+    case Low:
+        return tr("Low");
+    case High:
+        return tr("High");
+    case Scale:
+        return tr("Scale");
+    case ZeroPoint:
+        return tr("Zero point");
+    case Sqnr:
+        return tr("SQNR");
     case ColumnCount:
         break;
     }
@@ -199,6 +271,7 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     , m_model(new QuantizerTableModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
     , m_filter(new QLineEdit(this))
+    , m_calibration(new QLabel(this))
     , m_view(new QTableView(this)) {
     m_proxy->setSourceModel(m_model);
     m_proxy->setFilterKeyColumn(-1);
@@ -227,6 +300,9 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
                                                      QHeaderView::Interactive);
     m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    // SQNR is what one scans for: shown next to the chosen config, ranges at the end.
+    m_view->horizontalHeader()->moveSection(QuantizerTableModel::Sqnr,
+                                            QuantizerTableModel::Config + 1);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 const QModelIndex source = m_proxy->mapToSource(current);
@@ -239,7 +315,40 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     auto* column = new QVBoxLayout(this);
     column->setContentsMargins(4, 4, 4, 4);
     column->addWidget(m_filter);
+    column->addWidget(m_calibration);
     column->addWidget(m_view, 1);
+    m_calibration->setWordWrap(true);
+    m_calibration->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(m_model, &QAbstractItemModel::modelReset, this,
+            &QuantizerPanel::updateCalibrationSummary);
+    updateCalibrationSummary();
+}
+
+QString QuantizerPanel::calibrationSummary() const {
+    return m_calibration->text();
+}
+
+void QuantizerPanel::updateCalibrationSummary() {
+    const GraphDocument* document = m_model->document();
+    const CalibrationResult* calibration = document == nullptr ? nullptr : document->calibration();
+    if (calibration == nullptr) {
+        m_calibration->setText(document == nullptr || document->quantization() == nullptr
+                                   ? QString()
+                                   : tr("Not calibrated — Quantize ▸ Calibrate… fills the "
+                                        "range and SQNR columns."));
+        return;
+    }
+    if (document->isCalibrationStale()) {
+        m_calibration->setText(tr("Calibration stale: the setup changed since (%1) — "
+                                  "recalibrate.")
+                                   .arg(calibration->dataset));
+        return;
+    }
+    m_calibration->setText(tr("Calibrated on %1 — %n sample(s), simulated in %2 s — %3", nullptr,
+                              static_cast<int>(calibration->report.samples))
+                               .arg(calibration->dataset,
+                                    QString::number(calibration->report.seconds, 'f', 2),
+                                    outputMetricsText(calibration->report)));
 }
 
 void QuantizerPanel::setFilterText(const QString& text) {

@@ -15,6 +15,7 @@
 
 #include <vector>
 
+class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
 class QTableView;
@@ -28,7 +29,22 @@ class QuantizerTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
-    enum Column { Id, Point, OpType, Kind, Candidates, Config, State, Group, ColumnCount };
+    enum Column {
+        Id,
+        Point,
+        OpType,
+        Kind,
+        Candidates,
+        Config,
+        State,
+        Group,
+        Low,       ///< calibrated range (lowest channel's low), when calibrated and not stale
+        High,      ///<
+        Scale,     ///< per-tensor value, or "a … b (N ch)"
+        ZeroPoint, ///<
+        Sqnr,      ///< float model vs quantized model at this quantizer, dB
+        ColumnCount
+    };
 
     /// Role of the Config column: the candidate configs as strings (QStringList).
     static constexpr int CandidatesRole = Qt::UserRole + 1;
@@ -69,8 +85,18 @@ private:
 
     const quantization::QuantizerConfigList* candidates(int id) const;
 
+    /// CandidatesRole / ChosenIndexRole of the Config column.
+    QVariant candidatesData(const quantization::QuantizerMark& mark, int role) const;
+
+    /// DisplayRole of the setup columns.
+    QVariant displayData(int row, int column) const;
+
+    /// The calibration columns' display value of `mark` (a number where one sorts well).
+    QVariant calibrationData(const quantization::QuantizerMark& mark, int column) const;
+
     QPointer<GraphDocument> m_document;
     QMetaObject::Connection m_connection;
+    QMetaObject::Connection m_calibrationConnection;
     std::vector<quantization::QuantizerMark> m_marks;
     std::vector<QString> m_opTypes; ///< by row
 };
@@ -110,6 +136,10 @@ public:
     /// The filter field's text.
     QString filterText() const;
 
+    /// The line over the table: dataset and output metrics of the calibration, or that it is
+    /// stale or missing.
+    QString calibrationSummary() const;
+
     /// Rows shown after filtering.
     int visibleRows() const;
 
@@ -133,7 +163,10 @@ private:
 
     QuantizerTableModel* m_model;
     QSortFilterProxyModel* m_proxy;
+    void updateCalibrationSummary();
+
     QLineEdit* m_filter;
+    QLabel* m_calibration;
     QTableView* m_view;
 };
 

@@ -1,0 +1,347 @@
+// Calibration in the main window on the offscreen platform: calibrating the demo model with 8
+// random samples fills the range, scale, zero point and SQNR columns, the summary line with the
+// output metrics, the badge tooltips and the SQNR overlay; a settings change marks the calibration
+// stale (columns blank, overlay legend says so) and undo makes it fresh again; the dataset dialog
+// refuses missing paths; a bad .npy file and a cancel are reported and store nothing; File ▸
+// Export ▸ Quantized ONNX writes a QDQ model that imports again with the original inputs and
+// outputs, and refuses clearly while uncalibrated, stale, or when the path cannot be written.
+
+#include "core/onnx/model_io.h"
+#include "ui/calibration_commands.h"
+#include "ui/calibration_dialog.h"
+#include "ui/graph_document.h"
+#include "ui/graph_page.h"
+#include "ui/graph_scene.h"
+#include "ui/job_runner.h"
+#include "ui/main_window.h"
+#include "ui/message_reporter.h"
+#include "ui/quantizer_commands.h"
+#include "ui/quantizer_table.h"
+#include "ui/session.h"
+#include "ui/settings.h"
+#include "ui/sqnr_overlay.h"
+
+#include <QAction>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+namespace qs::ui {
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+const QString kDemoModel = QStringLiteral(QS_SOURCE_DIR "/resources/models/demo_cnn.onnx");
+
+class Recorder final : public MessageReporter {
+public:
+    explicit Recorder(QStringList& errors)
+        : m_errors(errors) {}
+
+    void error(const QString&, const QString& text) override { m_errors.push_back(text); }
+
+    void notice(const QString&, const QString&) override {}
+
+private:
+    QStringList& m_errors;
+};
+
+class CalibrationTest : public ::testing::Test {
+protected:
+    CalibrationTest()
+        : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
+        , m_window(m_settings, std::make_unique<Recorder>(m_errors)) {}
+
+    void SetUp() override {
+        m_window.openModel(kDemoModel);
+        ASSERT_TRUE(QTest::qWaitFor(
+            [this] {
+                return !m_window.session().isOpening() && m_window.session().document() &&
+                       !m_window.graphPage().isLayingOut();
+            },
+            kTimeoutMs));
+        ASSERT_NE(document().quantization(), nullptr);
+        ASSERT_TRUE(m_window.calibration().calibrateAction()->isEnabled());
+    }
+
+    GraphDocument& document() const { return *m_window.session().document(); }
+
+    CalibrationCommands& commands() const { return m_window.calibration(); }
+
+    /// Calibrates with `request` and waits for the job; returns whether it stored a result.
+    bool calibrateAndWait(const CalibrationRequest& request) {
+        QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+        if (!commands().calibrate(request)) {
+            return false;
+        }
+        EXPECT_TRUE(commands().isCalibrating());
+        EXPECT_FALSE(commands().calibrateAction()->isEnabled());
+        EXPECT_TRUE(finished.wait(kTimeoutMs));
+        EXPECT_FALSE(commands().isCalibrating());
+        QCoreApplication::processEvents(); // the overlay and tooltips follow queued
+        return !finished.isEmpty() && finished.front().front().toBool();
+    }
+
+    static CalibrationRequest randomRequest(int64_t samples) {
+        CalibrationRequest request;
+        request.source.randomSamples = samples;
+        request.batchSize = 4;
+        return request;
+    }
+
+    QVariant cell(int row, int column) const {
+        const QuantizerTableModel& model = m_window.quantizerPanel().model();
+        return model.data(model.index(row, column), Qt::DisplayRole);
+    }
+
+    /// Rows of quantizers that have calibrated parameters (active ones, not merged away).
+    std::vector<int> calibratedRows() const {
+        std::vector<int> rows;
+        const QuantizerTableModel& model = m_window.quantizerPanel().model();
+        for (int row = 0; row < model.rowCount(); ++row) {
+            if (model.markAt(row).status != quantization::QuantizerStatus::Merged) {
+                rows.push_back(row);
+            }
+        }
+        return rows;
+    }
+
+    QTemporaryDir m_dir;
+    QStringList m_errors;
+    Settings m_settings;
+    MainWindow m_window;
+};
+
+TEST_F(CalibrationTest, RandomSamplesFillTheTableTooltipsAndOverlay) {
+    ASSERT_TRUE(calibrateAndWait(randomRequest(8)))
+        << m_errors.join(QLatin1Char('\n')).toStdString();
+    ASSERT_TRUE(m_errors.isEmpty()) << m_errors.front().toStdString();
+    const CalibrationResult* calibration = document().freshCalibration();
+    ASSERT_NE(calibration, nullptr);
+    EXPECT_EQ(calibration->report.samples, 8);
+    EXPECT_TRUE(calibration->dataset.startsWith(QStringLiteral("random 8")))
+        << calibration->dataset.toStdString();
+
+    const std::vector<int> rows = calibratedRows();
+    ASSERT_FALSE(rows.empty());
+    for (int row : rows) {
+        const int id = m_window.quantizerPanel().model().markAt(row).id;
+        ASSERT_TRUE(calibration->parameters.count(id)) << "quantizer #" << id;
+        const QVariant low = cell(row, QuantizerTableModel::Low);
+        const QVariant high = cell(row, QuantizerTableModel::High);
+        ASSERT_TRUE(low.isValid() && high.isValid()) << "row " << row;
+        EXPECT_LT(low.toDouble(), high.toDouble()) << "row " << row;
+        EXPECT_FALSE(cell(row, QuantizerTableModel::Scale).toString().isEmpty());
+        EXPECT_FALSE(cell(row, QuantizerTableModel::ZeroPoint).toString().isEmpty());
+        if (!calibration->parameters.at(id).isPerChannel()) { // one positive scale
+            EXPECT_GT(cell(row, QuantizerTableModel::Scale).toDouble(), 0.0) << "row " << row;
+        } else { // a channel count
+            EXPECT_TRUE(cell(row, QuantizerTableModel::Scale)
+                            .toString()
+                            .contains(QStringLiteral("channel")));
+        }
+        EXPECT_TRUE(cell(row, QuantizerTableModel::Sqnr).toString().endsWith(QStringLiteral("dB")))
+            << cell(row, QuantizerTableModel::Sqnr).toString().toStdString();
+    }
+    const QString summary = m_window.quantizerPanel().calibrationSummary();
+    EXPECT_TRUE(summary.contains(QStringLiteral("random 8"))) << summary.toStdString();
+    EXPECT_TRUE(summary.contains(QStringLiteral("cosine"))) << summary.toStdString();
+
+    // Tooltips carry the parameters whether or not the overlay is on.
+    const QuantizerBadgeItem* badge =
+        m_window.graphPage().scene()->badge(m_window.quantizerPanel().model().markAt(rows[0]).id);
+    ASSERT_NE(badge, nullptr);
+    EXPECT_TRUE(badge->toolTip().contains(QStringLiteral("scale")))
+        << badge->toolTip().toStdString();
+    EXPECT_TRUE(badge->toolTip().contains(QStringLiteral("SQNR")));
+
+    EXPECT_EQ(commands().overlay().haloCount(), 0);
+    commands().overlayAction()->setChecked(true);
+    EXPECT_EQ(commands().overlay().haloCount(),
+              static_cast<int>(calibration->report.quantizers.size()));
+    EXPECT_TRUE(commands().overlay().legend().isVisibleTo(&m_window));
+    EXPECT_TRUE(commands().overlay().legend().message().isEmpty());
+    commands().overlayAction()->setChecked(false);
+    EXPECT_EQ(commands().overlay().haloCount(), 0);
+    EXPECT_FALSE(commands().overlay().legend().isVisibleTo(&m_window));
+}
+
+TEST_F(CalibrationTest, ASettingsChangeMakesTheCalibrationStaleUntilUndone) {
+    ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
+    commands().overlayAction()->setChecked(true);
+    const int halos = commands().overlay().haloCount();
+    ASSERT_GT(halos, 0);
+
+    quantization::QuantizationSettings mixed = document().quantization()->settings;
+    mixed.preset = quantization::QuantizationPreset::Mixed;
+    document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
+    QCoreApplication::processEvents(); // the overlay follows queued, after the badges
+    EXPECT_TRUE(document().isCalibrationStale());
+    EXPECT_EQ(document().freshCalibration(), nullptr);
+    for (int row : calibratedRows()) {
+        EXPECT_FALSE(cell(row, QuantizerTableModel::Sqnr).isValid()) << "row " << row;
+        EXPECT_FALSE(cell(row, QuantizerTableModel::Scale).isValid()) << "row " << row;
+    }
+    EXPECT_TRUE(m_window.quantizerPanel().calibrationSummary().contains(QStringLiteral("stale")));
+    EXPECT_EQ(commands().overlay().haloCount(), 0);
+    EXPECT_TRUE(commands().overlay().legend().message().contains(QStringLiteral("stale")));
+
+    document().undoStack().undo();
+    QCoreApplication::processEvents();
+    EXPECT_FALSE(document().isCalibrationStale());
+    EXPECT_NE(document().freshCalibration(), nullptr);
+    EXPECT_EQ(commands().overlay().haloCount(), halos);
+    EXPECT_TRUE(cell(calibratedRows().front(), QuantizerTableModel::Sqnr).isValid());
+}
+
+TEST_F(CalibrationTest, AChangeDuringTheJobLeavesTheResultStale) {
+    QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+    ASSERT_TRUE(commands().calibrate(randomRequest(8)));
+    quantization::QuantizationSettings mixed = document().quantization()->settings;
+    mixed.preset = quantization::QuantizationPreset::Mixed;
+    document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    EXPECT_TRUE(finished.front().front().toBool());
+    ASSERT_NE(document().calibration(), nullptr); // kept, for the setup it was made for
+    EXPECT_TRUE(document().isCalibrationStale());
+    document().undoStack().undo(); // back to that setup: fresh
+    EXPECT_NE(document().freshCalibration(), nullptr);
+}
+
+TEST_F(CalibrationTest, ABadNpyFileIsReportedAndStoresNothing) {
+    const QString path = m_dir.filePath(QStringLiteral("bad.npy"));
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly));
+    file.write("not a numpy file");
+    file.close();
+    CalibrationRequest request;
+    request.source.npyFiles = {path.toStdString()};
+    EXPECT_FALSE(calibrateAndWait(request));
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("bad.npy")))
+        << m_errors.front().toStdString();
+    EXPECT_EQ(document().calibration(), nullptr);
+    EXPECT_TRUE(commands().calibrateAction()->isEnabled());
+}
+
+TEST_F(CalibrationTest, CancelStoresNothing) {
+    QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+    ASSERT_TRUE(commands().calibrate(randomRequest(400)));
+    m_window.jobs().cancelAll();
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    EXPECT_FALSE(finished.front().front().toBool());
+    EXPECT_TRUE(m_errors.isEmpty()); // a cancel is no error
+    EXPECT_EQ(document().calibration(), nullptr);
+    EXPECT_TRUE(commands().calibrateAction()->isEnabled());
+}
+
+TEST_F(CalibrationTest, ExportWritesAQdqModelThatImportsAgain) {
+    const QString path = m_dir.filePath(QStringLiteral("demo.qdq.onnx"));
+    EXPECT_FALSE(commands().exportQuantized(path)); // not calibrated
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("not calibrated")))
+        << m_errors.front().toStdString();
+    EXPECT_FALSE(QFile::exists(path));
+
+    ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
+    QSignalSpy finished(&commands(), &CalibrationCommands::exportFinished);
+    ASSERT_TRUE(commands().exportQuantized(path));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    ASSERT_TRUE(finished.front().front().toBool())
+        << finished.front().back().toString().toStdString();
+    ASSERT_EQ(m_errors.size(), 1);
+
+    auto exported = onnx::importModel(QFile::encodeName(path).toStdString());
+    ASSERT_TRUE(exported.ok()) << exported.error().toString();
+    size_t quantizeLinear = 0;
+    size_t dequantizeLinear = 0;
+    for (const graph::NodeId id : exported->nodeIds()) {
+        const graph::Node& node = exported->node(id);
+        quantizeLinear += node.opType == "QuantizeLinear" ? 1 : 0;
+        dequantizeLinear += node.opType == "DequantizeLinear" ? 1 : 0;
+    }
+    const CalibrationResult& calibration = *document().freshCalibration();
+    EXPECT_GT(quantizeLinear, 0U);
+    EXPECT_EQ(dequantizeLinear, calibration.parameters.size()); // one per activation and weight
+    const graph::Graph& original = document().graph();
+    ASSERT_EQ(exported->outputs().size(), original.outputs().size());
+    for (size_t i = 0; i < original.outputs().size(); ++i) {
+        EXPECT_EQ(exported->value(exported->outputs()[i]).name,
+                  original.value(original.outputs()[i]).name);
+    }
+}
+
+TEST_F(CalibrationTest, ExportRefusesAStaleCalibrationAndAnUnwritablePath) {
+    ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
+    QSignalSpy finished(&commands(), &CalibrationCommands::exportFinished);
+    const QString unwritable = m_dir.filePath(QStringLiteral("no/such/folder/model.onnx"));
+    ASSERT_TRUE(commands().exportQuantized(unwritable));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    EXPECT_FALSE(finished.front().front().toBool());
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("folder")))
+        << m_errors.front().toStdString();
+    EXPECT_TRUE(commands().exportQuantizedAction()->isEnabled());
+
+    quantization::QuantizationSettings mixed = document().quantization()->settings;
+    mixed.preset = quantization::QuantizationPreset::Mixed;
+    document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
+    const QString path = m_dir.filePath(QStringLiteral("stale.onnx"));
+    EXPECT_FALSE(commands().exportQuantized(path));
+    ASSERT_EQ(m_errors.size(), 2);
+    EXPECT_TRUE(m_errors.back().contains(QStringLiteral("stale"))) << m_errors.back().toStdString();
+    EXPECT_FALSE(QFile::exists(path));
+}
+
+TEST(CalibrationWindowTest, ClosingTheWindowDuringACalibrationWaitsAndAppliesNothing) {
+    QTemporaryDir dir;
+    Settings settings(dir.filePath(QStringLiteral("settings.ini")));
+    QStringList errors;
+    auto window = std::make_unique<MainWindow>(settings, std::make_unique<Recorder>(errors));
+    QSignalSpy finished(&window->calibration(), &CalibrationCommands::calibrationFinished);
+    window->calibration().calibrateOnOpen(400);
+    window->openModel(kDemoModel);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return window->calibration().isCalibrating(); }, kTimeoutMs));
+    window.reset(); // cancels and waits for the job; its result is not applied to a dead window
+    EXPECT_TRUE(finished.isEmpty());
+    EXPECT_TRUE(errors.isEmpty());
+}
+
+TEST(CalibrationDialogTest, AsksForAnExistingPath) {
+    QTemporaryDir dir;
+    CalibrationDialog dialog;
+    dialog.setSource(CalibrationDialog::Source::Images);
+    auto request = dialog.request();
+    ASSERT_FALSE(request.ok());
+    EXPECT_EQ(request.error().message(), "choose a folder of images");
+    dialog.accept();
+    EXPECT_EQ(dialog.result(), QDialog::Rejected);
+    EXPECT_EQ(dialog.problem().toStdString(), "choose a folder of images");
+
+    dialog.setSource(CalibrationDialog::Source::Npy, dir.filePath(QStringLiteral("missing.npy")));
+    request = dialog.request();
+    ASSERT_FALSE(request.ok());
+    EXPECT_NE(request.error().message().find("missing.npy"), std::string::npos);
+
+    dialog.setSource(CalibrationDialog::Source::Images, dir.path());
+    dialog.setSamples(50);
+    dialog.setBatchSize(5);
+    request = dialog.request();
+    ASSERT_TRUE(request.ok());
+    EXPECT_EQ(request->source.imagesDir, dir.path().toStdString());
+    EXPECT_EQ(request->source.maxSamples, 50);
+    EXPECT_EQ(request->batchSize, 5);
+
+    dialog.setSource(CalibrationDialog::Source::Random);
+    request = dialog.request();
+    ASSERT_TRUE(request.ok());
+    EXPECT_EQ(request->source.randomSamples, 50);
+    EXPECT_TRUE(request->source.imagesDir.empty());
+}
+
+} // namespace
+} // namespace qs::ui

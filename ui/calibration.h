@@ -1,0 +1,64 @@
+// Calibration as the GUI holds it: what the user asked for (a dataset source and a batch size),
+// the job body that turns a model and its finalized setup into quantizer parameters and a
+// simulation report (calibrate() then simulateQuantization(), on a job thread), and the result a
+// GraphDocument keeps together with a fingerprint of the setup it was made for — so any later
+// config or settings change shows the parameters as stale. Plus the SQNR colour scale shared by
+// the table, the graph overlay and its legend.
+#pragma once
+
+#include "core/graph/graph.h"
+#include "core/quantization/calibration.h"
+#include "core/quantization/calibration_data.h"
+#include "core/quantization/quantizer_parameters.h"
+#include "core/quantization/quantizer_setup.h"
+#include "core/support/progress.h"
+#include "core/support/result.h"
+
+#include <QColor>
+#include <QString>
+
+#include <cstdint>
+#include <string>
+
+namespace qs::ui {
+
+/// What Quantize ▸ Calibrate… asks for.
+struct CalibrationRequest {
+    quantization::CalibrationDataSource source;
+    int64_t batchSize = 8;
+};
+
+/// Calibrated parameters and their check, for one setup.
+struct CalibrationResult {
+    quantization::QuantizerParametersMap parameters;
+    quantization::SimulationReport report;
+    QString dataset;              ///< "random 8", "images /data/calib", …
+    std::string setupFingerprint; ///< of the setup calibrated (setupFingerprint())
+};
+
+/// Identifies a finalized setup: equal fingerprints, same quantizers with the same configs.
+std::string setupFingerprint(const quantization::SingleConfigQuantizerSetup& setup);
+
+/// Loads the dataset, calibrates `setup` on `model` and simulates it (job thread). Progress goes
+/// 0–10 % loading, 10–55 % statistics, 55–100 % simulation; a cancel gives Errc::Cancelled.
+Result<CalibrationResult> runCalibration(const graph::Graph& model,
+                                         const quantization::SingleConfigQuantizerSetup& setup,
+                                         const CalibrationRequest& request, Progress& progress);
+
+/// "cosine 0.9991 · max |err| 0.012 · top-1 100 %" for each output, joined by "; ".
+QString outputMetricsText(const quantization::SimulationReport& report);
+
+/// "23.4 dB", "∞ dB" for a noiseless quantizer.
+QString sqnrText(double db);
+
+/// SQNR scale of the overlay: red at or below kSqnrLowDb, green at or above kSqnrHighDb.
+constexpr double kSqnrLowDb = 10.0;
+constexpr double kSqnrHighDb = 40.0;
+
+/// The colour of `db` on the red (low) → yellow → green (high) scale.
+QColor sqnrColor(double db);
+
+/// low/high, scale and zero point of one quantizer as a multi-line tooltip text.
+QString parametersText(const quantization::QuantizerParameters& params);
+
+} // namespace qs::ui
