@@ -111,10 +111,17 @@ WeightCompressionController::~WeightCompressionController() = default;
 
 void WeightCompressionController::installMenus(QMenu& file, QAction* beforeInFile,
                                                QMenu& quantize) {
-    auto* exportMenu = new QMenu(tr("E&xport"), &file);
+    // File ▸ Export gathers the model exports (calibration adds Quantized ONNX); whoever comes
+    // first creates it.
+    auto* exportMenu =
+        file.findChild<QMenu*>(QStringLiteral("exportMenu"), Qt::FindDirectChildrenOnly);
+    if (exportMenu == nullptr) {
+        exportMenu = new QMenu(tr("E&xport"), &file);
+        exportMenu->setObjectName(QStringLiteral("exportMenu"));
+        file.insertMenu(beforeInFile, exportMenu);
+    }
     exportMenu->addAction(m_exportCompressed);
     exportMenu->addAction(m_exportFp16);
-    file.insertMenu(beforeInFile, exportMenu);
     quantize.addSeparator();
     quantize.addAction(m_compress);
 }
