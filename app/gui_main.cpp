@@ -104,6 +104,9 @@ int main(int argc, char** argv) {
     const QStringList models = parser.positionalArguments();
     if (!models.isEmpty()) {
         window.openModel(models.front());
+    } else {
+        // Autosaves left by a crash wait until a start without a model to open asks about them.
+        window.offerRecovery();
     }
     return QApplication::exec();
 }

@@ -56,6 +56,7 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     m_quit->setMenuRole(QAction::QuitRole);
     m_about->setMenuRole(QAction::AboutRole);
     setupViewActions(settings);
+    setupSessionActions(); // before the Quantize entries, which enable these with them
     setupQuantizationActions();
     connect(m_clearRecent, &QAction::triggered, &m_settings, &Settings::clearRecentFiles);
     connect(&m_settings, &Settings::recentFilesChanged, this, &Actions::rebuildRecentMenu);
@@ -69,6 +70,11 @@ void Actions::populate(QMenuBar& menuBar) {
     file->addAction(m_open);
     file->addMenu(m_recentMenu.get());
     file->addAction(m_reload);
+    file->addSeparator();
+    file->addAction(m_openSession);
+    file->addAction(m_saveSession);
+    file->addAction(m_saveSessionAs);
+    file->addSeparator();
     file->addAction(m_exportImage);
     file->addSeparator();
     file->addAction(m_quit);
@@ -92,6 +98,8 @@ void Actions::populate(QMenuBar& menuBar) {
     quantize->addMenu(tr("&HW Config"))->addActions(m_hwConfigs->actions());
     quantize->addMenu(tr("&Preset"))->addActions(m_presets->actions());
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
+    quantize->addSeparator();
+    quantize->addAction(m_loadHwConfig);
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }
@@ -133,6 +141,20 @@ QAction* Actions::addChoice(QActionGroup* group, const QString& text, int value)
     action->setData(value);
     group->addAction(action);
     return action;
+}
+
+void Actions::setupSessionActions() {
+    m_openSession = makeAction(tr("Open &Session…"), tr("Open a saved .qscope session"));
+    m_saveSession = makeAction(tr("&Save Session"), tr("Save the model's choices as a session"));
+    m_saveSessionAs =
+        makeAction(tr("Save Session &As…"), tr("Save the model's choices as a new session"));
+    m_loadHwConfig = makeAction(tr("Load HW Config &File…"),
+                                tr("Place quantizers for a HW config read from a JSON file"));
+    m_saveSession->setShortcut(QKeySequence::Save);
+    m_saveSessionAs->setShortcut(QKeySequence::SaveAs);
+    for (QAction* action : {m_saveSession, m_saveSessionAs, m_loadHwConfig}) {
+        action->setEnabled(false);
+    }
 }
 
 void Actions::setupQuantizationActions() {
@@ -206,6 +228,9 @@ void Actions::showQuantizationSettings(const quantization::QuantizationSettings&
 void Actions::setQuantizationActionsEnabled(bool enabled) {
     for (QActionGroup* group : {m_hwConfigs, m_presets, m_rules}) {
         group->setEnabled(enabled);
+    }
+    for (QAction* action : {m_saveSession, m_saveSessionAs, m_loadHwConfig}) {
+        action->setEnabled(enabled);
     }
 }
 

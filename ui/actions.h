@@ -35,6 +35,16 @@ public:
 
     QAction* reload() const { return m_reload; }
 
+    /// File ▸ Open Session…, Save Session, Save Session As… (`.qscope`).
+    QAction* openSession() const { return m_openSession; }
+
+    QAction* saveSession() const { return m_saveSession; }
+
+    QAction* saveSessionAs() const { return m_saveSessionAs; }
+
+    /// Quantize ▸ Load HW Config File…
+    QAction* loadHwConfig() const { return m_loadHwConfig; }
+
     QAction* clearRecent() const { return m_clearRecent; }
 
     QAction* undo() const { return m_undo; }
@@ -111,6 +121,8 @@ private:
 
     void setupQuantizationActions();
 
+    void setupSessionActions();
+
     QAction* addChoice(QActionGroup* group, const QString& text, int value);
 
     Settings& m_settings;
@@ -134,6 +146,10 @@ private:
     QActionGroup* m_presets;
     QActionGroup* m_rules;
     quantization::QuantizationSettings m_quantization;
+    QAction* m_openSession = nullptr;
+    QAction* m_saveSession = nullptr;
+    QAction* m_saveSessionAs = nullptr;
+    QAction* m_loadHwConfig = nullptr;
     std::unique_ptr<QMenu> m_recentMenu;
     QMenu* m_viewMenu = nullptr;
 };

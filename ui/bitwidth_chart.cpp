@@ -118,12 +118,33 @@ void BitwidthChartPanel::reload() {
     std::vector<int> weightOrder(weightBits.begin(), weightBits.end());
     QBarSeries* parameters = fill<int64_t>(
         *m_parameters, weightBits, {{tr("Weight parameters"), &distribution.weightParameters}});
-    connect(counts, &QBarSeries::clicked, this, [this, order](int index, QBarSet*) {
-        Q_EMIT bitwidthClicked(order.at(static_cast<size_t>(index)));
+    connect(counts, &QBarSeries::clicked, this, [this, order, counts](int index, QBarSet* set) {
+        const int bits = order.at(static_cast<size_t>(index));
+        Q_EMIT bitwidthClicked(bits);
+        // The second set of the counts chart is the weights one.
+        const bool weights = counts->barSets().size() > 1 && set == counts->barSets().at(1);
+        Q_EMIT quantizersClicked(quantizersInBar(bits, weights));
     });
     connect(parameters, &QBarSeries::clicked, this, [this, weightOrder](int index, QBarSet*) {
-        Q_EMIT bitwidthClicked(weightOrder.at(static_cast<size_t>(index)));
+        const int bits = weightOrder.at(static_cast<size_t>(index));
+        Q_EMIT bitwidthClicked(bits);
+        Q_EMIT quantizersClicked(quantizersInBar(bits, true));
     });
+}
+
+QList<int> BitwidthChartPanel::quantizersInBar(int bits, bool weights) const {
+    const quantization::QuantizationState* state =
+        m_document.isNull() ? nullptr : m_document->quantization();
+    QList<int> ids;
+    if (state == nullptr) {
+        return ids;
+    }
+    for (const auto& [id, point] : state->setup.quantizationPoints) {
+        if (point.qconfig.numBits == bits && point.insertionPoint.isWeight == weights) {
+            ids.push_back(id);
+        }
+    }
+    return ids;
 }
 
 } // namespace qs::ui

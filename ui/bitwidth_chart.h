@@ -1,10 +1,11 @@
 // The "Bit widths" dock: two Qt Charts bar charts of the open document's finalized setup —
 // quantizers per bit width (activations and weights as separate bars) and quantized weight
 // parameters per bit width. Counts come from core's bitwidthDistribution(); the charts redraw
-// whenever the quantization changes; clicking a bar reports its bit width (the main window then
-// filters the Quantizers table to it).
+// whenever the quantization changes; clicking a bar reports its bit width and the quantizers it
+// counts (the main window then selects them in the graph and the Quantizers table).
 #pragma once
 
+#include <QList>
 #include <QPointer>
 #include <QWidget>
 
@@ -31,9 +32,15 @@ public:
     /// The chart of weight parameters.
     QChart& parameterChart() const { return *m_parameters; }
 
+    /// The quantizers of the finalized setup with `bits` bits, weight or activation ones, by id.
+    QList<int> quantizersInBar(int bits, bool weights) const;
+
 Q_SIGNALS:
     /// A bar of bit width `bits` was clicked (0: float).
     void bitwidthClicked(int bits);
+
+    /// A bar was clicked: the ids of the quantizers it counts (activation or weight ones).
+    void quantizersClicked(const QList<int>& ids);
 
 private:
     void reload();

@@ -1,6 +1,8 @@
 #include "ui/graph_document.h"
 
 #include "core/onnx/model_io.h"
+#include "core/quantization/branch_choice.h"
+#include "core/quantization/session_file.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -26,6 +28,7 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
     onnx::ImportNotes notes;
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(file, {}, &notes));
+    QS_ASSIGN_OR_RETURN(std::string hash, quantization::hashModelFile(file));
     if (progress.isCancelled()) {
         return Error(Errc::Cancelled, "cancelled");
     }
@@ -34,7 +37,7 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
     info.path = file.string();
     addImportWarnings(notes, info);
     progress.report(0.95, "Placing quantizers");
-    LoadedModel loaded{std::move(graph), std::move(info), std::nullopt, {}};
+    LoadedModel loaded{std::move(graph), std::move(info), std::nullopt, {}, std::move(hash)};
     auto quantization = quantization::computeQuantization(loaded.graph, settings);
     if (quantization.ok()) {
         loaded.quantization = std::move(quantization).value();
@@ -67,8 +70,13 @@ GraphDocument::chooseQuantizerConfigs(const quantization::QuantizerConfigChoice&
     if (!m_model.quantization) {
         return Error(Errc::InvalidArgument, "the model has no quantizers");
     }
+    const std::vector<int> merged =
+        quantization::mergedBranchChoices(*m_model.quantization, changes);
     QS_TRY(quantization::chooseConfigs(*m_model.quantization, changes));
     Q_EMIT quantizationChanged();
+    if (!merged.empty()) {
+        Q_EMIT branchChoiceMerged(QList<int>(merged.begin(), merged.end()));
+    }
     return {};
 }
 

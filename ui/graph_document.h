@@ -10,11 +10,13 @@
 #include "core/support/progress.h"
 #include "core/support/result.h"
 
+#include <QList>
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
 
 #include <optional>
+#include <string>
 
 namespace qs::ui {
 
@@ -25,6 +27,7 @@ struct LoadedModel {
     /// Quantizers with the default settings; empty when propagation failed (see the error).
     std::optional<quantization::QuantizationState> quantization;
     QString quantizationError;
+    std::string modelHash; ///< quantization::hashModelFile() of the file read
 };
 
 /// Imports the ONNX model at `path`, computes its ModelInfo and places its quantizers with
@@ -56,6 +59,9 @@ public:
         return m_model.quantization ? &*m_model.quantization : nullptr;
     }
 
+    /// The content hash of the model file as it was read (sessions record it).
+    const std::string& modelHash() const { return m_model.modelHash; }
+
     /// Why there is no quantization state (empty when there is one).
     const QString& quantizationError() const { return m_model.quantizationError; }
 
@@ -74,6 +80,10 @@ public:
 Q_SIGNALS:
     /// Choices, settings or the setup changed; badges and tables redraw.
     void quantizationChanged();
+
+    /// A choice gave quantizers `ids`, each serving several branches, their own config under a
+    /// branch-merging rule (core's mergedBranchChoices); the GUI offers the requantization rule.
+    void branchChoiceMerged(const QList<int>& ids);
 
 private:
     QString m_filePath;

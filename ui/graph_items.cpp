@@ -205,6 +205,7 @@ constexpr double kBadgeRadius = 7;
 constexpr double kWeightBadgeWidth = 22;
 constexpr double kWeightBadgeHeight = 12;
 constexpr double kGroupRingWidth = 2.2;
+constexpr double kSelectionRingWidth = 2.5;
 } // namespace
 
 QuantizerBadgeItem::QuantizerBadgeItem(const Content& content, const GraphTheme& theme)
@@ -212,10 +213,11 @@ QuantizerBadgeItem::QuantizerBadgeItem(const Content& content, const GraphTheme&
     , m_theme(theme) {
     setZValue(m_content.merged ? 4 : 5);
     setAcceptHoverEvents(true);
+    setFlag(ItemIsSelectable); // the inspector and the Bit Widths chart select badges
 }
 
 QRectF QuantizerBadgeItem::boundingRect() const {
-    const double margin = kGroupRingWidth + 1;
+    const double margin = kGroupRingWidth + kSelectionRingWidth + 2; // room for the rings
     if (m_content.weight) {
         return QRectF(-kWeightBadgeWidth / 2, -kWeightBadgeHeight / 2, kWeightBadgeWidth,
                       kWeightBadgeHeight)
@@ -260,6 +262,12 @@ void QuantizerBadgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem
             QPolygonF({QPointF(0, -r), QPointF(r, 0), QPointF(0, r), QPointF(-r, 0)}));
     } else {
         painter->drawEllipse(body);
+    }
+    if (isSelected()) {
+        painter->setPen(QPen(m_theme.selection, kSelectionRingWidth));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRoundedRect(body.adjusted(-2.5, -2.5, 2.5, 2.5), kBadgeRadius + 2.5,
+                                 kBadgeRadius + 2.5);
     }
     if (m_content.merged || levelOfDetail(painter) < kTextLevelOfDetail) {
         return; // a ghost carries no label (its config is the absorbing quantizer's); nor does

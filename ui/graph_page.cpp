@@ -5,6 +5,7 @@
 #include "ui/graph_search_bar.h"
 #include "ui/graph_view.h"
 #include "ui/job_runner.h"
+#include "ui/rule_hint_bar.h"
 
 #include <QLabel>
 #include <QVBoxLayout>
@@ -17,11 +18,13 @@ GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
     , m_scene(new GraphScene(this))
     , m_view(new GraphView(m_scene, this))
     , m_searchBar(new GraphSearchBar(*m_view, this))
+    , m_ruleHint(new RuleHintBar(this))
     , m_status(new QLabel(this)) {
     auto* column = new QVBoxLayout(this);
     column->setContentsMargins(0, 0, 0, 0);
     column->setSpacing(0);
     column->addWidget(m_searchBar);
+    column->addWidget(m_ruleHint);
     column->addWidget(m_status);
     column->addWidget(m_view, 1);
     m_status->setAlignment(Qt::AlignCenter);
@@ -35,6 +38,11 @@ void GraphPage::showGraph(GraphDocument& document) {
     disconnect(m_quantizationConnection);
     m_quantizationConnection = connect(&document, &GraphDocument::quantizationChanged, this,
                                        &GraphPage::refreshQuantizers);
+    disconnect(m_branchChoiceConnection);
+    m_ruleHint->dismiss();
+    m_branchChoiceConnection =
+        connect(&document, &GraphDocument::branchChoiceMerged, m_ruleHint,
+                [this, doc = &document](const QList<int>& ids) { m_ruleHint->offer(*doc, ids); });
     m_layingOut = true;
     m_searchBar->deactivate();
     m_scene->clearGraph();

@@ -19,6 +19,7 @@ class GraphScene;
 class GraphSearchBar;
 class GraphView;
 class JobRunner;
+class RuleHintBar;
 
 /// Graph view, search bar and the layout job behind them.
 class GraphPage : public QWidget {
@@ -32,6 +33,9 @@ public:
     GraphView* view() const { return m_view; }
 
     GraphSearchBar* searchBar() const { return m_searchBar; }
+
+    /// The bar offering the requantization rule for per-branch bit widths.
+    RuleHintBar* ruleHint() const { return m_ruleHint; }
 
     /// Lays out `document`'s graph in the background and shows it when done.
     void showGraph(GraphDocument& document);
@@ -60,10 +64,12 @@ private:
     GraphScene* m_scene;
     GraphView* m_view;
     GraphSearchBar* m_searchBar;
+    RuleHintBar* m_ruleHint;
     QLabel* m_status;
     layout::GraphLayoutModel m_model;
     QPointer<GraphDocument> m_document;
     QMetaObject::Connection m_quantizationConnection;
+    QMetaObject::Connection m_branchChoiceConnection;
     int m_request = 0;
     bool m_layingOut = false;
 };

@@ -386,6 +386,30 @@ void GraphScene::clearHighlights() {
     m_highlightedEdges.clear();
 }
 
+void GraphScene::selectQuantizers(const std::vector<int>& ids) {
+    {
+        const QSignalBlocker blocker(this);
+        clearSelection();
+        for (int id : ids) {
+            if (QuantizerBadgeItem* item = badge(id)) {
+                item->setSelected(true);
+            }
+        }
+    }
+    Q_EMIT selectionChanged();
+}
+
+std::vector<int> GraphScene::selectedQuantizers() const {
+    std::vector<int> ids;
+    for (QGraphicsItem* item : selectedItems()) {
+        if (item->type() == QuantizerBadgeItem::Type) {
+            ids.push_back(static_cast<QuantizerBadgeItem*>(item)->quantizerId());
+        }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
 void GraphScene::updateHighlights() {
     clearHighlights();
     for (QGraphicsItem* item : selectedItems()) {

@@ -75,6 +75,12 @@ public:
     /// The badge of quantizer `id`, or nullptr.
     QuantizerBadgeItem* badge(int id) const;
 
+    /// Selects exactly the badges of `ids` (one selectionChanged); ids without a badge are skipped.
+    void selectQuantizers(const std::vector<int>& ids);
+
+    /// Ids of the selected badges, ascending.
+    std::vector<int> selectedQuantizers() const;
+
     /// Boxes whose name or op type contains `text` (case-insensitive), or, with `regex`, match
     /// it; in drawing order. An invalid regex matches nothing.
     std::vector<NodeItem*> find(const QString& text, bool regex) const;

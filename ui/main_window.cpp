@@ -1,6 +1,8 @@
 #include "ui/main_window.h"
 
+#include "core/quantization/hw_config.h"
 #include "ui/actions.h"
+#include "ui/autosave.h"
 #include "ui/bitwidth_chart.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
@@ -8,6 +10,7 @@
 #include "ui/graph_scene.h"
 #include "ui/graph_search_bar.h"
 #include "ui/graph_view.h"
+#include "ui/inspector_panel.h"
 #include "ui/job_runner.h"
 #include "ui/job_status_indicator.h"
 #include "ui/message_reporter.h"
@@ -30,6 +33,7 @@
 #include <QMimeData>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QUndoStack>
 
 #include <utility>
 
@@ -41,14 +45,19 @@ constexpr int kDefaultHeight = 820;
 constexpr int kStatusMessageMs = 4000;
 constexpr double kZoomStep = 1.25;
 
-/// The first local .onnx file among the dragged URLs, or an empty string.
+bool isSessionPath(const QString& path) {
+    return path.endsWith(QStringLiteral(".qscope"), Qt::CaseInsensitive);
+}
+
+/// The first local .onnx or .qscope file among the dragged URLs, or an empty string.
 QString droppedModelPath(const QMimeData* mime) {
     if (mime == nullptr || !mime->hasUrls()) {
         return {};
     }
     for (const QUrl& url : mime->urls()) {
         QString path = url.toLocalFile();
-        if (!path.isEmpty() && path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive)) {
+        if (!path.isEmpty() &&
+            (path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) || isSessionPath(path))) {
             return path;
         }
     }
@@ -72,7 +81,11 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     , m_quantizerPanel(new QuantizerPanel(this))
     , m_quantizerDock(new QDockWidget(tr("Quantizers"), this))
     , m_chartPanel(new BitwidthChartPanel(this))
-    , m_chartDock(new QDockWidget(tr("Bit Widths"), this)) {
+    , m_chartDock(new QDockWidget(tr("Bit Widths"), this))
+    , m_autosaver(new Autosaver(
+          *m_session, [this] { return viewState(); }, this))
+    , m_inspector(new InspectorPanel(this))
+    , m_inspectorDock(new QDockWidget(tr("Inspector"), this)) {
     setWindowTitle(QStringLiteral("Quantscope"));
     setAcceptDrops(true);
     m_pages->addWidget(m_welcome);
@@ -104,6 +117,8 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     connect(m_welcome, &WelcomePage::recentFileActivated, this, &MainWindow::openRecentModel);
     connectActions();
     connectSession();
+    connectSessionFiles();
+    connectInspection();
     restoreWindow();
 }
 
@@ -114,7 +129,11 @@ bool MainWindow::isShowingWelcome() const {
 }
 
 void MainWindow::openModel(const QString& path) {
-    m_session->openModel(path);
+    if (isSessionPath(path)) {
+        m_session->openSession(path);
+    } else {
+        m_session->openModel(path);
+    }
 }
 
 void MainWindow::openRecentModel(const QString& path) {
@@ -146,6 +165,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::closeEvent(QCloseEvent* event) {
     m_settings.setWindowGeometry(saveGeometry());
     m_settings.setWindowState(saveState());
+    m_autosaver->discard(); // a clean exit leaves nothing to recover
     QMainWindow::closeEvent(event);
 }
 
@@ -162,10 +182,6 @@ void MainWindow::connectActions() {
     });
     connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
             &GraphPage::revealQuantizer);
-    connect(m_chartPanel, &BitwidthChartPanel::bitwidthClicked, this, [this](int bits) {
-        m_quantizerPanel->setFilterText(QStringLiteral("B:%1 ").arg(bits));
-        m_quantizerDock->show();
-    });
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
             [this](const quantization::QuantizationSettings& settings) {
                 GraphDocument* document = m_session->document();
@@ -285,8 +301,9 @@ void MainWindow::connectSession() {
 }
 
 void MainWindow::showOpenDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), {},
-                                                      tr("ONNX models (*.onnx);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open Model"), {},
+        tr("ONNX models (*.onnx);;Quantscope sessions (*.qscope);;All files (*)"));
     if (!path.isEmpty()) {
         openModel(path);
     }
@@ -307,6 +324,7 @@ void MainWindow::showDocument(GraphDocument* document) {
         resizeDocks({m_infoDock}, {width() / 3}, Qt::Horizontal); // the graph gets the most room
     }
     m_quantizerPanel->setDocument(document);
+    m_inspector->setDocument(document);
     connect(document, &GraphDocument::quantizationChanged, this,
             &MainWindow::syncQuantizationActions, Qt::UniqueConnection);
     syncQuantizationActions();
@@ -322,7 +340,10 @@ void MainWindow::showDocument(GraphDocument* document) {
     m_graphPage->showGraph(*document);
     m_pages->setCurrentWidget(m_graphPage);
     m_actions->reload()->setEnabled(true);
-    setWindowTitle(tr("%1 — Quantscope").arg(document->fileName()));
+    connect(&document->undoStack(), &QUndoStack::cleanChanged, this,
+            &MainWindow::updateWindowTitle);
+    connect(&document->undoStack(), &QUndoStack::indexChanged, m_autosaver, &Autosaver::noteChange);
+    updateWindowTitle();
 }
 
 void MainWindow::restoreWindow() {
@@ -330,6 +351,229 @@ void MainWindow::restoreWindow() {
         resize(kDefaultWidth, kDefaultHeight);
     }
     restoreState(m_settings.windowState());
+}
+
+} // namespace qs::ui
+
+namespace qs::ui {
+
+// --- Sessions (.qscope), autosave and recovery, HW config files ---
+
+void MainWindow::connectSessionFiles() {
+    connect(m_actions->openSession(), &QAction::triggered, this,
+            &MainWindow::showOpenSessionDialog);
+    connect(m_actions->saveSession(), &QAction::triggered, this, &MainWindow::saveSession);
+    connect(m_actions->saveSessionAs(), &QAction::triggered, this,
+            &MainWindow::showSaveSessionDialog);
+    connect(m_actions->loadHwConfig(), &QAction::triggered, this,
+            &MainWindow::showLoadHwConfigDialog);
+    connect(m_session, &Session::sessionPathChanged, this, &MainWindow::updateWindowTitle);
+    connect(m_graphPage, &GraphPage::layoutFinished, this, [this](bool ok, const QString&) {
+        if (ok) {
+            applyRestoredView();
+        }
+    });
+    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString& message) {
+        statusBar()->showMessage(tr("Autosave failed: %1").arg(message), kStatusMessageMs);
+    });
+}
+
+std::optional<quantization::SessionView> MainWindow::viewState() const {
+    if (m_graphPage->document() == nullptr || m_graphPage->isLayingOut()) {
+        return std::nullopt;
+    }
+    const GraphView* view = m_graphPage->view();
+    const QPointF center = view->mapToScene(view->viewport()->rect().center());
+    return quantization::SessionView{view->zoom(), center.x(), center.y()};
+}
+
+void MainWindow::applyRestoredView() {
+    const std::optional<quantization::SessionView> restored = m_session->takeRestoredView();
+    if (!restored || restored->zoom <= 0) {
+        return;
+    }
+    GraphView* view = m_graphPage->view();
+    view->zoomBy(restored->zoom / view->zoom());
+    view->centerOn(restored->centerX, restored->centerY);
+}
+
+bool MainWindow::saveSessionTo(const QString& path) {
+    const Result<void> saved = m_session->saveSession(path, viewState());
+    if (!saved.ok()) {
+        m_reporter->error(tr("Cannot save the session"),
+                          QString::fromStdString(saved.error().toString()));
+        return false;
+    }
+    m_settings.addRecentFile(m_session->sessionPath());
+    m_autosaver->discard(); // the work is saved; the next change autosaves again
+    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), kStatusMessageMs);
+    return true;
+}
+
+void MainWindow::saveSession() {
+    if (m_session->sessionPath().isEmpty()) {
+        showSaveSessionDialog();
+    } else {
+        saveSessionTo(m_session->sessionPath());
+    }
+}
+
+void MainWindow::showSaveSessionDialog() {
+    const GraphDocument* document = m_session->document();
+    QString suggested = m_session->sessionPath();
+    if (suggested.isEmpty() && document != nullptr) {
+        const QFileInfo model(document->filePath());
+        suggested = model.dir().filePath(model.completeBaseName() + QStringLiteral(".qscope"));
+    }
+    QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggested,
+                                                tr("Quantscope sessions (*.qscope)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    if (!isSessionPath(path)) {
+        path += QStringLiteral(".qscope");
+    }
+    saveSessionTo(path);
+}
+
+void MainWindow::showOpenSessionDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), {},
+                                                      tr("Quantscope sessions (*.qscope)"));
+    if (!path.isEmpty()) {
+        m_session->openSession(path);
+    }
+}
+
+bool MainWindow::loadHwConfigFile(const QString& path) {
+    GraphDocument* document = m_session->document();
+    if (document == nullptr || document->quantization() == nullptr) {
+        m_reporter->error(tr("Cannot load the HW config"),
+                          tr("Open a model with quantizers first."));
+        return false;
+    }
+    const std::string file = QFile::encodeName(QFileInfo(path).absoluteFilePath()).toStdString();
+    if (auto config = quantization::HWConfig::load(file); !config.ok()) {
+        m_reporter->error(tr("Cannot load the HW config"),
+                          QString::fromStdString(config.error().toString()));
+        return false;
+    }
+    quantization::QuantizationSettings settings = document->quantization()->settings;
+    settings.hw = file;
+    const Result<quantization::QuantizationState> state =
+        quantization::computeQuantization(document->graph(), settings);
+    if (!state.ok()) {
+        m_reporter->error(tr("Cannot place quantizers for %1").arg(QFileInfo(path).fileName()),
+                          QString::fromStdString(state.error().toString()));
+        return false;
+    }
+    document->undoStack().push(new ChangeQuantizationSettingsCommand(*document, settings));
+    return true;
+}
+
+void MainWindow::showLoadHwConfigDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load HW Config"), {},
+                                                      tr("HW config JSON (*.json);;All files (*)"));
+    if (!path.isEmpty()) {
+        loadHwConfigFile(path);
+    }
+}
+
+void MainWindow::offerRecovery() {
+    const QStringList found = Autosaver::recoverableSessions(m_autosaver->directory());
+    if (found.isEmpty()) {
+        return;
+    }
+    const QString newest = found.back();
+    const auto answer = QMessageBox::question(
+        this, tr("Recover Session"),
+        tr("Quantscope did not exit cleanly last time. Restore the autosaved session %1?")
+            .arg(QDir::toNativeSeparators(newest)),
+        QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+    if (answer == QMessageBox::Yes) {
+        m_session->openSession(newest);
+        // The restored session autosaves again under this instance once it changes.
+        connect(
+            m_session, &Session::modelOpened, this,
+            [found] {
+                for (const QString& path : found) {
+                    Autosaver::removeAutosave(path);
+                }
+            },
+            Qt::SingleShotConnection);
+        return;
+    }
+    for (const QString& path : found) {
+        Autosaver::removeAutosave(path);
+    }
+}
+
+void MainWindow::updateWindowTitle() {
+    GraphDocument* document = m_session->document();
+    if (document == nullptr) {
+        setWindowTitle(QStringLiteral("Quantscope"));
+        return;
+    }
+    const QString& sessionPath = m_session->sessionPath();
+    const QString shown =
+        sessionPath.isEmpty()
+            ? document->fileName()
+            : tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
+    setWindowTitle(tr("%1[*] — Quantscope").arg(shown)); // the title first: it holds the [*]
+    setWindowModified(!document->undoStack().isClean());
+}
+
+} // namespace qs::ui
+
+namespace qs::ui {
+
+// --- Inspector and selection ---
+
+void MainWindow::connectInspection() {
+    m_inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+    m_inspectorDock->setWidget(m_inspector);
+    addDockWidget(Qt::RightDockWidgetArea, m_inspectorDock);
+    tabifyDockWidget(m_infoDock, m_inspectorDock);
+    m_inspectorDock->hide();
+    m_actions->viewMenu()->addAction(m_inspectorDock->toggleViewAction());
+    connect(m_graphPage->scene(), &QGraphicsScene::selectionChanged, this,
+            &MainWindow::inspectSelection);
+    connect(m_session, &Session::documentChanged, this, [this] {
+        if (m_inspectorDock->isHidden()) {
+            m_inspectorDock->show(); // a tab next to the model info, which stays in front
+            m_infoDock->raise();
+        }
+    });
+    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_inspector,
+            &InspectorPanel::showQuantizer);
+    connect(m_chartPanel, &BitwidthChartPanel::quantizersClicked, this,
+            [this](const QList<int>& ids) {
+                m_graphPage->scene()->selectQuantizers(std::vector<int>(ids.begin(), ids.end()));
+                m_quantizerPanel->selectQuantizers(ids);
+                m_quantizerDock->show();
+            });
+}
+
+void MainWindow::inspectSelection() {
+    const QList<QGraphicsItem*> selected = m_graphPage->scene()->selectedItems();
+    if (selected.size() != 1) {
+        return; // a multi-selection (a chart bar) keeps what the inspector shows
+    }
+    const QGraphicsItem* item = selected.front();
+    if (item->type() == QuantizerBadgeItem::Type) {
+        m_inspector->showQuantizer(static_cast<const QuantizerBadgeItem*>(item)->quantizerId());
+    } else if (item->type() == NodeItem::Type) {
+        const auto* node = static_cast<const NodeItem*>(item);
+        if (!node->node().valid()) {
+            return; // graph inputs and outputs have nothing to inspect
+        }
+        m_inspector->showNode(node->content().fullName);
+    } else {
+        return;
+    }
+    if (m_inspectorDock->isHidden()) {
+        m_inspectorDock->show();
+    }
+    m_inspectorDock->raise();
 }
 
 } // namespace qs::ui

@@ -4,12 +4,14 @@
 // export, theme) to the Session, the graph page and Settings.
 #pragma once
 
+#include "core/quantization/session_file.h"
 #include "ui/message_reporter.h"
 #include "ui/theme.h"
 
 #include <QMainWindow>
 
 #include <memory>
+#include <optional>
 
 class QDockWidget;
 class QStackedWidget;
@@ -17,8 +19,10 @@ class QStackedWidget;
 namespace qs::ui {
 
 class Actions;
+class Autosaver;
 class GraphDocument;
 class GraphPage;
+class InspectorPanel;
 class JobRunner;
 class BitwidthChartPanel;
 class ModelInfoPanel;
@@ -64,6 +68,10 @@ public:
 
     QDockWidget& chartDock() const { return *m_chartDock; }
 
+    InspectorPanel& inspector() const { return *m_inspector; }
+
+    QDockWidget& inspectorDock() const { return *m_inspectorDock; }
+
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
 
@@ -78,6 +86,23 @@ public:
 
     /// Opens a recent file; a file that no longer exists leaves the list, with a notice.
     void openRecentModel(const QString& path);
+
+    // --- Sessions (.qscope), autosave and recovery, HW config files ---
+
+    Autosaver& autosaver() const { return *m_autosaver; }
+
+    /// The graph view's zoom and centre, for sessions (nullopt while no graph is shown).
+    std::optional<quantization::SessionView> viewState() const;
+
+    /// Saves the open document as a session at `path`; errors go to the reporter.
+    bool saveSessionTo(const QString& path);
+
+    /// Places quantizers for the HW config JSON at `path` (one undo step) after checking that it
+    /// reads; errors go to the reporter and change nothing.
+    bool loadHwConfigFile(const QString& path);
+
+    /// Asks whether to restore autosaves left by an unclean exit (a dialog), and does.
+    void offerRecovery();
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -109,6 +134,27 @@ private:
 
     void restoreWindow();
 
+    void connectSessionFiles();
+
+    void saveSession();
+
+    void showSaveSessionDialog();
+
+    void showOpenSessionDialog();
+
+    void showLoadHwConfigDialog();
+
+    /// Applies a restored session's view once the graph is laid out.
+    void applyRestoredView();
+
+    void updateWindowTitle();
+
+    /// The inspector, the Bit Widths chart and the graph selection kept in step.
+    void connectInspection();
+
+    /// Shows the single selected op or badge in the inspector.
+    void inspectSelection();
+
     Settings& m_settings;
     std::unique_ptr<MessageReporter> m_reporter;
     JobRunner* m_jobs;
@@ -124,6 +170,9 @@ private:
     BitwidthChartPanel* m_chartPanel;
     QDockWidget* m_chartDock;
     QStringList m_initialBitwidths;
+    Autosaver* m_autosaver;
+    InspectorPanel* m_inspector;
+    QDockWidget* m_inspectorDock;
 };
 
 } // namespace qs::ui

@@ -30,6 +30,9 @@ constexpr int kThousand = 1000;
 constexpr int kMaxTensorRows = 12;
 constexpr int kMaxOpaqueRows = 12;
 constexpr size_t kMaxChartBars = 15;
+constexpr qsizetype kMaxChartLabel = 9;
+constexpr int kChartRowHeight = 22; ///< per bar, so every op type keeps its label
+constexpr int kChartFrameHeight = 70;
 constexpr int kMinChartHeight = 260;
 constexpr qreal kChartHeadroom = 1.15;
 
@@ -306,10 +309,17 @@ void ModelInfoPanel::fillOpTypeChart(const report::ModelInfo& info) {
     size_t largest = 0;
     for (size_t i = bars; i-- > 0;) {
         const auto& [opType, count] = info.opTypeCounts[i];
-        opTypes.push_back(toQString(opType));
+        // Long names ("GlobalAveragePool") would be clipped at the chart's edge: elide them.
+        QString label = toQString(opType);
+        if (label.size() > kMaxChartLabel) {
+            label = label.left(kMaxChartLabel - 1) + QChar(0x2026);
+        }
+        opTypes.push_back(label);
         counts->append(static_cast<qreal>(count));
         largest = std::max(largest, count);
     }
+    m_opTypeChart->setMinimumHeight(
+        std::max(kMinChartHeight, kChartFrameHeight + kChartRowHeight * static_cast<int>(bars)));
     auto* series = new QHorizontalBarSeries;
     series->append(counts);
     series->setLabelsVisible(true);
@@ -324,6 +334,7 @@ void ModelInfoPanel::fillOpTypeChart(const report::ModelInfo& info) {
                                    : tr("Nodes per op type"));
     auto* opAxis = new QBarCategoryAxis;
     opAxis->append(opTypes);
+    opAxis->setTruncateLabels(false); // a narrow dock otherwise shows "..." for every op type
     chart->addAxis(opAxis, Qt::AlignLeft);
     series->attachAxis(opAxis);
     auto* countAxis = new QValueAxis;

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QMenu>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -251,6 +252,26 @@ QString QuantizerPanel::filterText() const {
 
 int QuantizerPanel::visibleRows() const {
     return m_proxy->rowCount();
+}
+
+void QuantizerPanel::selectQuantizers(const QList<int>& ids) {
+    setFilterText({});
+    QItemSelection selection;
+    for (int id : ids) {
+        const int row = m_model->rowOf(id);
+        if (row >= 0) {
+            const QModelIndex index = m_proxy->mapFromSource(m_model->index(row, 0));
+            selection.select(index, index);
+        }
+    }
+    // Selecting must not move the current row: that would re-centre the graph on one quantizer.
+    const QSignalBlocker blocker(m_view->selectionModel());
+    m_view->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect |
+                                                    QItemSelectionModel::Rows);
+    if (!selection.isEmpty()) {
+        m_view->scrollTo(selection.indexes().front());
+    }
+    m_view->viewport()->update();
 }
 
 std::vector<int> QuantizerPanel::selectedQuantizers() const {

@@ -113,6 +113,10 @@ public:
     /// Rows shown after filtering.
     int visibleRows() const;
 
+    /// Selects exactly the rows of quantizers `ids` (clearing the filter so they show) and
+    /// scrolls to the first.
+    void selectQuantizers(const QList<int>& ids);
+
     /// Ids of the selected rows' quantizers that can be chosen (not merged away).
     std::vector<int> selectedQuantizers() const;
 

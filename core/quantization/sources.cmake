@@ -34,4 +34,6 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibration_data.cpp
   ${CMAKE_CURRENT_LIST_DIR}/qdq_export.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/session_file.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/branch_choice.cpp
 )

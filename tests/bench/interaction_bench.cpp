@@ -2,16 +2,23 @@
 // badges — ChooseQuantizerConfigCommand (re-finalize) plus GraphScene::showQuantizers — and how
 // long switching the HW config takes (re-propagation plus badges), on a real model (default
 // $QS_ZOO_DIR/resnet50.onnx; the target is <= 50 ms per edit on a 500-node model). Prints the
-// median of each.
+// median of each. Then the same edits in the whole main window, where the Quantizers table, the
+// Bit Widths charts and the Inspector (showing the edited quantizer) redraw too.
 //
 //   qs_interaction_bench [MODEL.onnx] [--runs R]
 
 #include "core/layout/layout.h"
 #include "ui/graph_document.h"
+#include "ui/graph_page.h"
 #include "ui/graph_scene.h"
+#include "ui/inspector_panel.h"
+#include "ui/main_window.h"
 #include "ui/quantizer_commands.h"
+#include "ui/session.h"
+#include "ui/settings.h"
 
 #include <QApplication>
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <chrono>
@@ -36,6 +43,46 @@ double median(std::vector<double> values) {
 std::string defaultModel() {
     const char* zoo = std::getenv("QS_ZOO_DIR");
     return std::string(zoo != nullptr ? zoo : "/work/zoo") + "/resnet50.onnx";
+}
+
+/// Median milliseconds of `runs` config edits (and undos) in the whole window on `path`; -1 if
+/// the model does not open.
+std::pair<double, double> windowEditMs(const QString& path, int runs) {
+    QTemporaryDir dir;
+    qs::ui::Settings settings(dir.filePath(QStringLiteral("settings.ini")));
+    qs::ui::MainWindow window(settings);
+    window.resize(1280, 820);
+    window.show();
+    window.openModel(path);
+    while (window.session().isOpening() || window.session().document() == nullptr ||
+           window.graphPage().isLayingOut()) {
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+        if (!window.session().isOpening() && window.session().document() == nullptr) {
+            return {-1, -1};
+        }
+    }
+    qs::ui::GraphDocument& document = *window.session().document();
+    std::vector<std::pair<int, qs::quantization::QuantizerConfig>> edits;
+    for (const auto& [id, point] : document.quantization()->proposal.setup.quantizationPoints) {
+        if (point.possibleConfigs.size() > 1) {
+            edits.emplace_back(id, point.possibleConfigs[1]);
+        }
+    }
+    if (edits.empty()) {
+        return {-1, -1};
+    }
+    std::vector<double> edit, undo;
+    for (int run = 0; run < runs; ++run) {
+        const auto& [id, config] = edits[static_cast<size_t>(run) % edits.size()];
+        window.inspector().showQuantizer(id);
+        auto start = Clock::now();
+        document.undoStack().push(new qs::ui::ChooseQuantizerConfigCommand(document, id, config));
+        edit.push_back(millisecondsSince(start));
+        start = Clock::now();
+        document.undoStack().undo();
+        undo.push_back(millisecondsSince(start));
+    }
+    return {median(edit), median(undo)};
 }
 
 } // namespace
@@ -104,5 +151,9 @@ int main(int argc, char** argv) {
     std::printf("switch HW config to npu (propagate + finalize + badges): %.2f ms\n", switchMs);
     std::printf("choose a config (finalize + badges), median of %d: %.2f ms\n", runs, median(edit));
     std::printf("undo it, median of %d: %.2f ms\n", runs, median(undo));
+    const auto [windowEdit, windowUndo] = windowEditMs(QString::fromStdString(path), runs);
+    std::printf("whole window (badges, table, charts, inspector): choose %.2f ms, undo %.2f ms "
+                "(medians of %d)\n",
+                windowEdit, windowUndo, runs);
     return 0;
 }

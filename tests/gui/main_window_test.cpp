@@ -92,7 +92,7 @@ TEST_F(MainWindowTest, OpeningAModelFillsTheInfoPanel) {
         << m_messages.errors.join(QLatin1Char('\n')).toStdString();
     EXPECT_FALSE(m_window.isShowingWelcome());
     EXPECT_EQ(documentPath(), path);
-    EXPECT_EQ(m_window.windowTitle(), QStringLiteral("model.onnx — Quantscope"));
+    EXPECT_EQ(m_window.windowTitle(), QStringLiteral("model.onnx[*] — Quantscope"));
     EXPECT_TRUE(m_window.actions().reload()->isEnabled());
 
     const ModelInfoPanel& panel = m_window.infoPanel();
@@ -141,7 +141,7 @@ TEST_F(MainWindowTest, BadFilesReportAnErrorAndKeepTheOpenModel) {
         EXPECT_FALSE(m_messages.errors.back().contains(QLatin1Char('\n')));
         EXPECT_EQ(documentPath(), good);
         EXPECT_EQ(shownNodeCount(), QStringLiteral("2"));
-        EXPECT_EQ(m_window.windowTitle(), QStringLiteral("model.onnx — Quantscope"));
+        EXPECT_EQ(m_window.windowTitle(), QStringLiteral("model.onnx[*] — Quantscope"));
     }
     EXPECT_EQ(m_settings.recentFiles(), QStringList({good}));
 }
@@ -245,7 +245,7 @@ TEST_F(MainWindowTest, DroppingAnOnnxFileOpensIt) {
     EXPECT_TRUE(drop.isAccepted());
     ASSERT_TRUE(QTest::qWaitFor([this] { return !m_window.session().isOpening(); }, kTimeoutMs));
     EXPECT_EQ(documentPath(), path);
-    EXPECT_EQ(m_window.windowTitle(), QStringLiteral("dropped.onnx — Quantscope"));
+    EXPECT_EQ(m_window.windowTitle(), QStringLiteral("dropped.onnx[*] — Quantscope"));
 }
 
 TEST_F(MainWindowTest, DraggingOtherFilesIsRefused) {
