@@ -51,18 +51,19 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
 GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject* parent)
     : QObject(parent)
     , m_filePath(QFileInfo(filePath).absoluteFilePath())
-    , m_model(std::move(model)) {}
+    , m_model(std::move(model)) {
+    updateMarks();
+}
 
 QString GraphDocument::fileName() const {
     return QFileInfo(m_filePath).fileName();
 }
 
-std::vector<quantization::QuantizerMark> GraphDocument::quantizerMarks() const {
-    if (!m_model.quantization) {
-        return {};
-    }
-    return quantization::quantizerMarks(m_model.quantization->setup,
-                                        &m_model.quantization->proposal.setup);
+void GraphDocument::updateMarks() {
+    m_marks = m_model.quantization
+                  ? quantization::quantizerMarks(m_model.quantization->setup,
+                                                 &m_model.quantization->proposal.setup)
+                  : std::vector<quantization::QuantizerMark>{};
 }
 
 Result<void>
@@ -73,6 +74,7 @@ GraphDocument::chooseQuantizerConfigs(const quantization::QuantizerConfigChoice&
     const std::vector<int> merged =
         quantization::mergedBranchChoices(*m_model.quantization, changes);
     QS_TRY(quantization::chooseConfigs(*m_model.quantization, changes));
+    updateMarks();
     Q_EMIT quantizationChanged();
     if (!merged.empty()) {
         Q_EMIT branchChoiceMerged(QList<int>(merged.begin(), merged.end()));
@@ -91,6 +93,7 @@ GraphDocument::setQuantizationSettings(const quantization::QuantizationSettings&
 void GraphDocument::restoreQuantization(quantization::QuantizationState state) {
     m_model.quantization = std::move(state);
     m_model.quantizationError.clear();
+    updateMarks();
     Q_EMIT quantizationChanged();
 }
 

@@ -12,6 +12,9 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace qs::ui {
 
 namespace {
@@ -25,7 +28,11 @@ QuantizerTableModel::QuantizerTableModel(QObject* parent)
 
 void QuantizerTableModel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
+    beginResetModel(); // another model: its rows are never an edit of the shown ones
     m_document = document;
+    m_marks.clear();
+    m_opTypes.clear();
+    endResetModel();
     if (document != nullptr) {
         m_connection = connect(document, &GraphDocument::quantizationChanged, this,
                                &QuantizerTableModel::reload);
@@ -33,14 +40,47 @@ void QuantizerTableModel::setDocument(GraphDocument* document) {
     reload();
 }
 
+bool QuantizerTableModel::updateChangedRows(const std::vector<quantization::QuantizerMark>& marks) {
+    const bool sameRows =
+        !m_marks.empty() &&
+        std::equal(marks.begin(), marks.end(), m_marks.begin(), m_marks.end(),
+                   [](const auto& a, const auto& b) { return a.id == b.id && a.point == b.point; });
+    if (!sameRows) {
+        return false;
+    }
+    for (size_t row = 0; row < marks.size(); ++row) {
+        if (marks[row] == m_marks[row]) {
+            continue;
+        }
+        m_marks[row] = marks[row];
+        const int r = static_cast<int>(row);
+        Q_EMIT dataChanged(index(r, 0), index(r, ColumnCount - 1));
+    }
+    return true;
+}
+
 void QuantizerTableModel::reload() {
+    static const std::vector<quantization::QuantizerMark> kNone;
+    const std::vector<quantization::QuantizerMark>& marks =
+        m_document.isNull() ? kNone : m_document->quantizerMarks();
+    if (updateChangedRows(marks)) {
+        return; // an edit: a full reset would rebuild, re-sort and re-filter every row
+    }
     beginResetModel();
-    m_marks = m_document.isNull() ? std::vector<quantization::QuantizerMark>{}
-                                  : m_document->quantizerMarks();
+    m_marks = marks;
     m_opTypes.clear();
-    for (const quantization::QuantizerMark& mark : m_marks) {
-        const auto node = m_document->graph().findNode(mark.point.targetNodeName);
-        m_opTypes.push_back(node ? qstr(m_document->graph().node(*node).opType) : QString());
+    if (!m_document.isNull()) {
+        // Graph::findNode scans every node: one name index keeps big tables linear.
+        const graph::Graph& graph = m_document->graph();
+        std::unordered_map<std::string_view, graph::NodeId> byName;
+        for (const graph::NodeId node : graph.nodeIds()) {
+            byName.try_emplace(graph.node(node).name, node);
+        }
+        for (const quantization::QuantizerMark& mark : m_marks) {
+            const auto node = byName.find(mark.point.targetNodeName);
+            m_opTypes.push_back(node != byName.end() ? qstr(graph.node(node->second).opType)
+                                                     : QString());
+        }
     }
     endResetModel();
 }

@@ -67,6 +67,10 @@ public:
 private:
     void reload();
 
+    /// Takes `marks` row by row when they are the rows shown (same quantizers at the same
+    /// points), signalling only the changed rows; false (nothing touched) otherwise.
+    bool updateChangedRows(const std::vector<quantization::QuantizerMark>& marks);
+
     const quantization::QuantizerConfigList* candidates(int id) const;
 
     QPointer<GraphDocument> m_document;

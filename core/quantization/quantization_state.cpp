@@ -198,6 +198,11 @@ std::vector<QuantizerMark> quantizerMarks(const SingleConfigQuantizerSetup& setu
 BitwidthDistribution bitwidthDistribution(const SingleConfigQuantizerSetup& setup,
                                           const graph::Graph& model) {
     BitwidthDistribution out;
+    // Graph::findNode scans every node; the charts redraw on every edit of big graphs.
+    std::unordered_map<std::string_view, graph::NodeId> nodeByName;
+    for (const graph::NodeId node : model.nodeIds()) {
+        nodeByName.try_emplace(model.node(node).name, node);
+    }
     for (const auto& [id, point] : setup.quantizationPoints) {
         const int bits = point.qconfig.numBits;
         if (!point.insertionPoint.isWeight) {
@@ -205,12 +210,11 @@ BitwidthDistribution bitwidthDistribution(const SingleConfigQuantizerSetup& setu
             continue;
         }
         ++out.weightQuantizers[bits];
-        const std::optional<graph::NodeId> node =
-            model.findNode(point.insertionPoint.targetNodeName);
-        if (!node) {
+        const auto node = nodeByName.find(point.insertionPoint.targetNodeName);
+        if (node == nodeByName.end()) {
             continue;
         }
-        for (graph::ValueId input : model.node(*node).inputs) {
+        for (graph::ValueId input : model.node(node->second).inputs) {
             if (!input.valid() || !model.value(input).isInitializer()) {
                 continue;
             }

@@ -41,7 +41,7 @@ protected:
                          [this] { redraw(); });
     }
 
-    void redraw() { m_scene.showQuantizers(m_document->graph(), m_document->quantizerMarks()); }
+    void redraw() { m_scene.showQuantizers(m_document->quantizerMarks()); }
 
     size_t activeBadges() const {
         size_t count = 0;
