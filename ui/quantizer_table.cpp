@@ -262,11 +262,21 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setSectionResizeMode(QuantizerTableModel::Point,
-                                                     QHeaderView::Interactive);
-    m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
+    // Columns fit their contents when the rows are replaced, not through ResizeToContents:
+    // that re-measures a thousand rows on every changed cell, i.e. on every edit.
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    auto fitColumns = [this] {
+        for (int column = 0; column < QuantizerTableModel::ColumnCount; ++column) {
+            if (column != QuantizerTableModel::Point) {
+                m_view->resizeColumnToContents(column);
+            }
+        }
+    };
+    m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
+    fitColumns();
+    connect(m_proxy, &QAbstractItemModel::modelReset, this, fitColumns);
+    connect(m_proxy, &QAbstractItemModel::dataChanged, this, &QuantizerPanel::fitEditedCells);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 const QModelIndex source = m_proxy->mapToSource(current);
@@ -280,6 +290,19 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     column->setContentsMargins(4, 4, 4, 4);
     column->addWidget(m_filter);
     column->addWidget(m_view, 1);
+}
+
+void QuantizerPanel::fitEditedCells(const QModelIndex& top, const QModelIndex& bottom) {
+    for (const int column :
+         {QuantizerTableModel::Config, QuantizerTableModel::State, QuantizerTableModel::Group}) {
+        int width = m_view->columnWidth(column);
+        for (int row = top.row(); row <= bottom.row(); ++row) {
+            width = std::max(width, m_view->sizeHintForIndex(m_proxy->index(row, column)).width());
+        }
+        if (width > m_view->columnWidth(column)) {
+            m_view->setColumnWidth(column, width);
+        }
+    }
 }
 
 void QuantizerPanel::setFilterText(const QString& text) {

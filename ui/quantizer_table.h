@@ -135,6 +135,10 @@ Q_SIGNALS:
 private:
     void showContextMenu(const QPoint& at);
 
+    /// Widens the columns an edit can change (config, state, group) when `top`..`bottom` (proxy
+    /// rows) need more room; measures those cells only.
+    void fitEditedCells(const QModelIndex& top, const QModelIndex& bottom);
+
     QuantizerTableModel* m_model;
     QSortFilterProxyModel* m_proxy;
     QLineEdit* m_filter;
