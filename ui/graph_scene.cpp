@@ -362,6 +362,7 @@ bool GraphScene::updateChangedQuantizers(const std::vector<quantization::Quantiz
         if (mark == m_shownMarks[i]) {
             continue;
         }
+        m_shownMarks[i] = mark; // copying only the changed marks keeps an edit cheap
         QuantizerBadgeItem* item = badge(mark.id);
         if (item == nullptr) {
             continue; // its node is not drawn
@@ -374,7 +375,6 @@ bool GraphScene::updateChangedQuantizers(const std::vector<quantization::Quantiz
         }
         addBadgeLink(mark);
     }
-    m_shownMarks = marks;
     return true;
 }
 
