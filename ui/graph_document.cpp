@@ -55,18 +55,18 @@ GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject
     // Connected first, so every other view sees the staleness of this change.
     connect(this, &GraphDocument::quantizationChanged, this,
             &GraphDocument::updateCalibrationStaleness);
+    updateMarks();
 }
 
 QString GraphDocument::fileName() const {
     return QFileInfo(m_filePath).fileName();
 }
 
-std::vector<quantization::QuantizerMark> GraphDocument::quantizerMarks() const {
-    if (!m_model.quantization) {
-        return {};
-    }
-    return quantization::quantizerMarks(m_model.quantization->setup,
-                                        &m_model.quantization->proposal.setup);
+void GraphDocument::updateMarks() {
+    m_marks = m_model.quantization
+                  ? quantization::quantizerMarks(m_model.quantization->setup,
+                                                 &m_model.quantization->proposal.setup)
+                  : std::vector<quantization::QuantizerMark>{};
 }
 
 Result<void>
@@ -77,6 +77,7 @@ GraphDocument::chooseQuantizerConfigs(const quantization::QuantizerConfigChoice&
     const std::vector<int> merged =
         quantization::mergedBranchChoices(*m_model.quantization, changes);
     QS_TRY(quantization::chooseConfigs(*m_model.quantization, changes));
+    updateMarks();
     Q_EMIT quantizationChanged();
     if (!merged.empty()) {
         Q_EMIT branchChoiceMerged(QList<int>(merged.begin(), merged.end()));
@@ -95,6 +96,7 @@ GraphDocument::setQuantizationSettings(const quantization::QuantizationSettings&
 void GraphDocument::restoreQuantization(quantization::QuantizationState state) {
     m_model.quantization = std::move(state);
     m_model.quantizationError.clear();
+    updateMarks();
     Q_EMIT quantizationChanged();
 }
 

@@ -67,8 +67,9 @@ public:
     /// Why there is no quantization state (empty when there is one).
     const QString& quantizationError() const { return m_model.quantizationError; }
 
-    /// Every quantizer as drawn and listed (active, requantizers, merged away), by id.
-    std::vector<quantization::QuantizerMark> quantizerMarks() const;
+    /// Every quantizer as drawn and listed (active, requantizers, merged away), by id; computed
+    /// once per change for every view.
+    const std::vector<quantization::QuantizerMark>& quantizerMarks() const { return m_marks; }
 
     /// Chooses the config of every point in `changes` and re-finalizes once.
     Result<void> chooseQuantizerConfigs(const quantization::QuantizerConfigChoice& changes);
@@ -117,8 +118,11 @@ Q_SIGNALS:
     void calibrationChanged();
 
 private:
+    void updateMarks();
+
     QString m_filePath;
     LoadedModel m_model;
+    std::vector<quantization::QuantizerMark> m_marks;
     QUndoStack m_undoStack;
     std::optional<compression::CompressionPlan> m_compressionPlan;
     std::optional<CalibrationResult> m_calibration;

@@ -151,7 +151,7 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
     QS_ASSIGN_OR_RETURN(const layout::Layout placed,
                         layout::computeLayout(model.input, {}, progress));
     scene.populate(graph, model, placed);
-    scene.showQuantizers(graph, quantizers);
+    scene.showQuantizers(quantizers);
     return writeSceneImage(scene, path, *format);
 }
 

@@ -216,6 +216,16 @@ QuantizerBadgeItem::QuantizerBadgeItem(const Content& content, const GraphTheme&
     setFlag(ItemIsSelectable); // the inspector and the Bit Widths chart select badges
 }
 
+void QuantizerBadgeItem::setContent(const Content& content) {
+    if (content == m_content) {
+        return;
+    }
+    prepareGeometryChange(); // a weight badge and an activation disc differ in size
+    m_content = content;
+    setZValue(m_content.merged ? 4 : 5);
+    update();
+}
+
 QRectF QuantizerBadgeItem::boundingRect() const {
     const double margin = kGroupRingWidth + kSelectionRingWidth + 2; // room for the rings
     if (m_content.weight) {

@@ -177,6 +177,8 @@ public:
         bool merged = false;
         bool requantizer = false;
         std::optional<int> group; ///< unified-scale group id
+
+        bool operator==(const Content&) const = default;
     };
 
     QuantizerBadgeItem(const Content& content, const GraphTheme& theme);
@@ -188,6 +190,9 @@ public:
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
     const Content& content() const { return m_content; }
+
+    /// Shows `content` instead (an edit recolours the badge in place).
+    void setContent(const Content& content);
 
     /// The quantizer's id in the setup.
     int quantizerId() const { return m_content.id; }

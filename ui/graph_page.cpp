@@ -82,7 +82,7 @@ void GraphPage::refreshQuantizers() {
     if (m_document.isNull() || m_layingOut) {
         return;
     }
-    m_scene->showQuantizers(m_document->graph(), m_document->quantizerMarks());
+    m_scene->showQuantizers(m_document->quantizerMarks());
 }
 
 void GraphPage::revealQuantizer(int id, const QString& nodeName) {

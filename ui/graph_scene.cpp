@@ -172,7 +172,10 @@ void GraphScene::clearGraph() {
     m_highlightedEdges.clear();
     m_matches.clear();
     m_badges.clear();
+    m_badgeById.clear();
     m_badgeLinks.clear();
+    m_shownMarks.clear();
+    m_nodeByName.clear();
     m_nodes.clear();
     m_edges.clear();
     m_boxOfNode.clear();
@@ -187,6 +190,9 @@ void GraphScene::populate(const graph::Graph& graph, const layout::GraphLayoutMo
     clearGraph();
     m_layout = placed;
     m_boxOfNode = model.itemOfNode;
+    for (const graph::NodeId node : graph.nodeIds()) {
+        m_nodeByName.try_emplace(graph.node(node).name, node);
+    }
     m_nodes.reserve(model.items.size());
     for (uint32_t i = 0; i < model.items.size(); ++i) {
         const layout::LayoutItem& item = model.items[i];
@@ -253,13 +259,12 @@ QPointF GraphScene::portAnchor(uint32_t box, PortSide side, uint32_t port) const
 }
 
 QuantizerBadgeItem* GraphScene::badge(int id) const {
-    auto found = std::find_if(m_badges.begin(), m_badges.end(),
-                              [id](const QuantizerBadgeItem* b) { return b->quantizerId() == id; });
-    return found == m_badges.end() ? nullptr : *found;
+    auto found = m_badgeById.find(id);
+    return found == m_badgeById.end() ? nullptr : found->second;
 }
 
 void GraphScene::clearQuantizers() {
-    for (QGraphicsItem* item : m_badgeLinks) {
+    for (const auto& [id, item] : m_badgeLinks) {
         delete item;
     }
     for (QuantizerBadgeItem* item : m_badges) {
@@ -267,14 +272,16 @@ void GraphScene::clearQuantizers() {
     }
     m_badgeLinks.clear();
     m_badges.clear();
+    m_badgeById.clear();
+    m_shownMarks.clear();
 }
 
-std::optional<QPointF> GraphScene::badgePosition(const graph::Graph& graph,
-                                                 const quantization::InsertionPoint& point) const {
+std::optional<QPointF> GraphScene::badgePosition(const quantization::InsertionPoint& point) const {
     const QString name = qstr(point.targetNodeName);
     NodeItem* item = nullptr;
-    if (auto node = graph.findNode(point.targetNodeName)) {
-        if (auto box = boxIndex(*node)) {
+    // Graph::findNode scans every node: the name index keeps thousands of badges linear.
+    if (auto node = m_nodeByName.find(point.targetNodeName); node != m_nodeByName.end()) {
+        if (auto box = boxIndex(node->second)) {
             item = m_nodes[*box];
         }
     } else if (name.startsWith(kModelInputPrefix)) {
@@ -310,40 +317,89 @@ std::optional<QPointF> GraphScene::badgePosition(const graph::Graph& graph,
     return toQt(placed.outputAnchors.front()) + QPointF(0, kBadgeOffset);
 }
 
-void GraphScene::showQuantizers(const graph::Graph& graph,
-                                const std::vector<quantization::QuantizerMark>& marks) {
+namespace {
+QuantizerBadgeItem::Content badgeContent(const quantization::QuantizerMark& mark) {
+    QuantizerBadgeItem::Content content;
+    content.id = mark.id;
+    content.weight = mark.point.isWeight;
+    content.bits = mark.config.numBits;
+    content.candidates = mark.candidateCount;
+    content.merged = mark.status == quantization::QuantizerStatus::Merged;
+    content.requantizer = mark.status == quantization::QuantizerStatus::Requantizer;
+    content.group = mark.unifiedGroup;
+    return content;
+}
+
+bool samePoints(const std::vector<quantization::QuantizerMark>& a,
+                const std::vector<quantization::QuantizerMark>& b) {
+    return std::equal(
+        a.begin(), a.end(), b.begin(), b.end(),
+        [](const quantization::QuantizerMark& x, const quantization::QuantizerMark& y) {
+            return x.id == y.id && x.point == y.point;
+        });
+}
+} // namespace
+
+void GraphScene::addBadgeLink(const quantization::QuantizerMark& mark) {
+    QuantizerBadgeItem* from = mark.linkedTo ? badge(mark.id) : nullptr;
+    QuantizerBadgeItem* to = mark.linkedTo ? badge(*mark.linkedTo) : nullptr;
+    if (from == nullptr || to == nullptr) {
+        return;
+    }
+    auto* link = new QGraphicsLineItem(QLineF(from->pos(), to->pos()));
+    link->setPen(QPen(m_theme.secondaryText, 1.0, Qt::DotLine));
+    link->setZValue(3);
+    addItem(link);
+    m_badgeLinks[mark.id] = link;
+}
+
+bool GraphScene::updateChangedQuantizers(const std::vector<quantization::QuantizerMark>& marks) {
+    if (m_shownMarks.empty() || !samePoints(marks, m_shownMarks)) {
+        return false;
+    }
+    for (size_t i = 0; i < marks.size(); ++i) {
+        const quantization::QuantizerMark& mark = marks[i];
+        if (mark == m_shownMarks[i]) {
+            continue;
+        }
+        m_shownMarks[i] = mark; // copying only the changed marks keeps an edit cheap
+        QuantizerBadgeItem* item = badge(mark.id);
+        if (item == nullptr) {
+            continue; // its node is not drawn
+        }
+        item->setContent(badgeContent(mark));
+        item->setToolTip(badgeToolTip(mark));
+        if (auto link = m_badgeLinks.find(mark.id); link != m_badgeLinks.end()) {
+            delete link->second;
+            m_badgeLinks.erase(link);
+        }
+        addBadgeLink(mark);
+    }
+    return true;
+}
+
+void GraphScene::showQuantizers(const std::vector<quantization::QuantizerMark>& marks) {
+    if (updateChangedQuantizers(marks)) {
+        return;
+    }
     clearQuantizers();
+    m_badges.reserve(marks.size());
     for (const quantization::QuantizerMark& mark : marks) {
-        const std::optional<QPointF> at = badgePosition(graph, mark.point);
+        const std::optional<QPointF> at = badgePosition(mark.point);
         if (!at) {
             continue;
         }
-        QuantizerBadgeItem::Content content;
-        content.id = mark.id;
-        content.weight = mark.point.isWeight;
-        content.bits = mark.config.numBits;
-        content.candidates = mark.candidateCount;
-        content.merged = mark.status == quantization::QuantizerStatus::Merged;
-        content.requantizer = mark.status == quantization::QuantizerStatus::Requantizer;
-        content.group = mark.unifiedGroup;
-        auto* badge = new QuantizerBadgeItem(content, m_theme);
+        auto* badge = new QuantizerBadgeItem(badgeContent(mark), m_theme);
         badge->setPos(*at);
         badge->setToolTip(badgeToolTip(mark));
         addItem(badge);
         m_badges.push_back(badge);
+        m_badgeById.emplace(mark.id, badge);
     }
     for (const quantization::QuantizerMark& mark : marks) {
-        QuantizerBadgeItem* from = mark.linkedTo ? badge(mark.id) : nullptr;
-        QuantizerBadgeItem* to = mark.linkedTo ? badge(*mark.linkedTo) : nullptr;
-        if (from == nullptr || to == nullptr) {
-            continue;
-        }
-        auto* link = new QGraphicsLineItem(QLineF(from->pos(), to->pos()));
-        link->setPen(QPen(m_theme.secondaryText, 1.0, Qt::DotLine));
-        link->setZValue(3);
-        addItem(link);
-        m_badgeLinks.push_back(link);
+        addBadgeLink(mark);
     }
+    m_shownMarks = marks;
 }
 
 std::vector<NodeItem*> GraphScene::find(const QString& text, bool regex) const {

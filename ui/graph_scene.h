@@ -19,6 +19,8 @@
 #include <QGraphicsScene>
 
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace qs::ui {
@@ -63,9 +65,10 @@ public:
     /// point (below the output port for a post-hook point, above the input port for a pre-hook
     /// point), weight quantizers on the op box, merged-away ones ghosted, with dashed links to
     /// the quantizer that absorbed them or a requantizer's parent. Marks whose node is not drawn
-    /// are skipped.
-    void showQuantizers(const graph::Graph& graph,
-                        const std::vector<quantization::QuantizerMark>& marks);
+    /// are skipped. When the marks are the ones shown before with some configs or relations
+    /// changed (an edit), only the badges and links of the changed marks are redrawn.
+    /// Marks are placed on the graph given to populate().
+    void showQuantizers(const std::vector<quantization::QuantizerMark>& marks);
 
     /// Removes the quantizer badges and their links.
     void clearQuantizers();
@@ -91,8 +94,13 @@ public:
 private:
     void updateHighlights();
 
-    std::optional<QPointF> badgePosition(const graph::Graph& graph,
-                                         const quantization::InsertionPoint& point) const;
+    std::optional<QPointF> badgePosition(const quantization::InsertionPoint& point) const;
+
+    /// Redraws the badges and links of the marks that differ from m_shownMarks; false (nothing
+    /// touched) when `marks` are not the same quantizers at the same points.
+    bool updateChangedQuantizers(const std::vector<quantization::QuantizerMark>& marks);
+
+    void addBadgeLink(const quantization::QuantizerMark& mark);
 
     void clearHighlights();
 
@@ -105,8 +113,11 @@ private:
     std::vector<NodeItem*> m_highlightedNodes;
     std::vector<EdgeItem*> m_highlightedEdges;
     std::vector<NodeItem*> m_matches;
+    std::unordered_map<std::string, graph::NodeId> m_nodeByName; ///< first live node per name
     std::vector<QuantizerBadgeItem*> m_badges;
-    std::vector<QGraphicsItem*> m_badgeLinks;
+    std::unordered_map<int, QuantizerBadgeItem*> m_badgeById;
+    std::unordered_map<int, QGraphicsItem*> m_badgeLinks;  ///< by the linked quantizer's id
+    std::vector<quantization::QuantizerMark> m_shownMarks; ///< what the badges show, in order
 };
 
 } // namespace qs::ui

@@ -274,7 +274,7 @@ void InspectorPanel::fillNode(const QString& nodeName) {
 
 void InspectorPanel::fillQuantizer(int id) {
     const quantization::QuantizationState* state = m_document->quantization();
-    const std::vector<quantization::QuantizerMark> marks = m_document->quantizerMarks();
+    const std::vector<quantization::QuantizerMark>& marks = m_document->quantizerMarks();
     const auto mark =
         std::find_if(marks.begin(), marks.end(),
                      [id](const quantization::QuantizerMark& m) { return m.id == id; });

@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace qs::ui {
 
@@ -29,24 +30,66 @@ QuantizerTableModel::QuantizerTableModel(QObject* parent)
 void QuantizerTableModel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
     disconnect(m_calibrationConnection);
+    beginResetModel(); // another model: its rows are never an edit of the shown ones
     m_document = document;
+    m_marks.clear();
+    m_opTypes.clear();
+    endResetModel();
     if (document != nullptr) {
         m_connection = connect(document, &GraphDocument::quantizationChanged, this,
                                &QuantizerTableModel::reload);
-        m_calibrationConnection = connect(document, &GraphDocument::calibrationChanged, this,
-                                          &QuantizerTableModel::reload);
+        // Calibration arriving or going stale changes the range/SQNR cells of every row (and
+        // the summary, which follows resets), not the quantizers: a reset, rare and cheap.
+        m_calibrationConnection =
+            connect(document, &GraphDocument::calibrationChanged, this, [this] {
+                beginResetModel();
+                endResetModel();
+            });
     }
     reload();
 }
 
+bool QuantizerTableModel::updateChangedRows(const std::vector<quantization::QuantizerMark>& marks) {
+    const bool sameRows =
+        !m_marks.empty() &&
+        std::equal(marks.begin(), marks.end(), m_marks.begin(), m_marks.end(),
+                   [](const auto& a, const auto& b) { return a.id == b.id && a.point == b.point; });
+    if (!sameRows) {
+        return false;
+    }
+    for (size_t row = 0; row < marks.size(); ++row) {
+        if (marks[row] == m_marks[row]) {
+            continue;
+        }
+        m_marks[row] = marks[row];
+        const int r = static_cast<int>(row);
+        Q_EMIT dataChanged(index(r, 0), index(r, ColumnCount - 1));
+    }
+    return true;
+}
+
 void QuantizerTableModel::reload() {
+    static const std::vector<quantization::QuantizerMark> kNone;
+    const std::vector<quantization::QuantizerMark>& marks =
+        m_document.isNull() ? kNone : m_document->quantizerMarks();
+    if (updateChangedRows(marks)) {
+        return; // an edit: a full reset would rebuild, re-sort and re-filter every row
+    }
     beginResetModel();
-    m_marks = m_document.isNull() ? std::vector<quantization::QuantizerMark>{}
-                                  : m_document->quantizerMarks();
+    m_marks = marks;
     m_opTypes.clear();
-    for (const quantization::QuantizerMark& mark : m_marks) {
-        const auto node = m_document->graph().findNode(mark.point.targetNodeName);
-        m_opTypes.push_back(node ? qstr(m_document->graph().node(*node).opType) : QString());
+    if (!m_document.isNull()) {
+        // Graph::findNode scans every node: one name index keeps big tables linear.
+        const graph::Graph& graph = m_document->graph();
+        std::unordered_map<std::string_view, graph::NodeId> byName;
+        for (const graph::NodeId node : graph.nodeIds()) {
+            byName.try_emplace(graph.node(node).name, node);
+        }
+        for (const quantization::QuantizerMark& mark : m_marks) {
+            const auto node = byName.find(mark.point.targetNodeName);
+            m_opTypes.push_back(node != byName.end() ? qstr(graph.node(node->second).opType)
+                                                     : QString());
+        }
     }
     endResetModel();
 }
@@ -295,14 +338,24 @@ QuantizerPanel::QuantizerPanel(QWidget* parent)
     m_view->setWordWrap(false);
     m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_view->horizontalHeader()->setSectionResizeMode(QuantizerTableModel::Point,
-                                                     QHeaderView::Interactive);
-    m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
+    // Columns fit their contents when the rows are replaced, not through ResizeToContents:
+    // that re-measures a thousand rows on every changed cell, i.e. on every edit.
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_view->horizontalHeader()->setStretchLastSection(true);
     // SQNR is what one scans for: shown next to the chosen config, ranges at the end.
     m_view->horizontalHeader()->moveSection(QuantizerTableModel::Sqnr,
                                             QuantizerTableModel::Config + 1);
+    auto fitColumns = [this] {
+        for (int column = 0; column < QuantizerTableModel::ColumnCount; ++column) {
+            if (column != QuantizerTableModel::Point) {
+                m_view->resizeColumnToContents(column);
+            }
+        }
+    };
+    m_view->horizontalHeader()->resizeSection(QuantizerTableModel::Point, 260);
+    fitColumns();
+    connect(m_proxy, &QAbstractItemModel::modelReset, this, fitColumns);
+    connect(m_proxy, &QAbstractItemModel::dataChanged, this, &QuantizerPanel::fitEditedCells);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 const QModelIndex source = m_proxy->mapToSource(current);
@@ -349,6 +402,19 @@ void QuantizerPanel::updateCalibrationSummary() {
                                .arg(calibration->dataset,
                                     QString::number(calibration->report.seconds, 'f', 2),
                                     outputMetricsText(calibration->report)));
+}
+
+void QuantizerPanel::fitEditedCells(const QModelIndex& top, const QModelIndex& bottom) {
+    for (const int column :
+         {QuantizerTableModel::Config, QuantizerTableModel::State, QuantizerTableModel::Group}) {
+        int width = m_view->columnWidth(column);
+        for (int row = top.row(); row <= bottom.row(); ++row) {
+            width = std::max(width, m_view->sizeHintForIndex(m_proxy->index(row, column)).width());
+        }
+        if (width > m_view->columnWidth(column)) {
+            m_view->setColumnWidth(column, width);
+        }
+    }
 }
 
 void QuantizerPanel::setFilterText(const QString& text) {

@@ -83,6 +83,10 @@ public:
 private:
     void reload();
 
+    /// Takes `marks` row by row when they are the rows shown (same quantizers at the same
+    /// points), signalling only the changed rows; false (nothing touched) otherwise.
+    bool updateChangedRows(const std::vector<quantization::QuantizerMark>& marks);
+
     const quantization::QuantizerConfigList* candidates(int id) const;
 
     /// CandidatesRole / ChosenIndexRole of the Config column.
@@ -160,6 +164,10 @@ Q_SIGNALS:
 
 private:
     void showContextMenu(const QPoint& at);
+
+    /// Widens the columns an edit can change (config, state, group) when `top`..`bottom` (proxy
+    /// rows) need more room; measures those cells only.
+    void fitEditedCells(const QModelIndex& top, const QModelIndex& bottom);
 
     QuantizerTableModel* m_model;
     QSortFilterProxyModel* m_proxy;

@@ -121,6 +121,7 @@ void Solver::mergeAtBranchingNode(int branchingNode) {
         if (merged.branchLists[i].has_value()) {
             // Unmerged branches keep their own PQ below: a requantization child.
             pq(mergeId).downstreamPropagatingQuantizers.insert(id);
+            pq(id).upstreamPropagatingQuantizers.push_back(mergeId);
             finish(id);
             continue;
         }

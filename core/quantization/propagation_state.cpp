@@ -69,6 +69,7 @@ int Solver::clonePropagatingQuantizer(int original) {
     PropagatingQuantizer clone = pq(original);
     clone.id = static_cast<int>(m_pqs.size());
     clone.downstreamPropagatingQuantizers.clear();
+    clone.upstreamPropagatingQuantizers.clear();
     m_pqs.push_back(clone);
     const int id = clone.id;
     for (const int e : clone.affectedEdges) {
@@ -117,8 +118,8 @@ void Solver::removePropagatingQuantizer(int id) {
         m_waitingOn.erase(waiting);
     }
     m_queue.erase(std::remove(m_queue.begin(), m_queue.end(), id), m_queue.end());
-    for (PropagatingQuantizer& other : m_pqs) {
-        other.downstreamPropagatingQuantizers.erase(id);
+    for (const int upstream : q.upstreamPropagatingQuantizers) {
+        pq(upstream).downstreamPropagatingQuantizers.erase(id);
     }
 }
 

@@ -36,6 +36,8 @@ struct PropagatingQuantizer {
     std::set<int> affectedOperatorNodes;
     std::set<int> quantizedInputSinkOperatorNodes;
     std::set<int> downstreamPropagatingQuantizers;
+    /// PQs listing this one as downstream: removal unlinks it there instead of scanning all PQs.
+    std::vector<int> upstreamPropagatingQuantizers;
     std::optional<UnifiedScaleType> unifiedScaleType;
     size_t pathLength = 0;
     bool alive = true;

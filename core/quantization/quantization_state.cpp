@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace qs::quantization {
@@ -19,13 +20,16 @@ constexpr std::array<std::pair<std::string_view, QuantizerPropagationRule>, 4> k
     {"merge_all_in_one", QuantizerPropagationRule::MergeAllInOne},
 }};
 
-std::optional<int> groupOf(const std::map<int, std::vector<int>>& groups, int id) {
+/// Member id -> group id, built once: looking each mark up in every group is quadratic on big
+/// graphs. The first (lowest-id) group of a member wins, as a scan over the groups would give.
+std::unordered_map<int, int> groupOfMember(const std::map<int, std::vector<int>>& groups) {
+    std::unordered_map<int, int> out;
     for (const auto& [group, members] : groups) {
-        if (std::find(members.begin(), members.end(), id) != members.end()) {
-            return group;
+        for (const int id : members) {
+            out.try_emplace(id, group);
         }
     }
-    return std::nullopt;
+    return out;
 }
 
 std::map<int, std::vector<int>> groupsFromJson(const nlohmann::json& json) {
@@ -140,6 +144,7 @@ std::string_view statusName(QuantizerStatus status) {
 std::vector<QuantizerMark> quantizerMarks(const SingleConfigQuantizerSetup& setup,
                                           const MultiConfigQuantizerSetup* proposal) {
     std::map<int, QuantizerMark> marks;
+    const std::unordered_map<int, int> groupOf = groupOfMember(setup.unifiedScaleGroups);
     for (const auto& [id, point] : setup.quantizationPoints) {
         QuantizerMark mark;
         mark.id = id;
@@ -151,8 +156,10 @@ std::vector<QuantizerMark> quantizerMarks(const SingleConfigQuantizerSetup& setu
             mark.status = QuantizerStatus::Requantizer;
             mark.linkedTo = parent->second;
         }
-        mark.unifiedGroup = groupOf(setup.unifiedScaleGroups, id);
-        marks[id] = std::move(mark);
+        if (auto group = groupOf.find(id); group != groupOf.end()) {
+            mark.unifiedGroup = group->second;
+        }
+        marks.emplace_hint(marks.end(), id, std::move(mark));
     }
     for (const auto& [id, into] : proposal ? setup.mergedInto : std::map<int, int>{}) {
         auto source = proposal->quantizationPoints.find(id);
@@ -191,6 +198,11 @@ std::vector<QuantizerMark> quantizerMarks(const SingleConfigQuantizerSetup& setu
 BitwidthDistribution bitwidthDistribution(const SingleConfigQuantizerSetup& setup,
                                           const graph::Graph& model) {
     BitwidthDistribution out;
+    // Graph::findNode scans every node; the charts redraw on every edit of big graphs.
+    std::unordered_map<std::string_view, graph::NodeId> nodeByName;
+    for (const graph::NodeId node : model.nodeIds()) {
+        nodeByName.try_emplace(model.node(node).name, node);
+    }
     for (const auto& [id, point] : setup.quantizationPoints) {
         const int bits = point.qconfig.numBits;
         if (!point.insertionPoint.isWeight) {
@@ -198,12 +210,11 @@ BitwidthDistribution bitwidthDistribution(const SingleConfigQuantizerSetup& setu
             continue;
         }
         ++out.weightQuantizers[bits];
-        const std::optional<graph::NodeId> node =
-            model.findNode(point.insertionPoint.targetNodeName);
-        if (!node) {
+        const auto node = nodeByName.find(point.insertionPoint.targetNodeName);
+        if (node == nodeByName.end()) {
             continue;
         }
-        for (graph::ValueId input : model.node(*node).inputs) {
+        for (graph::ValueId input : model.node(node->second).inputs) {
             if (!input.valid() || !model.value(input).isInitializer()) {
                 continue;
             }

@@ -73,6 +73,8 @@ struct QuantizerMark {
     std::optional<int> linkedTo;     ///< absorbing quantizer, or requantizer's parent
     std::optional<int> unifiedGroup; ///< unified-scale group id
     std::vector<std::string> directlyQuantized;
+
+    bool operator==(const QuantizerMark&) const = default;
 };
 
 /// Every quantizer of `setup`, plus, with the proposal, the ones merged away; by id.

@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     }
     scene.populate(document.graph(), model, *placed);
     QObject::connect(&document, &qs::ui::GraphDocument::quantizationChanged,
-                     [&] { scene.showQuantizers(document.graph(), document.quantizerMarks()); });
+                     [&] { scene.showQuantizers(document.quantizerMarks()); });
     qs::quantization::QuantizationSettings npu;
     npu.hw = "npu";
     auto start = Clock::now();

@@ -3,8 +3,10 @@
 // changed choice. Run: qs_quantization_bench [--benchmark_filter=...]; models from $QS_ZOO_DIR
 // (vit_b_16 is not part of make_zoo.py: export it with torchvision the same way to include it).
 
+#include "core/layout/synthetic_graph.h"
 #include "core/onnx/model_io.h"
 #include "core/quantization/finalize_setup.h"
+#include "core/quantization/quantization_state.h"
 #include "core/quantization/quantizer_propagation_solver.h"
 
 #include <benchmark/benchmark.h>
@@ -120,8 +122,40 @@ void BM_RefinalizeAfterOneChoice500(benchmark::State& state) {
     }
     state.counters["nodes"] = static_cast<double>(model.numNodes());
 }
+
+/// One GUI edit on the skip chain of state.range(0) ops (layout's synthetic graph, NPU config):
+/// chooseConfig (re-finalize) plus the quantizer marks the badges and the table are drawn from.
+void BM_EditSkipChain(benchmark::State& state) {
+    const graph::Graph model = layout::makeSkipChainGraph(static_cast<size_t>(state.range(0)));
+    QuantizationSettings settings;
+    settings.hw = "npu";
+    QuantizationState quantization = computeQuantization(model, settings).value();
+    std::vector<std::pair<int, QuantizerConfig>> edits;
+    for (const auto& [id, point] : quantization.proposal.setup.quantizationPoints) {
+        if (point.possibleConfigs.size() > 1) {
+            edits.emplace_back(id, point.possibleConfigs[1]);
+        }
+    }
+    if (edits.empty()) {
+        state.SkipWithError("no multi-config point");
+        return;
+    }
+    size_t run = 0;
+    for (auto _ : state) {
+        const auto& [id, config] = edits[run++ % edits.size()];
+        if (!chooseConfig(quantization, id, config).ok()) {
+            state.SkipWithError("chooseConfig failed");
+            return;
+        }
+        auto marks = quantizerMarks(quantization.setup, &quantization.proposal.setup);
+        benchmark::DoNotOptimize(marks);
+    }
+    state.counters["quantizers"] =
+        static_cast<double>(quantization.setup.quantizationPoints.size());
+}
 } // namespace
 
+BENCHMARK(BM_EditSkipChain)->Arg(500)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PropagationZoo, resnet50_cpu, std::string("resnet50"), "cpu")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PropagationZoo, resnet50_npu, std::string("resnet50"), "npu")

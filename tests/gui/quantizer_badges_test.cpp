@@ -15,10 +15,13 @@
 #include <QBarSet>
 #include <QChart>
 #include <QFile>
+#include <QGraphicsLineItem>
 #include <QRegularExpression>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace qs::ui {
 namespace {
@@ -41,7 +44,7 @@ protected:
                          [this] { redraw(); });
     }
 
-    void redraw() { m_scene.showQuantizers(m_document->graph(), m_document->quantizerMarks()); }
+    void redraw() { m_scene.showQuantizers(m_document->quantizerMarks()); }
 
     size_t activeBadges() const {
         size_t count = 0;
@@ -211,6 +214,66 @@ TEST(RenderQuantizersTest, SvgHasOneBadgeLabelPerQuantizer) {
         ++badges;
     }
     EXPECT_EQ(badges, setup.quantizationPoints.size());
+}
+
+/// Every edit and its undo, redrawn in place, leaves the same badges, tooltips, links and table
+/// rows as drawing the new marks from scratch; the edited badge stays the same item and the table
+/// is not reset.
+TEST_F(QuantizerBadgesTest, EditsRedrawInPlaceLikeAFullRedraw) {
+    quantization::QuantizerConfig fourBits;
+    ASSERT_GE(switchToNpuAndFindFourBitPoint(fourBits), 0);
+    QuantizerTableModel table;
+    table.setDocument(m_document.get());
+    int resets = 0;
+    QObject::connect(&table, &QAbstractItemModel::modelReset, [&] { ++resets; });
+    auto linkCount = [](const GraphScene& scene) {
+        const QList<QGraphicsItem*> items = scene.items();
+        return std::count_if(items.begin(), items.end(), [](const QGraphicsItem* item) {
+            return item->type() == QGraphicsLineItem::Type;
+        });
+    };
+    auto expectSameAsFullRedraw = [&] {
+        GraphScene fresh;
+        NullProgress progress;
+        fresh.populate(m_document->graph(), m_model,
+                       layout::computeLayout(m_model.input, {}, progress).value());
+        fresh.showQuantizers(m_document->quantizerMarks());
+        ASSERT_EQ(fresh.badgeItems().size(), m_scene.badgeItems().size());
+        for (const QuantizerBadgeItem* expected : fresh.badgeItems()) {
+            const QuantizerBadgeItem* shown = m_scene.badge(expected->quantizerId());
+            ASSERT_NE(shown, nullptr);
+            EXPECT_EQ(shown->content(), expected->content());
+            EXPECT_EQ(shown->toolTip(), expected->toolTip());
+            EXPECT_EQ(shown->zValue(), expected->zValue());
+        }
+        EXPECT_EQ(linkCount(m_scene), linkCount(fresh));
+        QuantizerTableModel freshTable;
+        freshTable.setDocument(m_document.get());
+        ASSERT_EQ(table.rowCount(), freshTable.rowCount());
+        for (int row = 0; row < table.rowCount(); ++row) {
+            for (int column = 0; column < QuantizerTableModel::ColumnCount; ++column) {
+                EXPECT_EQ(table.data(table.index(row, column), Qt::DisplayRole),
+                          freshTable.data(freshTable.index(row, column), Qt::DisplayRole));
+            }
+        }
+    };
+    const auto& proposal = m_document->quantization()->proposal.setup;
+    int edits = 0;
+    for (const auto& [id, point] : proposal.quantizationPoints) {
+        if (point.possibleConfigs.size() < 2) {
+            continue;
+        }
+        const QuantizerBadgeItem* before = m_scene.badge(id);
+        m_document->undoStack().push(
+            new ChooseQuantizerConfigCommand(*m_document, id, point.possibleConfigs.back()));
+        EXPECT_EQ(m_scene.badge(id), before) << "quantizer " << id;
+        expectSameAsFullRedraw();
+        m_document->undoStack().undo();
+        expectSameAsFullRedraw();
+        ++edits;
+    }
+    EXPECT_GT(edits, 0);
+    EXPECT_EQ(resets, 0);
 }
 
 } // namespace
