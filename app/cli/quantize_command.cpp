@@ -53,6 +53,7 @@ struct QuantizeOptions {
     std::string reportOut;
     std::string encodingsOut;
     std::string modelOut;
+    bool noInt4Activations = false;
 
     bool calibrates() const {
         return !calibration.imagesDir.empty() || !calibration.npyFiles.empty() ||
@@ -207,7 +208,8 @@ Result<void> writeQdqModel(const QuantizeOptions& options, const graph::Graph& m
                            const SingleConfigQuantizerSetup& setup,
                            const QuantizerParametersMap& parameters) {
     QS_ASSIGN_OR_RETURN(const QdqExportSummary exported,
-                        exportQdqModel(model, setup, parameters, options.modelOut)
+                        exportQdqModel(model, setup, parameters, options.modelOut,
+                                       {.int4Activations = !options.noInt4Activations})
                             .context("--out '" + options.modelOut + "'"));
     std::cout << "QDQ model: " << options.modelOut << " (" << exported.activationPairs
               << " activation Q/DQ pairs, " << exported.weightDequantizers
@@ -344,6 +346,9 @@ Command addQuantizeCommand(CLI::App& parent) {
     app->add_option("--out", options->modelOut,
                     "Write the quantized model as QDQ ONNX (QuantizeLinear/DequantizeLinear at the "
                     "insertion points; 4-bit as int4, other narrow grids behind a Clip)");
+    app->add_flag("--no-int4-activations", options->noInt4Activations,
+                  "--out: 4-bit activations as int8/uint8 behind a Clip (opset 13) instead of "
+                  "int4/uint4 (opset 21), for runtimes whose int4 QuantizeLinear fails");
     return {app, [options] { return runQuantize(*options); }};
 }
 

@@ -144,7 +144,9 @@ Result<QuantizerParameters> parametersFromMinMax(const QuantizerConfig& config,
     if (config.mode == QuantizationMode::Symmetric) {
         const bool anyNegative =
             std::any_of(statMin.begin(), statMin.end(), [](float v) { return v < 0.0F; });
-        params.isSigned = config.signednessToForce.value_or(anyNegative);
+        // §3 / NNCF's symmetric_range: signed when forced signed OR any min < 0 — a forced
+        // unsigned config still gets the signed grid on negative statistics.
+        params.isSigned = config.signednessToForce == true || anyNegative;
         setGrid(params);
         symmetricRange(params, statMax);
     } else {

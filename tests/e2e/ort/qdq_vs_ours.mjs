@@ -106,7 +106,9 @@ for (let s = 0; s < samples; ++s) {
             input.values.slice(s * input.count, (s + 1) * input.count), input.dims);
     }
     const result = await session.run(feeds);
-    for (const name of session.outputNames) ortOutputs[name].push(...Float64Array.from(result[name].data, Number));
+    for (const name of session.outputNames) {
+        for (const value of result[name].data) ortOutputs[name].push(Number(value));
+    }
 }
 
 let failed = false;

@@ -211,8 +211,8 @@ TEST(FakeQuantizeGraph, PostHookAndRequantizerChain) {
     EXPECT_EQ(valuesOf((*out)[2]), post);
 }
 
-TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
-    // Two MatMuls share one weight; only mm1 has a weight quantizer.
+/// Two MatMuls sharing one [2, 2] weight: x [1, 2] -> mm1 -> y_mm1, x -> mm2 -> y_mm2.
+Graph sharedWeightGraph() {
     Graph g;
     const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({1, 2}));
     const std::vector<float> w = {0.33F, -1.0F, 0.5F, 0.07F};
@@ -224,6 +224,12 @@ TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
         g.addNode(name, "MatMul", {x, weight}, {y});
         g.addOutput(y);
     }
+    return g;
+}
+
+TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
+    // Only mm1 has a weight quantizer.
+    const Graph g = sharedWeightGraph();
     SingleConfigQuantizerSetup setup;
     setup.quantizationPoints[3].insertionPoint = {true, "mm1", std::nullopt};
     setup.quantizationPoints[3].qconfig = config(4, true, true);
@@ -296,6 +302,45 @@ TEST(Calibrate, ReportsBadSetups) {
     EXPECT_NE(result.error().toString().find("no node 'nope'"), std::string::npos);
     setup.quantizationPoints[1] = activationPoint("relu_p", 3, config(8));
     EXPECT_FALSE(calibrate(model, setup, std::span(&data, 1), {}).ok());
+}
+
+/// Cancels after `allowed` progress reports.
+class CancelAfter final : public Progress {
+public:
+    explicit CancelAfter(int allowed)
+        : m_allowed(allowed) {}
+
+    void report(double, std::string_view) override { ++m_reports; }
+
+    bool isCancelled() const override { return m_reports >= m_allowed; }
+
+    int reports() const { return m_reports; }
+
+private:
+    int m_allowed;
+    int m_reports = 0;
+};
+
+TEST(Calibrate, ReportsProgressPerBatchAndStopsOnCancel) {
+    const Graph model = twoBranchGraph();
+    SingleConfigQuantizerSetup setup;
+    setup.quantizationPoints[1] = activationPoint("relu_p", std::nullopt, config(8));
+    const Tensor data = Tensor::fromVector<float>({3, 2}, {1.0F, 2.0F, 3.0F, 4.0F, 5.0F, 6.0F});
+    CancelAfter never(100);
+    ASSERT_TRUE(calibrate(model, setup, std::span(&data, 1), {}, &never).ok());
+    EXPECT_EQ(never.reports(), 3); // batch size 1: one report per sample
+    CancelAfter early(1);
+    auto cancelled = calibrate(model, setup, std::span(&data, 1), {}, &early);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().code(), Errc::Cancelled);
+    EXPECT_EQ(early.reports(), 1);
+    QuantizerParametersMap parameters;
+    parameters[1] = params(config(8), {0.0F}, {1.0F});
+    CancelAfter simulationCancel(2);
+    auto simulation =
+        simulateQuantization(model, setup, parameters, std::span(&data, 1), 1, &simulationCancel);
+    ASSERT_FALSE(simulation.ok());
+    EXPECT_EQ(simulation.error().code(), Errc::Cancelled);
 }
 
 TEST(Simulate, ReportsSqnrAndOutputMetrics) {

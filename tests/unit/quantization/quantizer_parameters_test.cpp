@@ -73,10 +73,14 @@ TEST(QuantizerParametersTest, ForcedSignednessOverridesStatistics) {
     const auto forcedSigned = perTensor(cfg(8, kSym, false, true), 0.0F, 1.27F);
     EXPECT_TRUE(forcedSigned.isSigned);
     expectParams(forcedSigned, -128, 127, -1.28F, 1.27F, 0.01F, 0);
-    // Forced unsigned on data with negatives: lo = 0.
-    const auto forcedUnsigned = perTensor(cfg(8, kSym, false, false), -1.0F, 2.55F);
+    // Forced unsigned only keeps non-negative data unsigned: negative statistics still make it
+    // signed, as in NNCF's symmetric_range (signed = forced signed or any min < 0).
+    const auto forcedUnsigned = perTensor(cfg(8, kSym, false, false), 0.0F, 2.55F);
     EXPECT_FALSE(forcedUnsigned.isSigned);
     expectParams(forcedUnsigned, 0, 255, 0.0F, 2.55F, 0.01F, 0);
+    const auto negativeStats = perTensor(cfg(8, kSym, false, false), -1.0F, 1.27F);
+    EXPECT_TRUE(negativeStats.isSigned);
+    expectParams(negativeStats, -128, 127, -1.28F, 1.27F, 0.01F, 0);
 }
 
 TEST(QuantizerParametersTest, SymmetricZeroFilterPerChannel) {
