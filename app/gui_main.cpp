@@ -5,10 +5,13 @@
 #include "ui/main_window.h"
 #include "ui/session.h"
 #include "ui/settings.h"
+#include "ui/weight_compression_controller.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 
+#include <cstdio>
+#include <optional>
 #include <string_view>
 
 namespace {
@@ -48,6 +51,35 @@ void describeCommandLine(QCommandLineParser& parser) {
         QCoreApplication::translate("main", "Choose a bit width as quantize --set does "
                                             "(repeatable; one undo step)."),
         QStringLiteral("NODE[:PORT]=BITS")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("compress-weights"),
+        QCoreApplication::translate("main", "Compress the opened model's weights, e.g. int4_asym "
+                                            "or int4_asym:0.6 (mode and ratio; one undo step)."),
+        QStringLiteral("MODE[:RATIO]")));
+}
+
+/// The --compress-weights request, or nullopt without the option; errors name the problem.
+qs::Result<std::optional<qs::ui::WeightCompressionRequest>>
+compressionRequest(const QCommandLineParser& parser) {
+    const QString value = parser.value(QStringLiteral("compress-weights"));
+    if (value.isEmpty()) {
+        return std::optional<qs::ui::WeightCompressionRequest>();
+    }
+    qs::ui::WeightCompressionRequest request;
+    const QStringList parts = value.split(QLatin1Char(':'));
+    QS_ASSIGN_OR_RETURN(request.options.mode,
+                        qs::compression::parseMode(parts.front().toStdString()));
+    if (parts.size() > 1) {
+        bool ok = false;
+        request.options.ratio = parts[1].toDouble(&ok);
+        if (!ok) {
+            return qs::Error(qs::Errc::InvalidArgument, "--compress-weights ratio '" +
+                                                            parts[1].toStdString() +
+                                                            "' is not a number");
+        }
+    }
+    QS_TRY(qs::compression::validateOptions(request.options));
+    return std::optional<qs::ui::WeightCompressionRequest>(request);
 }
 
 /// The quantization settings the command line asks for; unknown rules keep the default.
@@ -96,10 +128,18 @@ int main(int argc, char** argv) {
     describeCommandLine(parser);
     parser.process(app);
 
+    const auto compression = compressionRequest(parser);
+    if (!compression.ok()) {
+        std::fprintf(stderr, "quantscope: %s\n", compression.error().toString().c_str());
+        return 2;
+    }
     qs::ui::Settings settings;
     qs::ui::MainWindow window(settings);
     window.session().setInitialQuantizationSettings(quantizationSettings(parser));
     window.setInitialBitwidths(parser.values(QStringLiteral("set")));
+    if (compression.value()) {
+        window.compression().setInitialRequest(*compression.value());
+    }
     window.show();
     const QStringList models = parser.positionalArguments();
     if (!models.isEmpty()) {

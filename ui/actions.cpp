@@ -66,6 +66,7 @@ Actions::~Actions() = default;
 
 void Actions::populate(QMenuBar& menuBar) {
     QMenu* file = menuBar.addMenu(tr("&File"));
+    m_fileMenu = file;
     file->addAction(m_open);
     file->addMenu(m_recentMenu.get());
     file->addAction(m_reload);
@@ -92,6 +93,7 @@ void Actions::populate(QMenuBar& menuBar) {
     quantize->addMenu(tr("&HW Config"))->addActions(m_hwConfigs->actions());
     quantize->addMenu(tr("&Preset"))->addActions(m_presets->actions());
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
+    m_quantizeMenu = quantize;
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }

@@ -84,6 +84,11 @@ public:
     /// The View menu, once populate() ran; the main window adds its dock toggles there.
     QMenu* viewMenu() const { return m_viewMenu; }
 
+    /// The File and Quantize menus, once populate() ran (weight compression adds entries).
+    QMenu* fileMenu() const { return m_fileMenu; }
+
+    QMenu* quantizeMenu() const { return m_quantizeMenu; }
+
     ~Actions() override;
 
     /// The File ▸ Open Recent submenu.
@@ -136,6 +141,8 @@ private:
     quantization::QuantizationSettings m_quantization;
     std::unique_ptr<QMenu> m_recentMenu;
     QMenu* m_viewMenu = nullptr;
+    QMenu* m_fileMenu = nullptr;
+    QMenu* m_quantizeMenu = nullptr;
 };
 
 } // namespace qs::ui

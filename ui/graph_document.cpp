@@ -86,4 +86,9 @@ void GraphDocument::restoreQuantization(quantization::QuantizationState state) {
     Q_EMIT quantizationChanged();
 }
 
+void GraphDocument::setCompressionPlan(std::optional<compression::CompressionPlan> plan) {
+    m_compressionPlan = std::move(plan);
+    Q_EMIT compressionPlanChanged();
+}
+
 } // namespace qs::ui

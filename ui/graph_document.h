@@ -4,6 +4,7 @@
 // edits arrive as QUndoCommands that call the setters here, which emit quantizationChanged.
 #pragma once
 
+#include "core/compression/weight_compression.h"
 #include "core/graph/graph.h"
 #include "core/quantization/quantization_state.h"
 #include "core/report/model_info.h"
@@ -71,14 +72,27 @@ public:
     /// Puts back a state saved earlier (undo of a settings change).
     void restoreQuantization(quantization::QuantizationState state);
 
+    /// The weight-compression plan shown and exported, or nullptr before Compress Weights. The
+    /// graph itself stays float: export applies the plan to a copy.
+    const compression::CompressionPlan* compressionPlan() const {
+        return m_compressionPlan ? &*m_compressionPlan : nullptr;
+    }
+
+    /// Replaces the plan (through ApplyCompressionPlanCommand); emits compressionPlanChanged.
+    void setCompressionPlan(std::optional<compression::CompressionPlan> plan);
+
 Q_SIGNALS:
     /// Choices, settings or the setup changed; badges and tables redraw.
     void quantizationChanged();
+
+    /// The weight-compression plan was set, replaced or removed.
+    void compressionPlanChanged();
 
 private:
     QString m_filePath;
     LoadedModel m_model;
     QUndoStack m_undoStack;
+    std::optional<compression::CompressionPlan> m_compressionPlan;
 };
 
 } // namespace qs::ui

@@ -16,6 +16,7 @@
 #include "ui/quantizer_table.h"
 #include "ui/session.h"
 #include "ui/settings.h"
+#include "ui/weight_compression_controller.h"
 #include "ui/welcome_page.h"
 
 #include <QAction>
@@ -95,6 +96,13 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     m_actions->viewMenu()->addAction(m_infoDock->toggleViewAction());
     m_actions->viewMenu()->addAction(m_quantizerDock->toggleViewAction());
     m_actions->viewMenu()->addAction(m_chartDock->toggleViewAction());
+    // Weight compression: its own dock (tabbed with the Quantizers), menu entries and badges.
+    m_compression =
+        new WeightCompressionController(*this, *m_session, *m_jobs, *m_graphPage, *m_reporter);
+    tabifyDockWidget(m_quantizerDock, &m_compression->dock());
+    m_compression->installMenus(*m_actions->fileMenu(), m_actions->exportImage(),
+                                *m_actions->quantizeMenu());
+    m_actions->viewMenu()->addAction(m_compression->dock().toggleViewAction());
     setTheme(m_settings.theme());
     statusBar()->addPermanentWidget(new JobStatusIndicator(*m_jobs, this));
     m_welcome->setRecentFiles(m_settings.recentFiles());

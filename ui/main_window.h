@@ -26,6 +26,7 @@ class QuantizerPanel;
 class Session;
 class Settings;
 class WelcomePage;
+class WeightCompressionController;
 
 /// The Quantscope main window.
 class MainWindow : public QMainWindow {
@@ -63,6 +64,9 @@ public:
     BitwidthChartPanel& chartPanel() const { return *m_chartPanel; }
 
     QDockWidget& chartDock() const { return *m_chartDock; }
+
+    /// Compress Weights, the Weight Compression dock and the ONNX exports.
+    WeightCompressionController& compression() const { return *m_compression; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -124,6 +128,7 @@ private:
     BitwidthChartPanel* m_chartPanel;
     QDockWidget* m_chartDock;
     QStringList m_initialBitwidths;
+    WeightCompressionController* m_compression;
 };
 
 } // namespace qs::ui

@@ -1,10 +1,13 @@
 // `quantscope-cli compress-weights MODEL --mode int4_asym|int4_sym|int8_asym|int8_sym
 //   [--group-size G] [--ratio R] [--group-fallback error|ignore|adjust] [--backup-mode M]
-//   [--all-layers] [--calib-dataset DIR] --out OUT.onnx [--report REPORT.json]
+//   [--all-layers] [--calib-images DIR | --calib-npy X.npy... | --calib-random N]
+//   [--calib-batch B] [--seed S] [--sensitivity-metric M] --out OUT.onnx [--report REPORT.json]
 //   [--dequantized-out SIM.onnx]`
-// Prints NNCF's bitwidth table and the size before and after.
+// Prints NNCF's bitwidth table and the size before and after. With a dataset the ratio mixing
+// ranks weights by max_activation_variance (NNCF's data-aware default) unless told otherwise.
 
 #include "app/cli/command.h"
+#include "core/compression/calibration_dataset.h"
 #include "core/compression/weight_compression.h"
 #include "core/onnx/model_io.h"
 #include "core/support/atomic_file.h"
@@ -15,6 +18,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace qs::cli {
@@ -28,11 +32,26 @@ struct CompressOptions {
     std::string groupFallback = "error";
     std::string backupMode = "int8_asym";
     bool allLayers = false;
-    std::string calibDataset;
+    std::string calibImages;
+    std::vector<std::string> calibNpy;
+    int64_t calibRandom = 0;
+    int64_t calibBatch = 0;
+    uint64_t seed = 0;
+    std::string sensitivityMetric; ///< empty: NNCF's default for the presence of a dataset
     std::string outPath;
     std::string reportPath;
     std::string dequantizedOutPath;
 };
+
+compression::DatasetSource datasetSource(const CompressOptions& options) {
+    compression::DatasetSource source;
+    source.npyFiles.assign(options.calibNpy.begin(), options.calibNpy.end());
+    source.imageFolder = options.calibImages;
+    source.randomSamples = options.calibRandom;
+    source.seed = options.seed;
+    source.batchSize = options.calibBatch;
+    return source;
+}
 
 Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOptions& options) {
     compression::WeightCompressionOptions core;
@@ -42,10 +61,11 @@ Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOption
     core.groupSize = options.groupSize;
     core.ratio = options.ratio;
     core.allLayers = options.allLayers;
-    if (!options.calibDataset.empty()) {
-        return Error(Errc::Unsupported,
-                     "data-aware sensitivity (--calib-dataset) needs the executor, which this "
-                     "build lacks; omit it for the data-free weight-quantization-error metric");
+    if (!options.sensitivityMetric.empty()) {
+        QS_ASSIGN_OR_RETURN(core.sensitivity,
+                            compression::parseSensitivityMetric(options.sensitivityMetric));
+    } else if (!datasetSource(options).empty()) {
+        core.sensitivity = compression::SensitivityMetric::MaxActivationVariance;
     }
     QS_TRY(compression::validateOptions(core));
     return core;
@@ -119,13 +139,37 @@ Result<void> writeSimulation(const graph::Graph& graph, const compression::Compr
     return onnx::exportModel(simulated, path);
 }
 
+/// Loads the dataset, if one is given, and plans; says which sensitivity ranked the weights.
+Result<compression::CompressionPlan>
+planWithDataset(const graph::Graph& graph, const CompressOptions& options,
+                const compression::WeightCompressionOptions& coreOptions, Progress& progress) {
+    const compression::DatasetSource source = datasetSource(options);
+    std::optional<compression::CalibrationData> data;
+    if (!source.empty()) {
+        QS_ASSIGN_OR_RETURN(data, compression::loadCalibrationData(graph, source));
+    }
+    QS_ASSIGN_OR_RETURN(
+        compression::CompressionPlan plan,
+        compression::planWeightCompression(graph, coreOptions, progress, data ? &*data : nullptr));
+    const bool mixing = coreOptions.ratio < 1.0 && compression::modeBits(coreOptions.mode) == 4;
+    if (mixing) {
+        std::cout << "Sensitivity: " << compression::sensitivityMetricName(coreOptions.sensitivity);
+        if (data && !data->inputs.empty() && data->inputs[0].rank() > 0) {
+            std::cout << " over " << data->inputs[0].shape()[0] << " dataset row(s) in batches of "
+                      << data->batchSize;
+        }
+        std::cout << "\n";
+    }
+    return plan;
+}
+
 Result<void> runCompress(const CompressOptions& options) {
     QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
                         toCoreOptions(options));
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath));
     NullProgress progress;
     QS_ASSIGN_OR_RETURN(const compression::CompressionPlan plan,
-                        compression::planWeightCompression(graph, coreOptions, progress));
+                        planWithDataset(graph, options, coreOptions, progress));
     if (!options.dequantizedOutPath.empty()) {
         QS_TRY(writeSimulation(graph, plan, options.dequantizedOutPath));
     }
@@ -162,8 +206,22 @@ Command addCompressWeightsCommand(CLI::App& parent) {
                     "Mode of the weights outside the ratio: int8_asym | int8_sym | none");
     app->add_flag("--all-layers", options->allLayers,
                   "Let the last MatMul and the embeddings take the 4-bit mode too");
-    app->add_option("--calib-dataset", options->calibDataset,
-                    "Dataset for data-aware sensitivity (needs the executor)");
+    auto* images = app->add_option("--calib-images", options->calibImages,
+                                   "Folder of images for data-aware sensitivity (one NCHW input)");
+    auto* npy = app->add_option("--calib-npy", options->calibNpy,
+                                "Dataset .npy per model input, samples on axis 0 (repeatable)");
+    auto* random = app->add_option("--calib-random", options->calibRandom,
+                                   "N seeded random-normal samples as the dataset");
+    images->excludes(npy);
+    images->excludes(random);
+    npy->excludes(random);
+    app->add_option("--calib-batch", options->calibBatch,
+                    "Samples per executor run (default: the input's static batch, else 8)");
+    app->add_option("--seed", options->seed, "Seed for --calib-random");
+    app->add_option("--sensitivity-metric", options->sensitivityMetric,
+                    "weight_quantization_error | mean_activation_variance | "
+                    "max_activation_variance | mean_activation_magnitude (default: "
+                    "max_activation_variance with a dataset, else weight_quantization_error)");
     app->add_option("--out", options->outPath, "Compressed ONNX file to write")->required();
     app->add_option("--report", options->reportPath, "Write the per-weight plan as JSON");
     app->add_option("--dequantized-out", options->dequantizedOutPath,

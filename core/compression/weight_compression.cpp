@@ -28,6 +28,8 @@ enum class WeightKind { MatMul, Embedding, Other };
 
 struct Candidate {
     ValueId value;
+    NodeId node; ///< the first consumer
+    int port = -1;
     WeightKind kind = WeightKind::Other;
     WeightDecision decision;
 };
@@ -70,6 +72,8 @@ Result<std::vector<Candidate>> collectWeights(const Graph& graph) {
             seen.insert(valueId.index());
             Candidate candidate;
             candidate.value = valueId;
+            candidate.node = id;
+            candidate.port = port;
             candidate.kind = kindOf(meta.name);
             WeightDecision& decision = candidate.decision;
             decision.valueName = value.name;
@@ -176,9 +180,45 @@ std::span<const float> floatsOf(const Graph& graph, ValueId value) {
     return graph.value(value).initializer->as<float>();
 }
 
-/// §5 WEIGHT_QUANTIZATION_ERROR: 1 / (INT8_ASYM per-channel max_mean error + eps).
+/// §5 data-aware metrics: the layer-input statistic of every ratio-defining MatMul/Gemm weight,
+/// 0 for embeddings (they go 4-bit first, as in NNCF).
+Result<void> multiplyByActivationStatistics(const Graph& graph, std::vector<Candidate>& candidates,
+                                            SensitivityMetric metric, const CalibrationData& data,
+                                            Progress& progress) {
+    std::vector<ActivationProbe> probes;
+    std::vector<Candidate*> probed;
+    for (Candidate& candidate : candidates) {
+        if (!candidate.decision.ratioDefining) {
+            continue;
+        }
+        if (candidate.kind != WeightKind::MatMul) {
+            candidate.decision.activationStatistic = 0.0;
+            candidate.decision.sensitivity = 0.0;
+            continue;
+        }
+        QS_ASSIGN_OR_RETURN(ActivationProbe probe,
+                            activationProbeOf(graph, candidate.node, candidate.port));
+        probes.push_back(probe);
+        probed.push_back(&candidate);
+    }
+    if (probes.empty()) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(const std::vector<double> statistics,
+                        collectActivationStatistics(graph, probes, metric, data, progress)
+                            .context(std::string(sensitivityMetricName(metric))));
+    for (size_t i = 0; i < probed.size(); ++i) {
+        probed[i]->decision.activationStatistic = statistics[i];
+        probed[i]->decision.sensitivity *= statistics[i];
+    }
+    return success();
+}
+
+/// §5 WEIGHT_QUANTIZATION_ERROR: 1 / (INT8_ASYM per-channel max_mean error + eps); the
+/// data-aware metrics multiply it by a statistic of the layer's input activations.
 Result<void> computeSensitivities(const Graph& graph, std::vector<Candidate>& candidates,
-                                  Progress& progress) {
+                                  const WeightCompressionOptions& options,
+                                  const CalibrationData* data, Progress& progress) {
     const float eps = std::numeric_limits<float>::epsilon();
     size_t done = 0;
     for (Candidate& candidate : candidates) {
@@ -196,6 +236,10 @@ Result<void> computeSensitivities(const Graph& graph, std::vector<Candidate>& ca
                             quantizationError(floatsOf(graph, candidate.value), layout,
                                               CompressionMode::Int8Asym, -1, ErrorMetric::MaxMean));
         candidate.decision.sensitivity = 1.0 / (error + static_cast<double>(eps));
+    }
+    if (isDataAware(options.sensitivity) && data != nullptr) {
+        QS_TRY(multiplyByActivationStatistics(graph, candidates, options.sensitivity, *data,
+                                              progress));
     }
     return success();
 }
@@ -279,8 +323,14 @@ Result<void> validateOptions(const WeightCompressionOptions& options) {
 
 Result<CompressionPlan> planWeightCompression(const Graph& graph,
                                               const WeightCompressionOptions& options,
-                                              Progress& progress) {
+                                              Progress& progress, const CalibrationData* data) {
     QS_TRY(validateOptions(options));
+    if (isDataAware(options.sensitivity) && data == nullptr) {
+        return Error(Errc::InvalidArgument,
+                     "sensitivity metric '" +
+                         std::string(sensitivityMetricName(options.sensitivity)) +
+                         "' needs a dataset");
+    }
     const int64_t groupSize =
         options.groupSize == 0 ? defaultGroupSize(options.mode) : options.groupSize;
     QS_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, collectWeights(graph));
@@ -292,7 +342,7 @@ Result<CompressionPlan> planWeightCompression(const Graph& graph,
     }
     const bool mixing = options.ratio < 1.0 && modeBits(options.mode) == 4;
     if (mixing) {
-        QS_TRY(computeSensitivities(graph, candidates, progress));
+        QS_TRY(computeSensitivities(graph, candidates, options, data, progress));
         assignByRatio(candidates, options);
     }
     CompressionPlan plan;
@@ -515,7 +565,7 @@ nlohmann::json planToJson(const CompressionPlan& plan) {
         {"group_size_fallback", fallbackName(options.groupSizeFallback)},
         {"backup_mode", modeName(options.backupMode)},
         {"all_layers", options.allLayers},
-        {"sensitivity_metric", "weight_quantization_error"}};
+        {"sensitivity_metric", sensitivityMetricName(options.sensitivity)}};
     nlohmann::json weights = nlohmann::json::array();
     for (const WeightDecision& decision : plan.weights) {
         weights.push_back({{"weight", decision.valueName},
@@ -529,6 +579,7 @@ nlohmann::json planToJson(const CompressionPlan& plan) {
                            {"mode", modeName(decision.mode)},
                            {"group_size", decision.groupSize},
                            {"sensitivity", decision.sensitivity},
+                           {"activation_statistic", decision.activationStatistic},
                            {"note", decision.note}});
     }
     json["weights"] = std::move(weights);

@@ -7,6 +7,7 @@
 // and edit the plan before applying it.
 #pragma once
 
+#include "core/compression/activation_statistics.h"
 #include "core/compression/compression_mode.h"
 #include "core/graph/graph.h"
 #include "core/support/progress.h"
@@ -19,10 +20,6 @@
 
 namespace qs::compression {
 
-/// §5 "Sensitivity metrics". Only the data-free one is implemented; the activation statistics
-/// need the executor.
-enum class SensitivityMetric { WeightQuantizationError };
-
 struct WeightCompressionOptions {
     CompressionMode mode = CompressionMode::Int8Asym;
     int64_t groupSize = 0; ///< 0: the mode's default (128 for 4-bit, -1 = per channel for 8-bit)
@@ -30,6 +27,7 @@ struct WeightCompressionOptions {
     GroupSizeFallback groupSizeFallback = GroupSizeFallback::Error;
     CompressionMode backupMode = CompressionMode::Int8Asym; ///< Int8Asym, Int8Sym or None
     bool allLayers = false; ///< the last MatMul and embeddings become ratio-defining too
+    /// Ranks the ratio-defining weights when ratio < 1; the activation metrics need a dataset.
     SensitivityMetric sensitivity = SensitivityMetric::WeightQuantizationError;
 };
 
@@ -44,9 +42,10 @@ struct WeightDecision {
     int64_t channelAxis = 0; ///< output-channel axis (non-negative)
     bool ratioDefining = false;
     CompressionMode mode = CompressionMode::None;
-    int64_t groupSize = -1;   ///< -1: per channel
-    double sensitivity = 0.0; ///< set when the ratio is below 1
-    std::string note;         ///< why the decision differs from the default, if it does
+    int64_t groupSize = -1;           ///< -1: per channel
+    double sensitivity = 0.0;         ///< set when the ratio is below 1
+    double activationStatistic = 0.0; ///< the layer-input factor of a data-aware metric
+    std::string note;                 ///< why the decision differs from the default, if it does
 };
 
 struct CompressionPlan {
@@ -60,9 +59,12 @@ Result<void> validateOptions(const WeightCompressionOptions& options);
 
 /// Finds the weights and decides their modes. Group-size fallback ERROR on a weight whose
 /// reduction channel the group size does not divide gives InvalidArgument naming the layer.
+/// A data-aware sensitivity metric runs the model over `data` when mixing (ratio < 1, 4-bit
+/// mode); without `data` it is refused.
 Result<CompressionPlan> planWeightCompression(const graph::Graph& graph,
                                               const WeightCompressionOptions& options,
-                                              Progress& progress);
+                                              Progress& progress,
+                                              const CalibrationData* data = nullptr);
 
 /// Size figures of an applied plan.
 struct CompressionSummary {

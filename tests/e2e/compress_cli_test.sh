@@ -30,7 +30,36 @@ expect 2 "node 'mlp.up' \(MatMul\), weight 'mlp.up.weight': Channel size 128 sho
 [ -e "$tmp/x.onnx" ] && fail "a failed run wrote its output"
 expect 0 'int4_asym, group size 256 \| 40% \(1 / 4\)' -- compress-weights "$tmp/llm.onnx" --mode int4_asym --group-size 96 --group-fallback adjust --out "$tmp/adjust.onnx"
 expect 0 '\| float +\| 80% \(2 / 4\)' -- compress-weights "$tmp/llm.onnx" --mode int4_asym --group-size 96 --group-fallback ignore --out "$tmp/ignore.onnx"
-expect 1 'data-aware' -- compress-weights "$tmp/llm.onnx" --mode int4_asym --calib-dataset "$tmp" --out "$tmp/x.onnx"
+
+# Data-aware sensitivity: token ids as an int64 .npy dataset (4 samples of the [1, 8] input).
+python3 - "$tmp/ids.npy" <<'PY' || fail "cannot write the token dataset"
+import struct, sys
+header = "{'descr': '<i8', 'fortran_order': False, 'shape': (4, 8), }"
+header += " " * (64 - 10 - len(header) - 1) + "\n"
+body = b"".join(struct.pack("<q", (7 * i + 3) % 64) for i in range(32))
+open(sys.argv[1], "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + body)
+PY
+expect 2 "unknown sensitivity metric 'hessian'" -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --sensitivity-metric hessian --out "$tmp/x.onnx"
+expect 2 "'mean_activation_variance' needs a dataset" -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --sensitivity-metric mean_activation_variance --out "$tmp/x.onnx"
+expect 1 "float inputs only; 'input_ids' is int64" -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --calib-random 4 --out "$tmp/x.onnx"
+expect 2 'excludes' -- compress-weights "$tmp/llm.onnx" --mode int4_asym --calib-random 4 --calib-npy "$tmp/ids.npy" --out "$tmp/x.onnx"
+expect 0 'Sensitivity: max_activation_variance over 4 dataset row\(s\) in batches of 1' \
+    -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --calib-npy "$tmp/ids.npy" --out "$tmp/aware.onnx" --report "$tmp/aware.json"
+expect 0 'Sensitivity: mean_activation_magnitude' \
+    -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --calib-npy "$tmp/ids.npy" --sensitivity-metric mean_activation_magnitude --out "$tmp/aware2.onnx"
+python3 - "$tmp/aware.json" <<'PY' || fail "the data-aware --report JSON is not as expected"
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["options"]["sensitivity_metric"] == "max_activation_variance", report["options"]
+weights = {w["weight"]: w for w in report["weights"]}
+for name in ("mlp.up.weight", "mlp.down.weight"):
+    assert weights[name]["activation_statistic"] > 0, weights[name]
+    assert weights[name]["sensitivity"] > 0, weights[name]
+modes = sorted(weights[n]["mode"] for n in ("mlp.up.weight", "mlp.down.weight"))
+assert modes == ["int4_asym", "int8_asym"], modes
+least = min(("mlp.up.weight", "mlp.down.weight"), key=lambda n: weights[n]["sensitivity"])
+assert weights[least]["mode"] == "int4_asym", (least, weights)
+PY
 
 expect 0 '\| Weight compression mode +\| % all parameters \(layers\) +\| % ratio-defining parameters \(layers\) \|' \
     -- compress-weights "$tmp/llm.onnx" --mode int4_asym --out "$tmp/int4.onnx" --report "$tmp/int4.json"

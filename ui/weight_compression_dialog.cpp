@@ -1,0 +1,215 @@
+#include "ui/weight_compression_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <string>
+
+namespace qs::ui {
+
+namespace {
+using compression::CompressionMode;
+using compression::GroupSizeFallback;
+using compression::SensitivityMetric;
+
+/// Dataset choices, in the order of the combo box.
+enum class DatasetKind { None, Random, Npy, Images };
+
+constexpr int kMaxGroupSize = 4096;
+constexpr int kMaxSamples = 100000;
+constexpr int kDefaultSamples = 32;
+
+QString qstr(std::string_view text) {
+    return QString::fromStdString(std::string(text));
+}
+
+int indexOfData(const QComboBox& box, int value) {
+    const int index = box.findData(value);
+    return index < 0 ? 0 : index;
+}
+} // namespace
+
+WeightCompressionDialog::WeightCompressionDialog(QWidget* parent)
+    : QDialog(parent)
+    , m_mode(new QComboBox(this))
+    , m_groupSize(new QSpinBox(this))
+    , m_ratio(new QDoubleSpinBox(this))
+    , m_fallback(new QComboBox(this))
+    , m_backup(new QComboBox(this))
+    , m_allLayers(new QCheckBox(tr("Last MatMul and embeddings take the primary mode too"), this))
+    , m_metric(new QComboBox(this))
+    , m_dataset(new QComboBox(this))
+    , m_datasetPath(new QLineEdit(this))
+    , m_samples(new QSpinBox(this))
+    , m_hint(new QLabel(this)) {
+    setWindowTitle(tr("Compress Weights"));
+    for (const CompressionMode mode : {CompressionMode::Int4Asym, CompressionMode::Int4Sym,
+                                       CompressionMode::Int8Asym, CompressionMode::Int8Sym}) {
+        m_mode->addItem(qstr(compression::modeName(mode)), static_cast<int>(mode));
+    }
+    m_groupSize->setRange(-1, kMaxGroupSize);
+    m_groupSize->setSpecialValueText(tr("per channel"));
+    m_groupSize->setToolTip(tr("Group size along the reduction axis; 0 = the mode's default "
+                               "(128 for int4, per channel for int8)"));
+    m_ratio->setRange(0.0, 1.0);
+    m_ratio->setSingleStep(0.05);
+    m_ratio->setDecimals(2);
+    m_ratio->setValue(1.0);
+    m_ratio->setToolTip(tr("Share of ratio-defining parameters in the 4-bit mode"));
+    for (const GroupSizeFallback fallback :
+         {GroupSizeFallback::Error, GroupSizeFallback::Ignore, GroupSizeFallback::Adjust}) {
+        m_fallback->addItem(qstr(compression::fallbackName(fallback)), static_cast<int>(fallback));
+    }
+    for (const CompressionMode mode :
+         {CompressionMode::Int8Asym, CompressionMode::Int8Sym, CompressionMode::None}) {
+        m_backup->addItem(qstr(compression::modeName(mode)), static_cast<int>(mode));
+    }
+    for (const SensitivityMetric metric :
+         {SensitivityMetric::WeightQuantizationError, SensitivityMetric::MaxActivationVariance,
+          SensitivityMetric::MeanActivationVariance, SensitivityMetric::MeanActivationMagnitude}) {
+        m_metric->addItem(qstr(compression::sensitivityMetricName(metric)),
+                          static_cast<int>(metric));
+    }
+    m_dataset->addItem(tr("No dataset"), static_cast<int>(DatasetKind::None));
+    m_dataset->addItem(tr("Random samples"), static_cast<int>(DatasetKind::Random));
+    m_dataset->addItem(tr(".npy file (one input)"), static_cast<int>(DatasetKind::Npy));
+    m_dataset->addItem(tr("Image folder"), static_cast<int>(DatasetKind::Images));
+    m_samples->setRange(1, kMaxSamples);
+    m_samples->setValue(kDefaultSamples);
+    auto* browse = new QPushButton(tr("Browse…"), this);
+    auto* pathRow = new QHBoxLayout;
+    pathRow->addWidget(m_datasetPath);
+    pathRow->addWidget(browse);
+
+    auto* form = new QFormLayout;
+    form->addRow(tr("&Mode:"), m_mode);
+    form->addRow(tr("&Group size:"), m_groupSize);
+    form->addRow(tr("&Ratio:"), m_ratio);
+    form->addRow(tr("Group-size &fallback:"), m_fallback);
+    form->addRow(tr("&Backup mode:"), m_backup);
+    form->addRow(QString(), m_allLayers);
+    form->addRow(tr("&Sensitivity:"), m_metric);
+    form->addRow(tr("&Dataset:"), m_dataset);
+    form->addRow(tr("Samples:"), m_samples);
+    form->addRow(tr("Path:"), pathRow);
+    m_hint->setWordWrap(true);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Compress"));
+    auto* column = new QVBoxLayout(this);
+    column->addLayout(form);
+    column->addWidget(m_hint);
+    column->addWidget(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(browse, &QPushButton::clicked, this, &WeightCompressionDialog::browseDataset);
+    for (QComboBox* box : {m_mode, m_metric, m_dataset}) {
+        connect(box, &QComboBox::currentIndexChanged, this, &WeightCompressionDialog::syncEnabled);
+    }
+    connect(m_ratio, &QDoubleSpinBox::valueChanged, this, &WeightCompressionDialog::syncEnabled);
+    syncEnabled();
+}
+
+void WeightCompressionDialog::syncEnabled() {
+    const auto mode = static_cast<CompressionMode>(m_mode->currentData().toInt());
+    const bool mixing = compression::modeBits(mode) == 4 && m_ratio->value() < 1.0;
+    const auto metric = static_cast<SensitivityMetric>(m_metric->currentData().toInt());
+    const auto kind = static_cast<DatasetKind>(m_dataset->currentData().toInt());
+    m_ratio->setEnabled(compression::modeBits(mode) == 4);
+    m_metric->setEnabled(mixing);
+    m_dataset->setEnabled(mixing && compression::isDataAware(metric));
+    const bool needsData = mixing && compression::isDataAware(metric);
+    m_samples->setEnabled(needsData && kind == DatasetKind::Random);
+    m_datasetPath->setEnabled(needsData &&
+                              (kind == DatasetKind::Npy || kind == DatasetKind::Images));
+    if (needsData && kind == DatasetKind::None) {
+        m_hint->setText(
+            tr("%1 runs the model on a dataset: choose one.").arg(m_metric->currentText()));
+    } else if (!mixing) {
+        m_hint->setText(tr("Every ratio-defining weight takes the primary mode."));
+    } else {
+        m_hint->setText(tr("The least sensitive weights take the 4-bit mode until the ratio."));
+    }
+}
+
+void WeightCompressionDialog::browseDataset() {
+    const auto kind = static_cast<DatasetKind>(m_dataset->currentData().toInt());
+    const QString path =
+        kind == DatasetKind::Images
+            ? QFileDialog::getExistingDirectory(this, tr("Image Folder"))
+            : QFileDialog::getOpenFileName(this, tr("Dataset"), {}, tr("NumPy arrays (*.npy)"));
+    if (!path.isEmpty()) {
+        m_datasetPath->setText(path);
+    }
+}
+
+void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request) {
+    const compression::WeightCompressionOptions& options = request.options;
+    m_mode->setCurrentIndex(indexOfData(*m_mode, static_cast<int>(options.mode)));
+    m_groupSize->setValue(static_cast<int>(options.groupSize));
+    m_ratio->setValue(options.ratio);
+    m_fallback->setCurrentIndex(
+        indexOfData(*m_fallback, static_cast<int>(options.groupSizeFallback)));
+    m_backup->setCurrentIndex(indexOfData(*m_backup, static_cast<int>(options.backupMode)));
+    m_allLayers->setChecked(options.allLayers);
+    m_metric->setCurrentIndex(indexOfData(*m_metric, static_cast<int>(options.sensitivity)));
+    const compression::DatasetSource& dataset = request.dataset;
+    DatasetKind kind = DatasetKind::None;
+    if (dataset.randomSamples > 0) {
+        kind = DatasetKind::Random;
+        m_samples->setValue(static_cast<int>(dataset.randomSamples));
+    } else if (!dataset.npyFiles.empty()) {
+        kind = DatasetKind::Npy;
+        m_datasetPath->setText(QString::fromStdString(dataset.npyFiles.front().string()));
+    } else if (!dataset.imageFolder.empty()) {
+        kind = DatasetKind::Images;
+        m_datasetPath->setText(QString::fromStdString(dataset.imageFolder.string()));
+    }
+    m_dataset->setCurrentIndex(indexOfData(*m_dataset, static_cast<int>(kind)));
+    syncEnabled();
+}
+
+WeightCompressionRequest WeightCompressionDialog::request() const {
+    WeightCompressionRequest request;
+    compression::WeightCompressionOptions& options = request.options;
+    options.mode = static_cast<CompressionMode>(m_mode->currentData().toInt());
+    options.groupSize = m_groupSize->value();
+    options.ratio = m_ratio->value();
+    options.groupSizeFallback = static_cast<GroupSizeFallback>(m_fallback->currentData().toInt());
+    options.backupMode = static_cast<CompressionMode>(m_backup->currentData().toInt());
+    options.allLayers = m_allLayers->isChecked();
+    options.sensitivity = static_cast<SensitivityMetric>(m_metric->currentData().toInt());
+    const bool mixing = compression::modeBits(options.mode) == 4 && options.ratio < 1.0;
+    if (!mixing) {
+        options.sensitivity = SensitivityMetric::WeightQuantizationError; // nothing is ranked
+        return request;
+    }
+    if (!compression::isDataAware(options.sensitivity)) {
+        return request;
+    }
+    switch (static_cast<DatasetKind>(m_dataset->currentData().toInt())) {
+    case DatasetKind::Random:
+        request.dataset.randomSamples = m_samples->value();
+        break;
+    case DatasetKind::Npy:
+        request.dataset.npyFiles = {m_datasetPath->text().toStdString()};
+        break;
+    case DatasetKind::Images:
+        request.dataset.imageFolder = m_datasetPath->text().toStdString();
+        break;
+    case DatasetKind::None:
+        break;
+    }
+    return request;
+}
+
+} // namespace qs::ui
