@@ -169,10 +169,10 @@ void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request
         m_samples->setValue(static_cast<int>(dataset.randomSamples));
     } else if (!dataset.npyFiles.empty()) {
         kind = DatasetKind::Npy;
-        m_datasetPath->setText(QString::fromStdString(dataset.npyFiles.front().string()));
-    } else if (!dataset.imageFolder.empty()) {
+        m_datasetPath->setText(QString::fromStdString(dataset.npyFiles.front()));
+    } else if (!dataset.imagesDir.empty()) {
         kind = DatasetKind::Images;
-        m_datasetPath->setText(QString::fromStdString(dataset.imageFolder.string()));
+        m_datasetPath->setText(QString::fromStdString(dataset.imagesDir));
     }
     m_dataset->setCurrentIndex(indexOfData(*m_dataset, static_cast<int>(kind)));
     syncEnabled();
@@ -204,7 +204,7 @@ WeightCompressionRequest WeightCompressionDialog::request() const {
         request.dataset.npyFiles = {m_datasetPath->text().toStdString()};
         break;
     case DatasetKind::Images:
-        request.dataset.imageFolder = m_datasetPath->text().toStdString();
+        request.dataset.imagesDir = m_datasetPath->text().toStdString();
         break;
     case DatasetKind::None:
         break;

@@ -45,11 +45,12 @@ struct CompressOptions {
 
 compression::DatasetSource datasetSource(const CompressOptions& options) {
     compression::DatasetSource source;
-    source.npyFiles.assign(options.calibNpy.begin(), options.calibNpy.end());
-    source.imageFolder = options.calibImages;
+    source.npyFiles = options.calibNpy;
+    source.imagesDir = options.calibImages;
     source.randomSamples = options.calibRandom;
     source.seed = options.seed;
     source.batchSize = options.calibBatch;
+    source.names = {.npy = "--calib-npy", .images = "--calib-images", .random = "--calib-random"};
     return source;
 }
 

@@ -8,7 +8,7 @@
 #include "core/onnx/model_io.h"
 #include "core/pass/pass.h"
 #include "core/runtime/batching.h"
-#include "core/runtime/image_dataset.h"
+#include "core/runtime/dataset_source.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
@@ -57,75 +57,21 @@ public:
     bool isCancelled() const override { return false; }
 };
 
-Result<std::vector<runtime::Tensor>> loadNpyInputs(const RunOptions& options,
-                                                   const runtime::Executor& executor) {
-    if (options.inputs.size() != executor.inputIds().size()) {
-        return Error(Errc::InvalidArgument, "the model has " +
-                                                std::to_string(executor.inputIds().size()) +
-                                                " inputs; give one --input per input");
-    }
-    std::vector<runtime::Tensor> inputs;
-    inputs.reserve(options.inputs.size());
-    for (const std::string& path : options.inputs) {
-        QS_ASSIGN_OR_RETURN(runtime::Tensor tensor, runtime::readNpy(path));
-        inputs.push_back(std::move(tensor));
-    }
-    return inputs;
-}
-
-Result<std::vector<runtime::Tensor>> loadImageInputs(const RunOptions& options,
-                                                     const runtime::Executor& executor) {
-    if (executor.inputIds().size() != 1) {
-        return Error(Errc::InvalidArgument, "--images needs a model with one input");
-    }
-    const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
-    QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
-    if (shape.size() != 4) {
-        return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
-                                                "' is " + runtime::shapeToString(shape));
-    }
-    runtime::ImageNormalization norm;
+/// The dataset source of --input / --images / --random, its errors naming those options.
+runtime::DatasetSource datasetSource(const RunOptions& options) {
+    runtime::DatasetSource source;
+    source.npyFiles = options.inputs;
+    source.imagesDir = options.images;
+    source.randomSamples = options.random;
+    source.seed = options.seed;
     if (options.mean.size() == 3) {
-        std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
+        std::copy(options.mean.begin(), options.mean.end(), source.normalization.mean.begin());
     }
     if (options.std.size() == 3) {
-        std::copy(options.std.begin(), options.std.end(), norm.std.begin());
+        std::copy(options.std.begin(), options.std.end(), source.normalization.std.begin());
     }
-    QS_ASSIGN_OR_RETURN(runtime::Tensor images, runtime::loadImageFolder(options.images, shape[1],
-                                                                         shape[2], shape[3], norm));
-    return std::vector<runtime::Tensor>{std::move(images)};
-}
-
-Result<std::vector<runtime::Tensor>> randomInputs(const RunOptions& options,
-                                                  const runtime::Executor& executor) {
-    std::vector<runtime::Tensor> inputs;
-    uint64_t seed = options.seed;
-    for (const graph::ValueId id : executor.inputIds()) {
-        const graph::Value& value = executor.graph().value(id);
-        QS_ASSIGN_OR_RETURN(runtime::Shape shape,
-                            runtime::concreteInputShape(value, options.random));
-        if (value.dtype != graph::DataType::Float) {
-            return Error(Errc::Unsupported, "--random fills float inputs only; '" + value.name +
-                                                "' is " +
-                                                std::string(graph::dataTypeName(value.dtype)));
-        }
-        inputs.push_back(runtime::randomNormal(shape, seed++));
-    }
-    return inputs;
-}
-
-Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
-                                                const runtime::Executor& executor) {
-    if (!options.inputs.empty()) {
-        return loadNpyInputs(options, executor);
-    }
-    if (!options.images.empty()) {
-        return loadImageInputs(options, executor);
-    }
-    if (options.random <= 0) {
-        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
-    }
-    return randomInputs(options, executor);
+    source.names = {.npy = "--input", .images = "--images", .random = "--random"};
+    return source;
 }
 
 /// Imports the model with the --input-shape overrides and runs --passes on it.
@@ -208,15 +154,30 @@ Result<void> writeOutputs(const RunOptions& options, const runtime::Executor& ex
     return success();
 }
 
+/// Without --batch: the input's static batch if it has one, else 1 for --random and all of
+/// --input / --images at once.
+int64_t defaultBatch(const RunOptions& options, const runtime::Executor& executor,
+                     int64_t samples) {
+    const std::vector<graph::ValueId> inputs = executor.graph().runtimeInputs();
+    const int64_t fixed =
+        inputs.empty() ? 0 : runtime::staticBatchSize(executor.graph().value(inputs[0]));
+    if (fixed > 0) {
+        return fixed;
+    }
+    return options.random > 0 ? 1 : samples;
+}
+
 Result<void> runModel(const RunOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     QS_ASSIGN_OR_RETURN(graph::Graph graph, loadGraph(options));
     QS_ASSIGN_OR_RETURN(runtime::Executor executor,
                         runtime::Executor::create(std::move(graph), {.fp16 = options.fp16}));
-    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs, loadInputs(options, executor));
+    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs,
+                        runtime::loadDataset(executor.graph(), datasetSource(options)));
     const int64_t samples = inputs.empty() || inputs[0].rank() == 0 ? 1 : inputs[0].shape()[0];
-    const int64_t batch = options.batch > 0 ? options.batch : (options.random > 0 ? 1 : samples);
+    const int64_t batch =
+        options.batch > 0 ? options.batch : defaultBatch(options, executor, samples);
     StderrProgress bar;
     runtime::RunStats stats;
     stats.profile = options.verbose;
