@@ -25,13 +25,12 @@ namespace qs::cli {
 namespace {
 struct RunOptions {
     std::string modelPath;
-    std::vector<std::string> inputs;
-    std::string images;
+    /// --input / --images / --random and --seed; errors name those options.
+    runtime::DatasetSource dataset{
+        .names = {.npy = "--input", .images = "--images", .random = "--random"}};
     std::vector<float> mean;
     std::vector<float> std;
-    int64_t random = 0;
     int64_t batch = 0;
-    uint64_t seed = 0;
     bool fp16 = false;
     int threads = 0;
     std::vector<std::string> inputShapes;
@@ -57,20 +56,15 @@ public:
     bool isCancelled() const override { return false; }
 };
 
-/// The dataset source of --input / --images / --random, its errors naming those options.
+/// The dataset with the --mean / --std normalisation for --images.
 runtime::DatasetSource datasetSource(const RunOptions& options) {
-    runtime::DatasetSource source;
-    source.npyFiles = options.inputs;
-    source.imagesDir = options.images;
-    source.randomSamples = options.random;
-    source.seed = options.seed;
+    runtime::DatasetSource source = options.dataset;
     if (options.mean.size() == 3) {
         std::copy(options.mean.begin(), options.mean.end(), source.normalization.mean.begin());
     }
     if (options.std.size() == 3) {
         std::copy(options.std.begin(), options.std.end(), source.normalization.std.begin());
     }
-    source.names = {.npy = "--input", .images = "--images", .random = "--random"};
     return source;
 }
 
@@ -164,7 +158,7 @@ int64_t defaultBatch(const RunOptions& options, const runtime::Executor& executo
     if (fixed > 0) {
         return fixed;
     }
-    return options.random > 0 ? 1 : samples;
+    return options.dataset.randomSamples > 0 ? 1 : samples;
 }
 
 Result<void> runModel(const RunOptions& options) {
@@ -202,11 +196,11 @@ Command addRunCommand(CLI::App& parent) {
     auto options = std::make_shared<RunOptions>();
     CLI::App* app = parent.add_subcommand("run", "Run a model on the built-in executor");
     app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
-    auto* input = app->add_option("--input", options->inputs,
+    auto* input = app->add_option("--input", options->dataset.npyFiles,
                                   "Input .npy, samples on axis 0 (one per model input, in order)");
-    auto* random =
-        app->add_option("--random", options->random, "Run N seeded random-normal samples");
-    auto* images = app->add_option("--images", options->images,
+    auto* random = app->add_option("--random", options->dataset.randomSamples,
+                                   "Run N seeded random-normal samples");
+    auto* images = app->add_option("--images", options->dataset.imagesDir,
                                    "Folder of PNG/JPEG/BMP images, resized to the input's H x W");
     input->excludes(random);
     images->excludes(input);
@@ -217,7 +211,7 @@ Command addRunCommand(CLI::App& parent) {
         ->expected(3);
     app->add_option("--batch", options->batch,
                     "Mini-batch size (default: all of --input, 1 for --random)");
-    app->add_option("--seed", options->seed, "Seed for --random");
+    app->add_option("--seed", options->dataset.seed, "Seed for --random");
     app->add_flag("--fp16", options->fp16, "Store weights and activations as float16");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
     app->add_option("--input-shape", options->inputShapes,
