@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/support/error.h"
+#include "core/support/progress.h"
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +23,14 @@ struct Command {
 
 /// Prints `error` on stderr as one line and returns the exit code for it.
 int reportError(const Error& error);
+
+/// A text progress bar on stderr, redrawn in place; never cancels.
+class StderrProgressBar final : public Progress {
+public:
+    void report(double fraction, std::string_view what) override;
+
+    bool isCancelled() const override { return false; }
+};
 
 Command addInfoCommand(CLI::App& parent);
 

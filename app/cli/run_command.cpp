@@ -40,22 +40,6 @@ struct RunOptions {
     std::string outDir;
 };
 
-/// A text progress bar on stderr.
-class StderrProgress final : public Progress {
-public:
-    void report(double fraction, std::string_view what) override {
-        const int filled = static_cast<int>(fraction * 30.0);
-        std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
-                  << std::string(static_cast<size_t>(30 - filled), ' ') << "] " << what << "   "
-                  << std::flush;
-        if (fraction >= 1.0) {
-            std::cerr << '\n';
-        }
-    }
-
-    bool isCancelled() const override { return false; }
-};
-
 /// The dataset with the --mean / --std normalisation for --images.
 runtime::DatasetSource datasetSource(const RunOptions& options) {
     runtime::DatasetSource source = options.dataset;
@@ -172,7 +156,7 @@ Result<void> runModel(const RunOptions& options) {
     const int64_t samples = inputs.empty() || inputs[0].rank() == 0 ? 1 : inputs[0].shape()[0];
     const int64_t batch =
         options.batch > 0 ? options.batch : defaultBatch(options, executor, samples);
-    StderrProgress bar;
+    StderrProgressBar bar;
     runtime::RunStats stats;
     stats.profile = options.verbose;
     const bool manyBatches = (samples + batch - 1) / batch > 1;
