@@ -199,15 +199,10 @@ Command addCompressWeightsCommand(CLI::App& parent) {
                     "Mode of the weights outside the ratio: int8_asym | int8_sym | none");
     app->add_flag("--all-layers", options->allLayers,
                   "Let the last MatMul and the embeddings take the 4-bit mode too");
-    auto* images = app->add_option("--calib-images", options->dataset.imagesDir,
-                                   "Folder of images for data-aware sensitivity (one NCHW input)");
-    auto* npy = app->add_option("--calib-npy", options->dataset.npyFiles,
-                                "Dataset .npy per model input, samples on axis 0 (repeatable)");
-    auto* random = app->add_option("--calib-random", options->dataset.randomSamples,
-                                   "N seeded random-normal samples as the dataset");
-    images->excludes(npy);
-    images->excludes(random);
-    npy->excludes(random);
+    addDatasetOptions(*app, options->dataset,
+                      {.npy = "Dataset .npy per model input, samples on axis 0 (repeatable)",
+                       .images = "Folder of images for data-aware sensitivity (one NCHW input)",
+                       .random = "N seeded random-normal samples as the dataset"});
     app->add_option("--calib-batch", options->dataset.batchSize,
                     "Samples per executor run (default: the input's static batch, else 8)");
     app->add_option("--seed", options->dataset.seed, "Seed for --calib-random");

@@ -180,21 +180,17 @@ Command addRunCommand(CLI::App& parent) {
     auto options = std::make_shared<RunOptions>();
     CLI::App* app = parent.add_subcommand("run", "Run a model on the built-in executor");
     app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
-    auto* input = app->add_option("--input", options->dataset.npyFiles,
-                                  "Input .npy, samples on axis 0 (one per model input, in order)");
-    auto* random = app->add_option("--random", options->dataset.randomSamples,
-                                   "Run N seeded random-normal samples");
-    auto* images = app->add_option("--images", options->dataset.imagesDir,
-                                   "Folder of PNG/JPEG/BMP images, resized to the input's H x W");
-    input->excludes(random);
-    images->excludes(input);
-    images->excludes(random);
+    addDatasetOptions(*app, options->dataset,
+                      {.npy = "Input .npy, samples on axis 0 (one per model input, in order)",
+                       .images = "Folder of PNG/JPEG/BMP images, resized to the input's H x W",
+                       .random = "Run N seeded random-normal samples"});
     app->add_option("--mean", options->mean, "Per-channel mean for --images (default ImageNet)")
         ->expected(3);
     app->add_option("--std", options->std, "Per-channel std for --images (default ImageNet)")
         ->expected(3);
-    app->add_option("--batch", options->batch,
-                    "Mini-batch size (default: all of --input, 1 for --random)");
+    app->add_option(
+        "--batch", options->batch,
+        "Mini-batch size (default: the input's static batch, else all of --input, 1 for --random)");
     app->add_option("--seed", options->dataset.seed, "Seed for --random");
     app->add_flag("--fp16", options->fp16, "Store weights and activations as float16");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");

@@ -5,17 +5,8 @@
 set -uo pipefail
 cli=$1 demo=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-expect() { # expect CODE PATTERN -- ARGS...
-    local code=$1 pattern=$2; shift 3
-    local out rc
-    out=$("$cli" "$@" 2>&1); rc=$?
-    [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $out"
-    if ! grep -qE -- "$pattern" <<<"$out"; then
-        fail "'$*' does not print /$pattern/: $out"
-    fi
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 /usr/bin/python3 -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(1).standard_normal((5, 3, 96, 96)).astype(np.float32))" ||
     fail "cannot write the .npy input"
