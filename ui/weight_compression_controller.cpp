@@ -215,6 +215,21 @@ void WeightCompressionController::finishExport(const QString& path,
     Q_EMIT exportFinished(true, path);
 }
 
+void WeightCompressionController::startExport(const QString& path, GraphRewrite rewrite) {
+    m_busy = true;
+    syncActions();
+    graph::Graph graph = m_document->graph();
+    m_jobs.start<QString>(
+        tr("Writing %1").arg(QFileInfo(path).fileName()),
+        [graph = std::move(graph), rewrite = std::move(rewrite),
+         target = path.toStdString()](Progress& progress) mutable -> Result<QString> {
+            QS_ASSIGN_OR_RETURN(const QString done, rewrite(graph, progress));
+            QS_TRY(onnx::exportModel(graph, target));
+            return QObject::tr("Saved %1: %2").arg(QString::fromStdString(target), done);
+        },
+        [this, path](const Result<QString>& written) { finishExport(path, written); });
+}
+
 void WeightCompressionController::exportCompressed(const QString& path) {
     const compression::CompressionPlan* plan =
         m_document.isNull() ? nullptr : m_document->compressionPlan();
@@ -224,24 +239,15 @@ void WeightCompressionController::exportCompressed(const QString& path) {
         Q_EMIT exportFinished(false, path);
         return;
     }
-    m_busy = true;
-    syncActions();
-    graph::Graph graph = m_document->graph();
-    m_jobs.start<QString>(
-        tr("Writing %1").arg(QFileInfo(path).fileName()),
-        [graph = std::move(graph), plan = *plan,
-         target = path.toStdString()](Progress& progress) mutable -> Result<QString> {
-            QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
-                                compression::applyWeightCompression(graph, plan, progress));
-            QS_TRY(onnx::exportModel(graph, target));
-            return QObject::tr("Saved %1: %2 weights, %3 KiB -> %4 KiB (opset %5)")
-                .arg(QString::fromStdString(target))
-                .arg(summary.compressedWeights)
-                .arg(summary.floatBytesBefore / 1024)
-                .arg(summary.bytesAfter / 1024)
-                .arg(summary.opset);
-        },
-        [this, path](const Result<QString>& written) { finishExport(path, written); });
+    startExport(path, [plan = *plan](graph::Graph& graph, Progress& progress) -> Result<QString> {
+        QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
+                            compression::applyWeightCompression(graph, plan, progress));
+        return QObject::tr("%1 weights, %2 KiB -> %3 KiB (opset %4)")
+            .arg(summary.compressedWeights)
+            .arg(summary.floatBytesBefore / 1024)
+            .arg(summary.bytesAfter / 1024)
+            .arg(summary.opset);
+    });
 }
 
 void WeightCompressionController::exportFp16(const QString& path,
@@ -251,23 +257,14 @@ void WeightCompressionController::exportFp16(const QString& path,
         Q_EMIT exportFinished(false, path);
         return;
     }
-    m_busy = true;
-    syncActions();
-    graph::Graph graph = m_document->graph();
-    m_jobs.start<QString>(
-        tr("Writing %1").arg(QFileInfo(path).fileName()),
-        [graph = std::move(graph), options,
-         target = path.toStdString()](Progress&) mutable -> Result<QString> {
-            QS_ASSIGN_OR_RETURN(const compression::Fp16Report report,
-                                compression::convertToFloat16(graph, options));
-            QS_TRY(onnx::exportModel(graph, target));
-            return QObject::tr("Saved %1: %2 initializers in float16, %3 Casts, %4 clamped")
-                .arg(QString::fromStdString(target))
-                .arg(report.convertedInitializers)
-                .arg(report.castsInserted)
-                .arg(report.clampedElements);
-        },
-        [this, path](const Result<QString>& written) { finishExport(path, written); });
+    startExport(path, [options](graph::Graph& graph, Progress&) -> Result<QString> {
+        QS_ASSIGN_OR_RETURN(const compression::Fp16Report report,
+                            compression::convertToFloat16(graph, options));
+        return QObject::tr("%1 initializers in float16, %2 Casts, %3 clamped")
+            .arg(report.convertedInitializers)
+            .arg(report.castsInserted)
+            .arg(report.clampedElements);
+    });
 }
 
 void WeightCompressionController::showCompressDialog() {

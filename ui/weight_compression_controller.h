@@ -14,6 +14,7 @@
 #include <QObject>
 #include <QPointer>
 
+#include <functional>
 #include <optional>
 
 class QAction;
@@ -108,6 +109,11 @@ private:
     void onDocumentChanged(GraphDocument* document);
 
     void syncActions();
+
+    /// Rewrites a copy of the document's graph with `rewrite` (which says what it did) off the
+    /// GUI thread, then writes it to `path`.
+    using GraphRewrite = std::function<Result<QString>(graph::Graph&, Progress&)>;
+    void startExport(const QString& path, GraphRewrite rewrite);
 
     void finishExport(const QString& path, const Result<QString>& written);
 

@@ -22,8 +22,8 @@ using compression::CompressionMode;
 using compression::GroupSizeFallback;
 using compression::SensitivityMetric;
 
-/// Dataset choices, in the order of the combo box.
-enum class DatasetKind { None, Random, Npy, Images };
+/// The dataset combo box holds the runtime's dataset kinds.
+using runtime::DatasetKind;
 
 constexpr int kMaxGroupSize = 4096;
 constexpr int kMaxSamples = 100000;
@@ -82,8 +82,8 @@ WeightCompressionDialog::WeightCompressionDialog(QWidget* parent)
     }
     m_dataset->addItem(tr("No dataset"), static_cast<int>(DatasetKind::None));
     m_dataset->addItem(tr("Random samples"), static_cast<int>(DatasetKind::Random));
-    m_dataset->addItem(tr(".npy file (one input)"), static_cast<int>(DatasetKind::Npy));
-    m_dataset->addItem(tr("Image folder"), static_cast<int>(DatasetKind::Images));
+    m_dataset->addItem(tr(".npy file (one input)"), static_cast<int>(DatasetKind::NpyFiles));
+    m_dataset->addItem(tr("Image folder"), static_cast<int>(DatasetKind::ImageFolder));
     m_samples->setRange(1, kMaxSamples);
     m_samples->setValue(kDefaultSamples);
     auto* browse = new QPushButton(tr("Browse…"), this);
@@ -130,7 +130,7 @@ void WeightCompressionDialog::syncEnabled() {
     const bool needsData = mixing && compression::isDataAware(metric);
     m_samples->setEnabled(needsData && kind == DatasetKind::Random);
     m_datasetPath->setEnabled(needsData &&
-                              (kind == DatasetKind::Npy || kind == DatasetKind::Images));
+                              (kind == DatasetKind::NpyFiles || kind == DatasetKind::ImageFolder));
     if (needsData && kind == DatasetKind::None) {
         m_hint->setText(
             tr("%1 runs the model on a dataset: choose one.").arg(m_metric->currentText()));
@@ -144,7 +144,7 @@ void WeightCompressionDialog::syncEnabled() {
 void WeightCompressionDialog::browseDataset() {
     const auto kind = static_cast<DatasetKind>(m_dataset->currentData().toInt());
     const QString path =
-        kind == DatasetKind::Images
+        kind == DatasetKind::ImageFolder
             ? QFileDialog::getExistingDirectory(this, tr("Image Folder"))
             : QFileDialog::getOpenFileName(this, tr("Dataset"), {}, tr("NumPy arrays (*.npy)"));
     if (!path.isEmpty()) {
@@ -163,16 +163,13 @@ void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request
     m_allLayers->setChecked(options.allLayers);
     m_metric->setCurrentIndex(indexOfData(*m_metric, static_cast<int>(options.sensitivity)));
     const compression::DatasetSource& dataset = request.dataset;
-    DatasetKind kind = DatasetKind::None;
-    if (dataset.randomSamples > 0) {
-        kind = DatasetKind::Random;
+    const DatasetKind kind = dataset.kind();
+    if (kind == DatasetKind::Random) {
         m_samples->setValue(static_cast<int>(dataset.randomSamples));
-    } else if (!dataset.npyFiles.empty()) {
-        kind = DatasetKind::Npy;
-        m_datasetPath->setText(QString::fromStdString(dataset.npyFiles.front().string()));
-    } else if (!dataset.imageFolder.empty()) {
-        kind = DatasetKind::Images;
-        m_datasetPath->setText(QString::fromStdString(dataset.imageFolder.string()));
+    } else if (kind == DatasetKind::NpyFiles) {
+        m_datasetPath->setText(QString::fromStdString(dataset.npyFiles.front()));
+    } else if (kind == DatasetKind::ImageFolder) {
+        m_datasetPath->setText(QString::fromStdString(dataset.imagesDir));
     }
     m_dataset->setCurrentIndex(indexOfData(*m_dataset, static_cast<int>(kind)));
     syncEnabled();
@@ -200,11 +197,11 @@ WeightCompressionRequest WeightCompressionDialog::request() const {
     case DatasetKind::Random:
         request.dataset.randomSamples = m_samples->value();
         break;
-    case DatasetKind::Npy:
+    case DatasetKind::NpyFiles:
         request.dataset.npyFiles = {m_datasetPath->text().toStdString()};
         break;
-    case DatasetKind::Images:
-        request.dataset.imageFolder = m_datasetPath->text().toStdString();
+    case DatasetKind::ImageFolder:
+        request.dataset.imagesDir = m_datasetPath->text().toStdString();
         break;
     case DatasetKind::None:
         break;

@@ -2,11 +2,14 @@
 // function that runs it. Commands call the same core functions as the GUI.
 #pragma once
 
+#include "core/runtime/dataset_source.h"
 #include "core/support/error.h"
+#include "core/support/progress.h"
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 
 namespace qs::cli {
 
@@ -22,6 +25,25 @@ struct Command {
 
 /// Prints `error` on stderr as one line and returns the exit code for it.
 int reportError(const Error& error);
+
+/// Help texts of a command's dataset options.
+struct DatasetOptionHelp {
+    std::string npy;
+    std::string images;
+    std::string random;
+};
+
+/// Adds the three mutually exclusive dataset options, named by `source.names`, bound to `source`.
+void addDatasetOptions(CLI::App& app, runtime::DatasetSource& source,
+                       const DatasetOptionHelp& help);
+
+/// A text progress bar on stderr, redrawn in place; never cancels.
+class StderrProgressBar final : public Progress {
+public:
+    void report(double fraction, std::string_view what) override;
+
+    bool isCancelled() const override { return false; }
+};
 
 Command addInfoCommand(CLI::App& parent);
 

@@ -24,6 +24,12 @@
 namespace qs::cli {
 
 namespace {
+compression::DatasetSource calibDataset() {
+    compression::DatasetSource source;
+    source.names = {.npy = "--calib-npy", .images = "--calib-images", .random = "--calib-random"};
+    return source;
+}
+
 struct CompressOptions {
     std::string modelPath;
     std::string mode;
@@ -32,26 +38,13 @@ struct CompressOptions {
     std::string groupFallback = "error";
     std::string backupMode = "int8_asym";
     bool allLayers = false;
-    std::string calibImages;
-    std::vector<std::string> calibNpy;
-    int64_t calibRandom = 0;
-    int64_t calibBatch = 0;
-    uint64_t seed = 0;
+    /// --calib-images / --calib-npy / --calib-random, --calib-batch and --seed.
+    compression::DatasetSource dataset = calibDataset();
     std::string sensitivityMetric; ///< empty: NNCF's default for the presence of a dataset
     std::string outPath;
     std::string reportPath;
     std::string dequantizedOutPath;
 };
-
-compression::DatasetSource datasetSource(const CompressOptions& options) {
-    compression::DatasetSource source;
-    source.npyFiles.assign(options.calibNpy.begin(), options.calibNpy.end());
-    source.imageFolder = options.calibImages;
-    source.randomSamples = options.calibRandom;
-    source.seed = options.seed;
-    source.batchSize = options.calibBatch;
-    return source;
-}
 
 Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOptions& options) {
     compression::WeightCompressionOptions core;
@@ -64,7 +57,7 @@ Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOption
     if (!options.sensitivityMetric.empty()) {
         QS_ASSIGN_OR_RETURN(core.sensitivity,
                             compression::parseSensitivityMetric(options.sensitivityMetric));
-    } else if (!datasetSource(options).empty()) {
+    } else if (!options.dataset.empty()) {
         core.sensitivity = compression::SensitivityMetric::MaxActivationVariance;
     }
     QS_TRY(compression::validateOptions(core));
@@ -143,7 +136,7 @@ Result<void> writeSimulation(const graph::Graph& graph, const compression::Compr
 Result<compression::CompressionPlan>
 planWithDataset(const graph::Graph& graph, const CompressOptions& options,
                 const compression::WeightCompressionOptions& coreOptions, Progress& progress) {
-    const compression::DatasetSource source = datasetSource(options);
+    const compression::DatasetSource& source = options.dataset;
     std::optional<compression::CalibrationData> data;
     if (!source.empty()) {
         QS_ASSIGN_OR_RETURN(data, compression::loadCalibrationData(graph, source));
@@ -206,18 +199,13 @@ Command addCompressWeightsCommand(CLI::App& parent) {
                     "Mode of the weights outside the ratio: int8_asym | int8_sym | none");
     app->add_flag("--all-layers", options->allLayers,
                   "Let the last MatMul and the embeddings take the 4-bit mode too");
-    auto* images = app->add_option("--calib-images", options->calibImages,
-                                   "Folder of images for data-aware sensitivity (one NCHW input)");
-    auto* npy = app->add_option("--calib-npy", options->calibNpy,
-                                "Dataset .npy per model input, samples on axis 0 (repeatable)");
-    auto* random = app->add_option("--calib-random", options->calibRandom,
-                                   "N seeded random-normal samples as the dataset");
-    images->excludes(npy);
-    images->excludes(random);
-    npy->excludes(random);
-    app->add_option("--calib-batch", options->calibBatch,
+    addDatasetOptions(*app, options->dataset,
+                      {.npy = "Dataset .npy per model input, samples on axis 0 (repeatable)",
+                       .images = "Folder of images for data-aware sensitivity (one NCHW input)",
+                       .random = "N seeded random-normal samples as the dataset"});
+    app->add_option("--calib-batch", options->dataset.batchSize,
                     "Samples per executor run (default: the input's static batch, else 8)");
-    app->add_option("--seed", options->seed, "Seed for --calib-random");
+    app->add_option("--seed", options->dataset.seed, "Seed for --calib-random");
     app->add_option("--sensitivity-metric", options->sensitivityMetric,
                     "weight_quantization_error | mean_activation_variance | "
                     "max_activation_variance | mean_activation_magnitude (default: "

@@ -61,22 +61,6 @@ struct QuantizeOptions {
     }
 };
 
-/// A text progress bar on stderr.
-class StderrProgress final : public Progress {
-public:
-    void report(double fraction, std::string_view what) override {
-        const int filled = static_cast<int>(fraction * 30.0);
-        std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
-                  << std::string(static_cast<size_t>(30 - filled), ' ') << "] " << what << "   "
-                  << std::flush;
-        if (fraction >= 1.0) {
-            std::cerr << '\n';
-        }
-    }
-
-    bool isCancelled() const override { return false; }
-};
-
 Result<void> writeJson(const std::string& path, const nlohmann::json& json) {
     return writeFileAtomically(path, json.dump(2) + "\n");
 }
@@ -226,7 +210,7 @@ Result<void> calibrateAndReport(const QuantizeOptions& options, const graph::Gra
     QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> data,
                         loadCalibrationData(model, options.calibration));
     QS_ASSIGN_OR_RETURN(const int64_t samples, datasetSize(data));
-    StderrProgress bar;
+    StderrProgressBar bar;
     const auto start = std::chrono::steady_clock::now();
     QS_ASSIGN_OR_RETURN(const QuantizerParametersMap parameters,
                         calibrate(model, setup, data,

@@ -8,7 +8,7 @@
 #include "core/onnx/model_io.h"
 #include "core/pass/pass.h"
 #include "core/runtime/batching.h"
-#include "core/runtime/image_dataset.h"
+#include "core/runtime/dataset_source.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
@@ -25,13 +25,12 @@ namespace qs::cli {
 namespace {
 struct RunOptions {
     std::string modelPath;
-    std::vector<std::string> inputs;
-    std::string images;
+    /// --input / --images / --random and --seed; errors name those options.
+    runtime::DatasetSource dataset{
+        .names = {.npy = "--input", .images = "--images", .random = "--random"}};
     std::vector<float> mean;
     std::vector<float> std;
-    int64_t random = 0;
     int64_t batch = 0;
-    uint64_t seed = 0;
     bool fp16 = false;
     int threads = 0;
     std::vector<std::string> inputShapes;
@@ -41,91 +40,16 @@ struct RunOptions {
     std::string outDir;
 };
 
-/// A text progress bar on stderr.
-class StderrProgress final : public Progress {
-public:
-    void report(double fraction, std::string_view what) override {
-        const int filled = static_cast<int>(fraction * 30.0);
-        std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
-                  << std::string(static_cast<size_t>(30 - filled), ' ') << "] " << what << "   "
-                  << std::flush;
-        if (fraction >= 1.0) {
-            std::cerr << '\n';
-        }
-    }
-
-    bool isCancelled() const override { return false; }
-};
-
-Result<std::vector<runtime::Tensor>> loadNpyInputs(const RunOptions& options,
-                                                   const runtime::Executor& executor) {
-    if (options.inputs.size() != executor.inputIds().size()) {
-        return Error(Errc::InvalidArgument, "the model has " +
-                                                std::to_string(executor.inputIds().size()) +
-                                                " inputs; give one --input per input");
-    }
-    std::vector<runtime::Tensor> inputs;
-    inputs.reserve(options.inputs.size());
-    for (const std::string& path : options.inputs) {
-        QS_ASSIGN_OR_RETURN(runtime::Tensor tensor, runtime::readNpy(path));
-        inputs.push_back(std::move(tensor));
-    }
-    return inputs;
-}
-
-Result<std::vector<runtime::Tensor>> loadImageInputs(const RunOptions& options,
-                                                     const runtime::Executor& executor) {
-    if (executor.inputIds().size() != 1) {
-        return Error(Errc::InvalidArgument, "--images needs a model with one input");
-    }
-    const graph::Value& value = executor.graph().value(executor.inputIds()[0]);
-    QS_ASSIGN_OR_RETURN(runtime::Shape shape, runtime::concreteInputShape(value, 1));
-    if (shape.size() != 4) {
-        return Error(Errc::InvalidArgument, "--images needs an NCHW input, '" + value.name +
-                                                "' is " + runtime::shapeToString(shape));
-    }
-    runtime::ImageNormalization norm;
+/// The dataset with the --mean / --std normalisation for --images.
+runtime::DatasetSource datasetSource(const RunOptions& options) {
+    runtime::DatasetSource source = options.dataset;
     if (options.mean.size() == 3) {
-        std::copy(options.mean.begin(), options.mean.end(), norm.mean.begin());
+        std::copy(options.mean.begin(), options.mean.end(), source.normalization.mean.begin());
     }
     if (options.std.size() == 3) {
-        std::copy(options.std.begin(), options.std.end(), norm.std.begin());
+        std::copy(options.std.begin(), options.std.end(), source.normalization.std.begin());
     }
-    QS_ASSIGN_OR_RETURN(runtime::Tensor images, runtime::loadImageFolder(options.images, shape[1],
-                                                                         shape[2], shape[3], norm));
-    return std::vector<runtime::Tensor>{std::move(images)};
-}
-
-Result<std::vector<runtime::Tensor>> randomInputs(const RunOptions& options,
-                                                  const runtime::Executor& executor) {
-    std::vector<runtime::Tensor> inputs;
-    uint64_t seed = options.seed;
-    for (const graph::ValueId id : executor.inputIds()) {
-        const graph::Value& value = executor.graph().value(id);
-        QS_ASSIGN_OR_RETURN(runtime::Shape shape,
-                            runtime::concreteInputShape(value, options.random));
-        if (value.dtype != graph::DataType::Float) {
-            return Error(Errc::Unsupported, "--random fills float inputs only; '" + value.name +
-                                                "' is " +
-                                                std::string(graph::dataTypeName(value.dtype)));
-        }
-        inputs.push_back(runtime::randomNormal(shape, seed++));
-    }
-    return inputs;
-}
-
-Result<std::vector<runtime::Tensor>> loadInputs(const RunOptions& options,
-                                                const runtime::Executor& executor) {
-    if (!options.inputs.empty()) {
-        return loadNpyInputs(options, executor);
-    }
-    if (!options.images.empty()) {
-        return loadImageInputs(options, executor);
-    }
-    if (options.random <= 0) {
-        return Error(Errc::InvalidArgument, "give --input X.npy, --images DIR or --random N");
-    }
-    return randomInputs(options, executor);
+    return source;
 }
 
 /// Imports the model with the --input-shape overrides and runs --passes on it.
@@ -208,16 +132,31 @@ Result<void> writeOutputs(const RunOptions& options, const runtime::Executor& ex
     return success();
 }
 
+/// Without --batch: the input's static batch if it has one, else 1 for --random and all of
+/// --input / --images at once.
+int64_t defaultBatch(const RunOptions& options, const runtime::Executor& executor,
+                     int64_t samples) {
+    const std::vector<graph::ValueId> inputs = executor.graph().runtimeInputs();
+    const int64_t fixed =
+        inputs.empty() ? 0 : runtime::staticBatchSize(executor.graph().value(inputs[0]));
+    if (fixed > 0) {
+        return fixed;
+    }
+    return options.dataset.randomSamples > 0 ? 1 : samples;
+}
+
 Result<void> runModel(const RunOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     QS_ASSIGN_OR_RETURN(graph::Graph graph, loadGraph(options));
     QS_ASSIGN_OR_RETURN(runtime::Executor executor,
                         runtime::Executor::create(std::move(graph), {.fp16 = options.fp16}));
-    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs, loadInputs(options, executor));
+    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs,
+                        runtime::loadDataset(executor.graph(), datasetSource(options)));
     const int64_t samples = inputs.empty() || inputs[0].rank() == 0 ? 1 : inputs[0].shape()[0];
-    const int64_t batch = options.batch > 0 ? options.batch : (options.random > 0 ? 1 : samples);
-    StderrProgress bar;
+    const int64_t batch =
+        options.batch > 0 ? options.batch : defaultBatch(options, executor, samples);
+    StderrProgressBar bar;
     runtime::RunStats stats;
     stats.profile = options.verbose;
     const bool manyBatches = (samples + batch - 1) / batch > 1;
@@ -241,22 +180,18 @@ Command addRunCommand(CLI::App& parent) {
     auto options = std::make_shared<RunOptions>();
     CLI::App* app = parent.add_subcommand("run", "Run a model on the built-in executor");
     app->add_option("MODEL", options->modelPath, "ONNX model file")->required();
-    auto* input = app->add_option("--input", options->inputs,
-                                  "Input .npy, samples on axis 0 (one per model input, in order)");
-    auto* random =
-        app->add_option("--random", options->random, "Run N seeded random-normal samples");
-    auto* images = app->add_option("--images", options->images,
-                                   "Folder of PNG/JPEG/BMP images, resized to the input's H x W");
-    input->excludes(random);
-    images->excludes(input);
-    images->excludes(random);
+    addDatasetOptions(*app, options->dataset,
+                      {.npy = "Input .npy, samples on axis 0 (one per model input, in order)",
+                       .images = "Folder of PNG/JPEG/BMP images, resized to the input's H x W",
+                       .random = "Run N seeded random-normal samples"});
     app->add_option("--mean", options->mean, "Per-channel mean for --images (default ImageNet)")
         ->expected(3);
     app->add_option("--std", options->std, "Per-channel std for --images (default ImageNet)")
         ->expected(3);
-    app->add_option("--batch", options->batch,
-                    "Mini-batch size (default: all of --input, 1 for --random)");
-    app->add_option("--seed", options->seed, "Seed for --random");
+    app->add_option(
+        "--batch", options->batch,
+        "Mini-batch size (default: the input's static batch, else all of --input, 1 for --random)");
+    app->add_option("--seed", options->dataset.seed, "Seed for --random");
     app->add_flag("--fp16", options->fp16, "Store weights and activations as float16");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
     app->add_option("--input-shape", options->inputShapes,

@@ -5,18 +5,8 @@
 set -uo pipefail
 cli=$1 demo=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-expect() { # expect CODE PATTERN -- ARGS...
-    local code=$1 pattern=$2; shift 3
-    local out rc
-    out=$("$cli" "$@" 2>&1); rc=$?
-    [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $out"
-    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
-        fail "'$*' output lacks /$pattern/: $out"
-    fi
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 expect 0 'calib-random' -- quantize --help
 expect 0 'range-estimator' -- quantize --help

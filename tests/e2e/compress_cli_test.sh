@@ -4,18 +4,8 @@
 set -uo pipefail
 cli=$1 writer=$2 demo=$3
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-
-expect() { # expect CODE PATTERN -- ARGS...
-    local code=$1 pattern=$2; shift 3
-    local out rc
-    out=$("$cli" "$@" 2>&1); rc=$?
-    [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, expected $code: $out"
-    if [ -n "$pattern" ] && ! grep -qE -- "$pattern" <<<"$out"; then
-        fail "'$*' output lacks /$pattern/: $out"
-    fi
-}
+# shellcheck source=expect.sh
+source "$(dirname "$0")/expect.sh"
 
 "$writer" "$tmp/llm.onnx" || fail "cannot write the tiny LLM"
 expect 0 'compress-weights' -- --help

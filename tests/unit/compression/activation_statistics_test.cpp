@@ -221,7 +221,7 @@ TEST(CalibrationDataset, RefusesAmbiguousOrUnfitSources) {
     EXPECT_FALSE(loadCalibrationData(graph, none).ok());
     DatasetSource two;
     two.randomSamples = 2;
-    two.imageFolder = "/nonexistent";
+    two.imagesDir = "/nonexistent";
     const auto ambiguous = loadCalibrationData(graph, two);
     ASSERT_FALSE(ambiguous.ok());
     EXPECT_NE(ambiguous.error().message().find("exactly one dataset"), std::string::npos);
@@ -231,7 +231,7 @@ TEST(CalibrationDataset, RefusesAmbiguousOrUnfitSources) {
     ASSERT_FALSE(count.ok());
     EXPECT_NE(count.error().message().find("1 input(s), got 2 .npy file(s)"), std::string::npos);
     DatasetSource images;
-    images.imageFolder = "/nonexistent";
+    images.imagesDir = "/nonexistent";
     const auto notImages = loadCalibrationData(graph, images);
     ASSERT_FALSE(notImages.ok());
     EXPECT_NE(notImages.error().message().find("NCHW"), std::string::npos);
