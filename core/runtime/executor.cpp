@@ -1,10 +1,14 @@
 #include "core/runtime/executor.h"
 
+#include "core/runtime/conv_kernels.h"
+#include "core/runtime/op_util.h"
 #include "core/runtime/processor_support.h"
 #include "core/runtime/type_dispatch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace qs::runtime {
@@ -69,6 +73,70 @@ Tensor toCompute(const Tensor& tensor, bool fp16) {
         return castTensor(tensor, DataType::Float);
     }
     return tensor;
+}
+
+/// The only consumer of `id`, when it has exactly one and is no graph output.
+const graph::Node* soleConsumer(const graph::Graph& g, ValueId id) {
+    const graph::Value& value = g.value(id);
+    const auto& outputs = g.outputs();
+    if (value.consumers.size() != 1 ||
+        std::find(outputs.begin(), outputs.end(), id) != outputs.end()) {
+        return nullptr;
+    }
+    return &g.node(value.consumers[0].node);
+}
+
+/// A scalar float initializer feeding input `port` of `node` (Clip bounds).
+std::optional<float> constantScalar(const graph::Graph& g, const graph::Node& node, size_t port) {
+    if (port >= node.inputs.size() || !node.inputs[port].valid()) {
+        return std::nullopt;
+    }
+    const graph::Value& value = g.value(node.inputs[port]);
+    if (!value.isInitializer() || value.initializer->dtype() != DataType::Float) {
+        return std::nullopt;
+    }
+    const Tensor tensor = Tensor::wrap(value.initializer);
+    if (tensor.numElements() != 1) {
+        return std::nullopt;
+    }
+    return tensor.data<float>()[0];
+}
+
+/// Clamp bounds of a Relu or a Clip whose bounds are constants.
+std::optional<std::pair<float, float>> activationBounds(const graph::Graph& g,
+                                                        const graph::Node& node) {
+    if (!node.isDefaultDomain()) {
+        return std::nullopt;
+    }
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (node.opType == "Relu") {
+        return std::pair{0.0F, kInf};
+    }
+    if (node.opType != "Clip") {
+        return std::nullopt;
+    }
+    float lo = node.floatAttr("min", -kInf);
+    float hi = node.floatAttr("max", kInf);
+    for (size_t port = 1; port < node.inputs.size(); ++port) {
+        if (!node.inputs[port].valid()) {
+            continue;
+        }
+        const std::optional<float> bound = constantScalar(g, node, port);
+        if (!bound) {
+            return std::nullopt;
+        }
+        (port == 1 ? lo : hi) = *bound;
+    }
+    return std::pair{lo, hi};
+}
+
+/// Shapes the graph proves equal: known rank, every dim a number or a named symbol.
+bool provablySameShape(const graph::TensorShape& a, const graph::TensorShape& b) {
+    if (!a.rankKnown || !(a == b)) {
+        return false;
+    }
+    return std::all_of(a.dims.begin(), a.dims.end(),
+                       [](const graph::Dim& d) { return d.isKnown() || !d.symbol.empty(); });
 }
 
 } // namespace
@@ -144,7 +212,73 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
                 ValueId(static_cast<uint32_t>(index)));
         }
     }
+    exec.planFusions();
     return exec;
+}
+
+// Fusion: Conv -> [Add(conv, r)] -> [Relu | Clip with constant bounds] runs as one Conv whose
+// epilogue adds r and clamps (conv_kernels.h). Each fused value must feed only the next node of
+// the chain and be no graph output; r must be computed before the Conv runs and have the Conv
+// output's shape (proved from the graph's shapes; the kernel checks it again). Values freed by the
+// skipped steps are still freed there, so the lifetime plan stays valid.
+void Executor::planFusions() {
+    const graph::Graph& g = m_graph;
+    m_fusedNodeOf.assign(m_order.size(), -1);
+    m_fusedAway.assign(m_order.size(), false);
+    std::vector<int64_t> stepOf(g.numNodes(), -1);
+    std::vector<int64_t> producedAt(g.numValues(), -1); // -1: graph input or initializer
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        stepOf[m_order[step].index()] = static_cast<int64_t>(step);
+        for (const ValueId out : g.node(m_order[step]).outputs) {
+            if (out.valid()) {
+                producedAt[out.index()] = static_cast<int64_t>(step);
+            }
+        }
+    }
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        const graph::Node& conv = g.node(m_order[step]);
+        if (conv.opType != "Conv" || !conv.isDefaultDomain() || conv.outputs.empty()) {
+            continue;
+        }
+        graph::Node fused = conv;
+        ValueId last = conv.outputs[0];
+        std::vector<NodeId> absorbed;
+        const graph::Node* next = soleConsumer(g, last);
+        if (next != nullptr && next->opType == "Add" && next->isDefaultDomain() &&
+            next->inputs.size() == 2 && next->inputs[0] != next->inputs[1]) {
+            const ValueId residual = next->inputs[0] == last ? next->inputs[1] : next->inputs[0];
+            if (producedAt[residual.index()] < static_cast<int64_t>(step) &&
+                provablySameShape(g.value(residual).shape, g.value(last).shape) &&
+                provablySameShape(g.value(next->outputs[0]).shape, g.value(last).shape)) {
+                fused.inputs.resize(3);
+                fused.inputs.push_back(residual);
+                absorbed.push_back(g.value(last).consumers[0].node);
+                last = next->outputs[0];
+                next = soleConsumer(g, last);
+            }
+        }
+        const auto bounds = next != nullptr ? activationBounds(g, *next) : std::nullopt;
+        if (bounds) {
+            fused.attributes.push_back(floatAttribute(std::string(kFusedMinAttr), bounds->first));
+            fused.attributes.push_back(floatAttribute(std::string(kFusedMaxAttr), bounds->second));
+            absorbed.push_back(g.value(last).consumers[0].node);
+            last = next->outputs[0];
+        }
+        if (absorbed.empty()) {
+            continue;
+        }
+        fused.outputs = {last};
+        m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
+        m_fusedNodes.push_back(std::move(fused));
+        for (const NodeId id : absorbed) {
+            m_fusedAway[static_cast<size_t>(stepOf[id.index()])] = true;
+        }
+    }
+}
+
+const graph::Node* Executor::fusedNode(size_t step) const {
+    const int index = m_fusedNodeOf[step];
+    return index < 0 ? nullptr : &m_fusedNodes[static_cast<size_t>(index)];
 }
 
 Result<void> Executor::bindInputs(std::span<const Tensor> inputs,
@@ -180,9 +314,8 @@ Result<void> Executor::bindInputs(std::span<const Tensor> inputs,
     return success();
 }
 
-Result<std::vector<Tensor>> Executor::runNode(size_t step,
+Result<std::vector<Tensor>> Executor::runNode(const graph::Node& node, size_t step,
                                               const std::vector<Tensor>& values) const {
-    const graph::Node& node = m_graph.node(m_order[step]);
     std::vector<Tensor> inputs;
     inputs.reserve(node.inputs.size());
     for (const ValueId in : node.inputs) {
@@ -225,6 +358,12 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
     for (const ValueId id : m_inputIds) {
         live.add(values[id.index()]);
     }
+    const auto freeDead = [&](size_t step) {
+        for (const ValueId dead : m_frees[step]) {
+            live.remove(values[dead.index()]);
+            values[dead.index()] = Tensor();
+        }
+    };
     for (size_t step = 0; step < m_order.size(); ++step) {
         if (progress != nullptr) {
             if (progress->isCancelled()) {
@@ -233,9 +372,14 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
             progress->report(static_cast<double>(step) / static_cast<double>(m_order.size()),
                              m_graph.node(m_order[step]).name);
         }
+        if (m_fusedAway[step]) {
+            freeDead(step);
+            continue;
+        }
+        const graph::Node* fused = fusedNode(step);
+        const graph::Node& node = fused != nullptr ? *fused : m_graph.node(m_order[step]);
         const auto opStart = std::chrono::steady_clock::now();
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, values));
-        const graph::Node& node = m_graph.node(m_order[step]);
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
         if (stats != nullptr && stats->profile) {
             stats->secondsByOpType[node.opType] +=
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
@@ -246,10 +390,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
                 live.add(values[node.outputs[i].index()]);
             }
         }
-        for (const ValueId dead : m_frees[step]) {
-            live.remove(values[dead.index()]);
-            values[dead.index()] = Tensor();
-        }
+        freeDead(step);
     }
     std::vector<Tensor> results;
     for (const ValueId out : m_graph.outputs()) {
@@ -272,8 +413,8 @@ Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) 
     trace.values = m_constants;
     QS_TRY(bindInputs(inputs, trace.values));
     for (size_t step = 0; step < m_order.size(); ++step) {
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, trace.values));
         const graph::Node& node = m_graph.node(m_order[step]);
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
         for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
             if (node.outputs[i].valid()) {
                 trace.values[node.outputs[i].index()] = std::move(outputs[i]);

@@ -1,10 +1,14 @@
 // Conv (ONNX since 1, auto_pad/dilations/group as in opset 11): N-d convolution with groups,
 //   y[n, m, o] = b[m] + sum_{c in group(m)} sum_k x[n, c, o * s + k * d - pad_begin] * w[m, c, k].
 // Fast kernel (1-D and 2-D): im2col + Eigen GEMM per group (1x1/stride-1 convolutions skip
-// im2col), a direct loop for depthwise convolutions; the reference is the plain N-d sum above.
-// VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (the same GEMMs, transposed).
+// im2col), a direct kernel for depthwise convolutions; the reference is the plain N-d sum above.
+// The executor may fuse a following Relu/Clip and a residual Add into its private copy of the
+// node (conv_kernels.h): y = clamp(conv + residual, qs_fused_min, qs_fused_max), residual =
+// input 3. VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (the same GEMMs, transposed); with
+// a fused activation dy is first zeroed where the output sits on a clamp bound.
 
 #include "core/runtime/conv_geometry.h"
+#include "core/runtime/conv_kernels.h"
 #include "core/runtime/im2col.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/parallel.h"
@@ -12,6 +16,7 @@
 #include <Eigen/Core>
 
 #include <cstring>
+#include <limits>
 
 namespace qs::runtime {
 namespace {
@@ -54,6 +59,9 @@ Result<ConvShape> inferShape(const OpContext& ctx) {
     if (ctx.has(2) && ctx.input(2).numElements() != s.filters) {
         return ctx.error(Errc::InvalidModel, "bias has the wrong size");
     }
+    if (ctx.has(3)) {
+        QS_TRY(requireFloat(ctx, 3));
+    }
     const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
     const std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
     const std::vector<int64_t> kernelAttr = ctx.intsAttr("kernel_shape");
@@ -63,7 +71,22 @@ Result<ConvShape> inferShape(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(s.geo, convGeometry(ctx, spatial, kernel));
     s.outShape = {s.batch, s.filters};
     s.outShape.insert(s.outShape.end(), s.geo.output.begin(), s.geo.output.end());
+    if (ctx.has(3) && ctx.input(3).shape() != s.outShape) {
+        return ctx.error(Errc::InvalidModel,
+                         "the fused residual " + shapeToString(ctx.input(3).shape()) +
+                             " does not match the output " + shapeToString(s.outShape));
+    }
     return s;
+}
+
+/// The fused epilogue of the executor's private node (identity for a plain Conv).
+ConvEpilogue epilogueOf(const OpContext& ctx) {
+    ConvEpilogue e;
+    e.bias = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
+    e.residual = ctx.has(3) ? ctx.input(3).data<float>() : nullptr;
+    e.lo = ctx.floatAttr(kFusedMinAttr, e.lo);
+    e.hi = ctx.floatAttr(kFusedMaxAttr, e.hi);
+    return e;
 }
 
 // Reference kernel: the defining sum, for any number of spatial dims.
@@ -112,6 +135,11 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
             }
         }
     }
+    const ConvEpilogue e = epilogueOf(ctx);
+    for (int64_t i = 0; i < y.numElements(); ++i) {
+        const float v = out[i] + (e.residual != nullptr ? e.residual[i] : 0.0F);
+        out[i] = std::min(std::max(v, e.lo), e.hi);
+    }
     return std::vector<Tensor>{y};
 }
 
@@ -139,73 +167,19 @@ Conv2d as2d(const ConvShape& s) {
     return p;
 }
 
-void depthwiseForward(const Conv2d& p, const float* x, const float* w, const float* b, float* y) {
-    parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t nc = begin; nc < end; ++nc) {
-            const int64_t c = nc % p.c;
-            const float* xc = x + nc * p.h * p.w;
-            const float* wc = w + c * p.kh * p.kw;
-            float* yc = y + nc * p.outPixels();
-            const float bias = b != nullptr ? b[c] : 0.0F;
-            for (int64_t oy = 0; oy < p.oh; ++oy) {
-                float* yrow = yc + oy * p.ow;
-                for (int64_t ox = 0; ox < p.ow; ++ox) {
-                    yrow[ox] = bias;
-                }
-                for (int64_t i = 0; i < p.kh; ++i) {
-                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                    if (iy < 0 || iy >= p.h) {
-                        continue;
-                    }
-                    const float* xrow = xc + iy * p.w;
-                    for (int64_t j = 0; j < p.kw; ++j) {
-                        const float wv = wc[i * p.kw + j];
-                        // Output columns whose input column lies inside the image.
-                        const int64_t off = j * p.dw - p.pl;
-                        int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-                        int64_t hi = p.w - 1 - off < 0 ? -1 : (p.w - 1 - off) / p.sw;
-                        hi = std::min(hi, p.ow - 1);
-                        if (p.sw == 1) {
-                            const float* src = xrow + off;
-                            for (int64_t ox = lo; ox <= hi; ++ox) {
-                                yrow[ox] += wv * src[ox];
-                            }
-                        } else {
-                            for (int64_t ox = lo; ox <= hi; ++ox) {
-                                yrow[ox] += wv * xrow[ox * p.sw + off];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    });
-}
-
-// Fast kernel.
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
-    if (s.geo.rank() > 2) {
-        return reference(ctx);
-    }
-    const Conv2d p = as2d(s);
-    const float* x = ctx.input(0).data<float>();
-    const float* w = ctx.input(1).data<float>();
-    const float* b = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
-    Tensor y = allocateFloat(s.outShape);
-    float* out = y.mutableData<float>();
-    if (p.isDepthwise()) {
-        depthwiseForward(p, x, w, b, out);
-        return std::vector<Tensor>{y};
-    }
+/// Grouped convolution as one GEMM per (image, group) over chunks of output pixels: each thread
+/// builds its own im2col columns (none for pointwise convolutions) and applies the epilogue while
+/// the block is still in cache.
+void gemmConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& e, float* y) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
-    // Chunks of output pixels: each thread builds its own columns and runs its own GEMM.
     constexpr int64_t kMinPixelsPerChunk = 64;
     for (int64_t n = 0; n < p.n; ++n) {
         for (int64_t grp = 0; grp < p.group; ++grp) {
             const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-            float* yg = out + (n * p.m + grp * p.mg()) * pixels;
+            const int64_t outOffset = (n * p.m + grp * p.mg()) * pixels;
+            float* yg = y + outOffset;
+            const float* residual = e.residual != nullptr ? e.residual + outOffset : nullptr;
             const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
             parallelFor(pixels, kMinPixelsPerChunk, [&](int64_t p0, int64_t p1) {
                 StridedRowMap yBlock(yg + p0, p.mg(), p1 - p0, Eigen::OuterStride<>(pixels));
@@ -218,13 +192,27 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
                     im2col(p, xg, p0, p1, col.data());
                     yBlock.noalias() = wg * ConstRowMap(col.data(), rows, p1 - p0);
                 }
-                if (b != nullptr) {
-                    for (int64_t r = 0; r < p.mg(); ++r) {
-                        yBlock.row(r).array() += b[grp * p.mg() + r];
-                    }
-                }
+                applyEpilogue(e, grp * p.mg(), p.mg(), pixels, p0, p1, yg, residual);
             });
         }
+    }
+}
+
+// Fast kernel.
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
+    if (s.geo.rank() > 2) {
+        return reference(ctx);
+    }
+    const Conv2d p = as2d(s);
+    const ConvEpilogue e = epilogueOf(ctx);
+    Tensor y = allocateFloat(s.outShape);
+    const float* x = ctx.input(0).data<float>();
+    const float* w = ctx.input(1).data<float>();
+    if (p.isDepthwise()) {
+        depthwiseConv2d(p, x, w, e, y.mutableData<float>());
+    } else {
+        gemmConv2d(p, x, w, e, y.mutableData<float>());
     }
     return std::vector<Tensor>{y};
 }
@@ -279,7 +267,24 @@ void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const fl
     }
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+/// The gradient at the convolution's own sum: dy where the fused clamp passed the value through,
+/// 0 where the output sits on a bound (the Clip rule); dy itself without a fused activation.
+Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Tensor& outputGrad) {
+    if (e.lo == -std::numeric_limits<float>::infinity() &&
+        e.hi == std::numeric_limits<float>::infinity()) {
+        return outputGrad;
+    }
+    Tensor masked = allocateFloat(outputGrad.shape());
+    const float* y = output.data<float>();
+    const float* dy = outputGrad.data<float>();
+    float* out = masked.mutableData<float>();
+    for (int64_t i = 0; i < masked.numElements(); ++i) {
+        out[i] = (y[i] > e.lo && y[i] < e.hi) ? dy[i] : 0.0F;
+    }
+    return masked;
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
     if (s.geo.rank() > 2) {
@@ -288,8 +293,12 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const Conv2d p = as2d(s);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
-    const float* dy = outputGrads[0].data<float>();
+    const Tensor sumGrad = gradientBeforeClamp(epilogueOf(ctx), outputs[0], outputGrads[0]);
+    const float* dy = sumGrad.data<float>();
     std::vector<Tensor> grads(ctx.numInputs());
+    if (ctx.has(3) && ctx.wantsGrad(3)) {
+        grads[3] = sumGrad;
+    }
     Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
     Tensor dw =
         ctx.wantsGrad(1) ? Tensor::zeros(graph::DataType::Float, ctx.input(1).shape()) : Tensor();
@@ -337,8 +346,68 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     return grads;
 }
 
+/// A sample of the executor's fused form: clamp to [0, 6] (ReLU6) after a residual chosen so that
+/// conv + residual lands at least 0.2 away from both bounds, so finite differences never straddle
+/// a kink of the clamp.
+OpSample fusedSample(std::mt19937& rng, std::string label, std::vector<graph::Attribute> attrs,
+                     std::vector<Tensor> inputs) {
+    graph::Node node;
+    node.opType = "Conv";
+    node.attributes = attrs;
+    const OpContext ctx{node, inputs};
+    const Tensor plain = reference(ctx).value()[0];
+    Tensor residual = randomAwayFromZero(rng, plain.shape(), 0.2F);
+    float* r = residual.mutableData<float>();
+    for (int64_t i = 0; i < residual.numElements(); ++i) {
+        r[i] -= plain.data<float>()[i];
+    }
+    inputs.resize(3);
+    inputs.push_back(residual);
+    attrs.push_back(floatAttribute(std::string(kFusedMinAttr), 0.0F));
+    attrs.push_back(floatAttribute(std::string(kFusedMaxAttr), 6.0F));
+    return {std::move(label), std::move(attrs), std::move(inputs), {}};
+}
+
+/// Depthwise samples: the direct kernel's stride phases, asymmetric pads, dilations and the
+/// large-kernel path (more than 64 taps), on rows wide enough for its vector loop.
+std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
+    std::vector<OpSample> out;
+    out.push_back({"depthwise 3x3 stride 1 pad 1",
+                   {intAttribute("group", 4), intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {1, 4, 9, 19}), randomTensor(rng, {4, 1, 3, 3}),
+                    randomTensor(rng, {4})},
+                   {}});
+    out.push_back(
+        {"depthwise stride 2",
+         {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
+          intsAttribute("strides", {2, 2})},
+         {randomTensor(rng, {2, 3, 6, 6}), randomTensor(rng, {3, 1, 3, 3}), randomTensor(rng, {3})},
+         {}});
+    out.push_back({"depthwise stride 2 asym pads wide",
+                   {intAttribute("group", 2), intsAttribute("pads", {0, 1, 2, 0}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {1, 2, 8, 37}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise dilation 2 stride (1, 3) 5x3",
+                   {intAttribute("group", 2), intsAttribute("dilations", {2, 2}),
+                    intsAttribute("strides", {1, 3}), intsAttribute("pads", {2, 3, 1, 2})},
+                   {randomTensor(rng, {1, 2, 10, 40}), randomTensor(rng, {2, 1, 5, 3}),
+                    randomTensor(rng, {2})},
+                   {}});
+    out.push_back({"depthwise 9x9 (large-kernel path)",
+                   {intAttribute("group", 2), intsAttribute("pads", {4, 4, 4, 4})},
+                   {randomTensor(rng, {1, 2, 10, 11}), randomTensor(rng, {2, 1, 9, 9})},
+                   {}});
+    out.push_back(
+        {"depthwise 1-D stride 2",
+         {intAttribute("group", 2), intsAttribute("pads", {1, 1}), intsAttribute("strides", {2})},
+         {randomTensor(rng, {1, 2, 23}), randomTensor(rng, {2, 1, 3})},
+         {}});
+    return out;
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
-    return {
+    std::vector<OpSample> out = {
         {"3x3 pad 1",
          {intsAttribute("pads", {1, 1, 1, 1})},
          {randomTensor(rng, {1, 2, 5, 5}), randomTensor(rng, {3, 2, 3, 3}), randomTensor(rng, {3})},
@@ -353,11 +422,6 @@ std::vector<OpSample> samples(std::mt19937& rng) {
           intsAttribute("strides", {2, 2})},
          {randomTensor(rng, {1, 4, 5, 5}), randomTensor(rng, {6, 2, 3, 3}), randomTensor(rng, {6})},
          {}},
-        {"depthwise stride 2",
-         {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
-          intsAttribute("strides", {2, 2})},
-         {randomTensor(rng, {2, 3, 6, 6}), randomTensor(rng, {3, 1, 3, 3}), randomTensor(rng, {3})},
-         {}},
         {"pointwise",
          {},
          {randomTensor(rng, {1, 4, 3, 3}), randomTensor(rng, {5, 4, 1, 1}), randomTensor(rng, {5})},
@@ -367,6 +431,21 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {randomTensor(rng, {2, 2, 7}), randomTensor(rng, {3, 2, 3})},
          {}},
     };
+    for (OpSample& sample : depthwiseSamples(rng)) {
+        out.push_back(std::move(sample));
+    }
+    out.push_back(fusedSample(rng, "fused residual + clip, 3x3",
+                              {intsAttribute("pads", {1, 1, 1, 1})},
+                              {randomTensor(rng, {1, 3, 6, 10}), randomTensor(rng, {4, 3, 3, 3}),
+                               randomTensor(rng, {4})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, pointwise, no bias", {},
+                              {randomTensor(rng, {2, 5, 3, 7}), randomTensor(rng, {6, 5, 1, 1})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, depthwise stride 2",
+                              {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
+                               intsAttribute("strides", {2, 2})},
+                              {randomTensor(rng, {1, 3, 9, 21}), randomTensor(rng, {3, 1, 3, 3}),
+                               randomTensor(rng, {3})}));
+    return out;
 }
 
 const OpDef kConv{.opType = "Conv",
