@@ -2,6 +2,7 @@
 
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/processor_support.h"
 #include "core/runtime/type_dispatch.h"
 
@@ -213,7 +214,35 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
         }
     }
     exec.planFusions();
+    exec.prepackWeights();
     return exec;
+}
+
+// Weights of Conv steps that run as a GEMM (not depthwise) are packed into the GEMM's panel
+// layout here, once, and reach the kernel as input 4; in fp16 mode the kernel must see the
+// rounded weights, so it packs them itself.
+void Executor::prepackWeights() {
+    m_packedWeights.assign(m_order.size(), Tensor());
+    if (m_options.fp16) {
+        return;
+    }
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        const graph::Node& node = m_graph.node(m_order[step]);
+        if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
+            !node.inputs[1].valid()) {
+            continue;
+        }
+        const Tensor& w = m_constants[node.inputs[1].index()];
+        const int64_t group = node.intAttr("group", 1);
+        if (!w.defined() || w.dtype() != DataType::Float || w.rank() < 3 || w.rank() > 4 ||
+            group <= 0 || w.dim(0) % group != 0 || (w.dim(1) == 1 && w.dim(0) == group)) {
+            continue;
+        }
+        const int64_t depth = w.numElements() / w.dim(0);
+        Tensor packed = allocateFloat({packedGroupedWeightsSize(w.dim(0), depth, group)});
+        packGroupedWeights(w.data<float>(), w.dim(0), depth, group, packed.mutableData<float>());
+        m_packedWeights[step] = std::move(packed);
+    }
 }
 
 // Fusion: Conv -> [Add(conv, r)] -> [Relu | Clip with constant bounds] runs as one Conv whose
@@ -330,6 +359,10 @@ Result<std::vector<Tensor>> Executor::runNode(const graph::Node& node, size_t st
                 .context(node.opType + " node '" + node.name + "'");
         }
         inputs.push_back(toCompute(tensor, m_options.fp16));
+    }
+    if (m_packedWeights[step].defined()) {
+        inputs.resize(4);
+        inputs.push_back(m_packedWeights[step]);
     }
     const OpContext ctx{node, inputs, m_opset};
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, m_ops[step]->forward(ctx));

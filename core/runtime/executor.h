@@ -81,6 +81,9 @@ private:
     /// Plans the fusions run() uses (see fusion in executor.cpp).
     void planFusions();
 
+    /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
+    void prepackWeights();
+
     /// A Conv step's fused node, or nullptr.
     const graph::Node* fusedNode(size_t step) const;
 
@@ -93,6 +96,7 @@ private:
     std::vector<graph::Node> m_fusedNodes; ///< Conv nodes with their epilogue folded in
     std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
     std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
+    std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
     std::vector<Tensor> m_constants; ///< initializers wrapped once, indexed by ValueId::index()
     int64_t m_opset = 21;
 };

@@ -30,6 +30,14 @@ struct Conv2d {
 /// Columns [p0, p1) of the im2col matrix of one group of one image (see im2col.cpp).
 void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col);
 
+/// Columns per strip of im2colStrips (the GEMM micro-tile width, kGemmCols).
+inline constexpr int64_t kStripWidth = 16;
+
+/// Columns [p0, p1) of the im2col matrix as strips of kStripWidth columns: strip s holds, row
+/// after row, columns p0 + s kStripWidth .. + kStripWidth - 1 (zero past p1) — the packed B layout
+/// of packed_gemm.h, written straight from the image.
+void im2colStrips(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* strips);
+
 /// Adds the im2col matrix `col` (all output pixels) back into the image gradient `dx`.
 void col2im(const Conv2d& p, const float* col, float* dx);
 

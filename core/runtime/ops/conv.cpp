@@ -11,6 +11,7 @@
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/im2col.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <Eigen/Core>
@@ -167,35 +168,65 @@ Conv2d as2d(const ConvShape& s) {
     return p;
 }
 
-/// Grouped convolution as one GEMM per (image, group) over chunks of output pixels: each thread
-/// builds its own im2col columns (none for pointwise convolutions) and applies the epilogue while
-/// the block is still in cache.
-void gemmConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& e, float* y) {
+/// B strips for a pointwise convolution: rows of x (channels) over output pixels, no im2col.
+void packPointwise(const float* xg, int64_t rows, int64_t pixels, int64_t j0, int64_t count,
+                   float* strips) {
+    for (int64_t s = 0; s * kGemmCols < count; ++s) {
+        const int64_t first = j0 + s * kGemmCols;
+        const int64_t cols = std::min(kGemmCols, j0 + count - first);
+        float* strip = strips + s * rows * kGemmCols;
+        for (int64_t r = 0; r < rows; ++r) {
+            float* dst = strip + r * kGemmCols;
+            std::memcpy(dst, xg + r * pixels + first, static_cast<size_t>(cols) * sizeof(float));
+            std::fill(dst + cols, dst + kGemmCols, 0.0F);
+        }
+    }
+}
+
+/// Grouped convolution as one packed GEMM per (image, group): weights packed into row panels
+/// (by the executor ahead of time, else here), B strips packed straight from the image (im2col
+/// on the fly, a plain copy for pointwise convolutions), the epilogue applied per finished tile.
+void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* prepacked,
+                const ConvEpilogue& e, float* y) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
-    constexpr int64_t kMinPixelsPerChunk = 64;
+    thread_local std::vector<float> packed;
+    if (prepacked == nullptr) {
+        packed.resize(static_cast<size_t>(packedGroupedWeightsSize(p.m, rows, p.group)));
+        packGroupedWeights(w, p.m, rows, p.group, packed.data());
+        prepacked = packed.data();
+    }
+    const int64_t panelSize = packedWeightsSize(p.mg(), rows);
     for (int64_t n = 0; n < p.n; ++n) {
         for (int64_t grp = 0; grp < p.group; ++grp) {
             const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
             const int64_t outOffset = (n * p.m + grp * p.mg()) * pixels;
-            float* yg = y + outOffset;
-            const float* residual = e.residual != nullptr ? e.residual + outOffset : nullptr;
-            const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-            parallelFor(pixels, kMinPixelsPerChunk, [&](int64_t p0, int64_t p1) {
-                StridedRowMap yBlock(yg + p0, p.mg(), p1 - p0, Eigen::OuterStride<>(pixels));
+            const GemmOutput out{y + outOffset, pixels,
+                                 e.residual != nullptr ? e.residual + outOffset : nullptr,
+                                 grp * p.mg()};
+            const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
                 if (p.isPointwise()) {
-                    const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> xBlock(
-                        xg + p0, rows, p1 - p0, Eigen::OuterStride<>(pixels));
-                    yBlock.noalias() = wg * xBlock;
+                    packPointwise(xg, rows, pixels, j0, count, strips);
                 } else {
-                    std::vector<float> col(static_cast<size_t>(rows * (p1 - p0)));
-                    im2col(p, xg, p0, p1, col.data());
-                    yBlock.noalias() = wg * ConstRowMap(col.data(), rows, p1 - p0);
+                    im2colStrips(p, xg, j0, j0 + count, strips);
                 }
-                applyEpilogue(e, grp * p.mg(), p.mg(), pixels, p0, p1, yg, residual);
-            });
+            };
+            packedGemm(p.mg(), pixels, rows, prepacked + grp * panelSize, pack, out, e);
         }
     }
+}
+
+/// Weights the executor packed ahead of time (input 4 of its private node), checked for size.
+Result<const float*> prepackedWeights(const OpContext& ctx, const Conv2d& p) {
+    if (!ctx.has(4)) {
+        return nullptr;
+    }
+    const Tensor& packed = ctx.input(4);
+    if (packed.dtype() != graph::DataType::Float ||
+        packed.numElements() != packedGroupedWeightsSize(p.m, p.colRows(), p.group)) {
+        return ctx.error(Errc::InvalidArgument, "the prepacked weights do not fit the weights");
+    }
+    return packed.data<float>();
 }
 
 // Fast kernel.
@@ -212,7 +243,8 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     if (p.isDepthwise()) {
         depthwiseConv2d(p, x, w, e, y.mutableData<float>());
     } else {
-        gemmConv2d(p, x, w, e, y.mutableData<float>());
+        QS_ASSIGN_OR_RETURN(const float* prepacked, prepackedWeights(ctx, p));
+        gemmConv2d(p, x, w, prepacked, e, y.mutableData<float>());
     }
     return std::vector<Tensor>{y};
 }

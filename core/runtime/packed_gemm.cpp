@@ -1,0 +1,256 @@
+#include "core/runtime/packed_gemm.h"
+
+#include "core/runtime/parallel.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+namespace qs::runtime {
+namespace {
+
+constexpr int64_t kTile = kGemmRows * kGemmCols;
+/// Depth of one pass over A and B: a 6 x 256 A panel and a 256 x 16 B strip stay in L1.
+constexpr int64_t kDepthBlock = 256;
+/// Rows of A per block (a 120 x 256 block stays in L2).
+constexpr int64_t kRowBlock = 120;
+/// Columns of B per block.
+constexpr int64_t kMaxColumnBlock = 512;
+
+/// What the micro-kernel does when it stores a tile: add what the tile already holds (a later
+/// depth block), and on the last depth block apply the epilogue (bias of the tile's rows,
+/// residual at the tile's offsets, clamp).
+struct TileStore {
+    bool accumulate = false;
+    bool finish = false;
+    const float* bias = nullptr;     ///< bias of the tile's first row, or nullptr
+    const float* residual = nullptr; ///< residual at the tile's origin, row stride ldt
+    float lo = 0.0F;
+    float hi = 0.0F;
+};
+
+#if defined(__AVX2__) && defined(__FMA__)
+/// tile (6 x 16, row stride ldt) (+)= a (depth x 6, packed) * b (depth x 16, packed).
+void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
+                 const TileStore& how) {
+    __m256 c00 = _mm256_setzero_ps();
+    __m256 c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps();
+    __m256 c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps();
+    __m256 c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps();
+    __m256 c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps();
+    __m256 c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps();
+    __m256 c51 = _mm256_setzero_ps();
+    for (int64_t k = 0; k < depth; ++k) {
+        const __m256 b0 = _mm256_loadu_ps(b);
+        const __m256 b1 = _mm256_loadu_ps(b + 8);
+        __m256 av = _mm256_broadcast_ss(a);
+        c00 = _mm256_fmadd_ps(av, b0, c00);
+        c01 = _mm256_fmadd_ps(av, b1, c01);
+        av = _mm256_broadcast_ss(a + 1);
+        c10 = _mm256_fmadd_ps(av, b0, c10);
+        c11 = _mm256_fmadd_ps(av, b1, c11);
+        av = _mm256_broadcast_ss(a + 2);
+        c20 = _mm256_fmadd_ps(av, b0, c20);
+        c21 = _mm256_fmadd_ps(av, b1, c21);
+        av = _mm256_broadcast_ss(a + 3);
+        c30 = _mm256_fmadd_ps(av, b0, c30);
+        c31 = _mm256_fmadd_ps(av, b1, c31);
+        av = _mm256_broadcast_ss(a + 4);
+        c40 = _mm256_fmadd_ps(av, b0, c40);
+        c41 = _mm256_fmadd_ps(av, b1, c41);
+        av = _mm256_broadcast_ss(a + 5);
+        c50 = _mm256_fmadd_ps(av, b0, c50);
+        c51 = _mm256_fmadd_ps(av, b1, c51);
+        a += kGemmRows;
+        b += kGemmCols;
+    }
+    const __m256 lower = _mm256_set1_ps(how.lo);
+    const __m256 upper = _mm256_set1_ps(how.hi);
+    const auto store = [&](int64_t row, __m256 lo, __m256 hi) {
+        float* dst = tile + row * ldt;
+        if (how.accumulate) {
+            lo = _mm256_add_ps(lo, _mm256_loadu_ps(dst));
+            hi = _mm256_add_ps(hi, _mm256_loadu_ps(dst + 8));
+        }
+        if (how.finish) {
+            if (how.bias != nullptr) {
+                const __m256 bias = _mm256_broadcast_ss(how.bias + row);
+                lo = _mm256_add_ps(lo, bias);
+                hi = _mm256_add_ps(hi, bias);
+            }
+            if (how.residual != nullptr) {
+                lo = _mm256_add_ps(lo, _mm256_loadu_ps(how.residual + row * ldt));
+                hi = _mm256_add_ps(hi, _mm256_loadu_ps(how.residual + row * ldt + 8));
+            }
+            lo = _mm256_min_ps(_mm256_max_ps(lo, lower), upper);
+            hi = _mm256_min_ps(_mm256_max_ps(hi, lower), upper);
+        }
+        _mm256_storeu_ps(dst, lo);
+        _mm256_storeu_ps(dst + 8, hi);
+    };
+    store(0, c00, c01);
+    store(1, c10, c11);
+    store(2, c20, c21);
+    store(3, c30, c31);
+    store(4, c40, c41);
+    store(5, c50, c51);
+}
+#else
+/// Portable micro-kernel: the same tile product in plain loops.
+void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
+                 const TileStore& how) {
+    float acc[kTile] = {};
+    for (int64_t k = 0; k < depth; ++k) {
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            for (int64_t c = 0; c < kGemmCols; ++c) {
+                acc[r * kGemmCols + c] += a[k * kGemmRows + r] * b[k * kGemmCols + c];
+            }
+        }
+    }
+    for (int64_t r = 0; r < kGemmRows; ++r) {
+        for (int64_t c = 0; c < kGemmCols; ++c) {
+            float& dst = tile[r * ldt + c];
+            float v = how.accumulate ? dst + acc[r * kGemmCols + c] : acc[r * kGemmCols + c];
+            if (how.finish) {
+                v += (how.bias != nullptr ? how.bias[r] : 0.0F) +
+                     (how.residual != nullptr ? how.residual[r * ldt + c] : 0.0F);
+                v = std::min(std::max(v, how.lo), how.hi);
+            }
+            dst = v;
+        }
+    }
+}
+#endif
+
+/// One 6 x 16 output tile at (row, col) of C for depth block [k0, k0 + depth): full tiles run
+/// in place, edge tiles through a scratch tile; the last depth block applies the epilogue.
+struct TileJob {
+    const GemmOutput& out;
+    const ConvEpilogue& epilogue;
+    int64_t m;
+    int64_t n;
+    bool first;
+    bool last;
+
+    void run(int64_t depth, const float* a, const float* b, int64_t row, int64_t col) const {
+        const int64_t rows = std::min(kGemmRows, m - row);
+        const int64_t cols = std::min(kGemmCols, n - col);
+        float* c = out.c + row * out.ldc + col;
+        if (rows == kGemmRows && cols == kGemmCols) {
+            TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi};
+            if (last) {
+                how.bias = epilogue.bias != nullptr ? epilogue.bias + out.channel0 + row : nullptr;
+                how.residual =
+                    out.residual != nullptr ? out.residual + row * out.ldc + col : nullptr;
+            }
+            microKernel(depth, a, b, c, out.ldc, how);
+            return;
+        }
+        float scratch[kTile];
+        microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < cols; ++j) {
+                float& dst = c[r * out.ldc + j];
+                dst = first ? scratch[r * kGemmCols + j] : dst + scratch[r * kGemmCols + j];
+            }
+        }
+        if (last) {
+            const float* residual =
+                out.residual != nullptr ? out.residual + row * out.ldc : nullptr;
+            applyEpilogue(epilogue, out.channel0 + row, rows, out.ldc, col, col + cols,
+                          out.c + row * out.ldc, residual);
+        }
+    }
+};
+
+/// Columns per block: within kMaxColumnBlock (a depth block of packed B, kDepthBlock x columns,
+/// stays in L2 while every row block of A passes over it), split evenly into whole strips, and
+/// small enough that every thread gets a block.
+int64_t columnBlock(int64_t n) {
+    const int64_t parts =
+        std::max<int64_t>(numThreads(), (n + kMaxColumnBlock - 1) / kMaxColumnBlock);
+    const int64_t even = (n + parts - 1) / parts;
+    return std::max(kGemmCols, ((even + kGemmCols - 1) / kGemmCols) * kGemmCols);
+}
+
+/// All tiles of columns [j0, j0 + count) once their B strips are packed.
+void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float* strips, int64_t j0,
+                        int64_t count, const GemmOutput& out, const ConvEpilogue& epilogue,
+                        int64_t n) {
+    const int64_t stripCount = (count + kGemmCols - 1) / kGemmCols;
+    for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+        const int64_t depth = std::min(kDepthBlock, k - k0);
+        const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
+        for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+            const int64_t i1 = std::min(m, i0 + kRowBlock);
+            for (int64_t s = 0; s < stripCount; ++s) {
+                const float* b = strips + (s * k + k0) * kGemmCols;
+                for (int64_t row = i0; row < i1; row += kGemmRows) {
+                    const float* a = packedA + (row * k + k0 * kGemmRows);
+                    job.run(depth, a, b, row, j0 + s * kGemmCols);
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+int64_t packedWeightsSize(int64_t m, int64_t k) {
+    return ((m + kGemmRows - 1) / kGemmRows) * kGemmRows * k;
+}
+
+void packWeights(const float* a, int64_t m, int64_t k, int64_t lda, float* packed) {
+    for (int64_t row0 = 0; row0 < m; row0 += kGemmRows) {
+        float* panel = packed + row0 * k;
+        for (int64_t kk = 0; kk < k; ++kk) {
+            for (int64_t r = 0; r < kGemmRows; ++r) {
+                const int64_t row = row0 + r;
+                panel[kk * kGemmRows + r] = row < m ? a[row * lda + kk] : 0.0F;
+            }
+        }
+    }
+}
+
+int64_t packedGroupedWeightsSize(int64_t filters, int64_t depth, int64_t group) {
+    return packedWeightsSize(filters / group, depth) * group;
+}
+
+void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t group,
+                        float* packed) {
+    const int64_t rows = filters / group;
+    const int64_t panelSize = packedWeightsSize(rows, depth);
+    for (int64_t grp = 0; grp < group; ++grp) {
+        packWeights(w + grp * rows * depth, rows, depth, depth, packed + grp * panelSize);
+    }
+}
+
+void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
+                const PackColumns& packColumns, const GemmOutput& out,
+                const ConvEpilogue& epilogue) {
+    const int64_t block = columnBlock(n);
+    const int64_t blocks = (n + block - 1) / block;
+    parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+        // Reused across calls: packed B is the only per-call scratch, and fresh pages would cost
+        // page faults on every convolution.
+        thread_local std::vector<float> strips;
+        strips.resize(static_cast<size_t>(k * ((block + kGemmCols - 1) / kGemmCols) * kGemmCols));
+        for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
+            const int64_t j0 = blockIndex * block;
+            const int64_t count = std::min(block, n - j0);
+            packColumns(j0, count, strips.data());
+            columnBlockProduct(m, k, packedA, strips.data(), j0, count, out, epilogue, n);
+        }
+    });
+}
+
+} // namespace qs::runtime
