@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -14,8 +15,9 @@ namespace {
 using Packet = Eigen::internal::packet_traits<float>::type;
 constexpr int64_t kLanes = Eigen::internal::packet_traits<float>::size;
 
-/// y[i] = clamp(y[i] + bias + residual[i], lo, hi) over one row.
-void epilogueRow(float bias, const float* residual, float lo, float hi, int64_t count, float* y) {
+/// y[i] = clamp(src[i] + bias + residual[i], lo, hi) over one row (src may be y).
+void epilogueRow(const float* src, float bias, const float* residual, float lo, float hi,
+                 int64_t count, float* y) {
     using Eigen::internal::padd;
     using Eigen::internal::ploadu;
     using Eigen::internal::pmax;
@@ -27,15 +29,37 @@ void epilogueRow(float bias, const float* residual, float lo, float hi, int64_t 
     const Packet h = pset1<Packet>(hi);
     int64_t i = 0;
     for (; i + kLanes <= count; i += kLanes) {
-        Packet v = padd(ploadu<Packet>(y + i), b);
+        Packet v = padd(ploadu<Packet>(src + i), b);
         if (residual != nullptr) {
             v = padd(v, ploadu<Packet>(residual + i));
         }
         pstoreu(y + i, pmin(pmax(v, l), h));
     }
     for (; i < count; ++i) {
-        const float v = y[i] + bias + (residual != nullptr ? residual[i] : 0.0F);
+        const float v = src[i] + bias + (residual != nullptr ? residual[i] : 0.0F);
         y[i] = std::min(std::max(v, lo), hi);
+    }
+}
+
+/// Splits one input row, shifted right by `pad` zero columns, into its even and odd padded
+/// columns (stride-2 phases), two at a time so the compiler vectorises the pairs.
+void deinterleave2(const float* src, int64_t width, int64_t pad, float* even, float* odd) {
+    // Padded column pad + ix goes to phase (pad + ix) % 2 at index (pad + ix) / 2.
+    int64_t ix = 0;
+    if (pad % 2 == 1) {
+        odd[pad / 2] = src[0];
+        ix = 1;
+    }
+    float* evenOut = even + (pad + ix) / 2;
+    float* oddOut = odd + (pad + ix) / 2;
+    const int64_t pairs = (width - ix) / 2;
+    const float* in = src + ix;
+    for (int64_t k = 0; k < pairs; ++k) {
+        evenOut[k] = in[2 * k];
+        oddOut[k] = in[2 * k + 1];
+    }
+    if ((width - ix) % 2 == 1) {
+        evenOut[pairs] = src[width - 1];
     }
 }
 
@@ -80,6 +104,10 @@ struct PhasePlanes {
                 std::memcpy(phaseRow + p.pl, src, static_cast<size_t>(p.w) * sizeof(float));
                 continue;
             }
+            if (p.sw == 2) {
+                deinterleave2(src, p.w, p.pl, phaseRow, phaseRow + phaseSize());
+                continue;
+            }
             for (int64_t qx = 0; qx < p.sw; ++qx) {
                 // First input column whose padded column falls in phase qx.
                 const int64_t ix0 = (((qx - p.pl) % p.sw) + p.sw) % p.sw;
@@ -102,11 +130,27 @@ void depthwiseFlat(const float* src, const int64_t* offsets, int taps, const flo
     using Eigen::internal::pset1;
     using Eigen::internal::pstoreu;
     const int n = kTaps > 0 ? kTaps : taps;
+    // With the tap count fixed, offsets and weights live in registers instead of being reloaded
+    // after every store (the compiler cannot prove `out` does not alias them).
+    constexpr size_t kSlots = kTaps > 0 ? kTaps : 1;
+    std::array<int64_t, kSlots> localOffsets{};
+    Packet localWeights[kSlots]; // NOLINT(*-avoid-c-arrays): std::array drops Packet's alignment
+    if constexpr (kTaps > 0) {
+        for (int t = 0; t < kTaps; ++t) {
+            localOffsets[static_cast<size_t>(t)] = offsets[t];
+            localWeights[t] = pset1<Packet>(w[t]);
+        }
+    }
     int64_t f = 0;
     for (; f + kLanes <= count; f += kLanes) {
         Packet acc = pset1<Packet>(bias);
         for (int t = 0; t < n; ++t) {
-            acc = pmadd(pset1<Packet>(w[t]), ploadu<Packet>(src + offsets[t] + f), acc);
+            if constexpr (kTaps > 0) {
+                acc = pmadd(localWeights[t],
+                            ploadu<Packet>(src + localOffsets[static_cast<size_t>(t)] + f), acc);
+            } else {
+                acc = pmadd(pset1<Packet>(w[t]), ploadu<Packet>(src + offsets[t] + f), acc);
+            }
         }
         pstoreu(out + f, acc);
     }
@@ -119,13 +163,6 @@ void depthwiseFlat(const float* src, const int64_t* offsets, int taps, const flo
     }
 }
 
-/// y[ox] = clamp(acc[ox] + residual[ox], lo, hi) over one output row.
-void finishRow(const float* acc, const float* residual, float lo, float hi, int64_t count,
-               float* y) {
-    std::memcpy(y, acc, static_cast<size_t>(count) * sizeof(float));
-    epilogueRow(0.0F, residual, lo, hi, count, y);
-}
-
 } // namespace
 
 void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
@@ -133,7 +170,8 @@ void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows,
     for (int64_t r = 0; r < rows; ++r) {
         const float bias = epilogue.bias != nullptr ? epilogue.bias[channel0 + r] : 0.0F;
         const float* res = residual != nullptr ? residual + r * ld + p0 : nullptr;
-        epilogueRow(bias, res, epilogue.lo, epilogue.hi, p1 - p0, y + r * ld + p0);
+        float* row = y + r * ld + p0;
+        epilogueRow(row, bias, res, epilogue.lo, epilogue.hi, p1 - p0, row);
     }
 }
 
@@ -161,8 +199,8 @@ void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const Conv
             for (int64_t oy = 0; oy < p.oh; ++oy) {
                 const float* res =
                     epilogue.residual != nullptr ? epilogue.residual + plane + oy * p.ow : nullptr;
-                finishRow(acc.data() + oy * planes.rowLength, res, epilogue.lo, epilogue.hi, p.ow,
-                          y + plane + oy * p.ow);
+                epilogueRow(acc.data() + oy * planes.rowLength, 0.0F, res, epilogue.lo, epilogue.hi,
+                            p.ow, y + plane + oy * p.ow);
             }
         }
     });
