@@ -175,9 +175,16 @@ void packPointwise(const float* xg, int64_t rows, int64_t pixels, int64_t j0, in
         const int64_t first = j0 + s * kGemmCols;
         const int64_t cols = std::min(kGemmCols, j0 + count - first);
         float* strip = strips + s * rows * kGemmCols;
+        if (cols == kGemmCols) {
+            for (int64_t r = 0; r < rows; ++r) {
+                // Fixed length: the compiler turns this into two vector moves.
+                std::copy_n(xg + r * pixels + first, kGemmCols, strip + r * kGemmCols);
+            }
+            continue;
+        }
         for (int64_t r = 0; r < rows; ++r) {
             float* dst = strip + r * kGemmCols;
-            std::memcpy(dst, xg + r * pixels + first, static_cast<size_t>(cols) * sizeof(float));
+            std::copy_n(xg + r * pixels + first, cols, dst);
             std::fill(dst + cols, dst + kGemmCols, 0.0F);
         }
     }
@@ -293,7 +300,9 @@ void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const fl
             }
         }
     };
-    parallelFor(planes, 1, [&](int64_t begin, int64_t end) { planeRange(begin, end, false); });
+    if (dx != nullptr) {
+        parallelFor(planes, 1, [&](int64_t begin, int64_t end) { planeRange(begin, end, false); });
+    }
     if (dw != nullptr) {
         planeRange(0, planes, true);
     }
@@ -314,6 +323,29 @@ Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Te
         out[i] = (y[i] > e.lo && y[i] < e.hi) ? dy[i] : 0.0F;
     }
     return masked;
+}
+
+/// dx of a stride-1 depthwise convolution is itself one: dy correlated with the flipped kernel,
+/// padded by (k - 1) d - pad, which the direct forward kernel computes (overwriting dx). Returns
+/// false, leaving dx alone, for strides > 1 or pads beyond the kernel's reach.
+bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
+    Conv2d q = p;
+    q.h = p.oh;
+    q.w = p.ow;
+    q.oh = p.h;
+    q.ow = p.w;
+    q.pt = (p.kh - 1) * p.dh - p.pt;
+    q.pl = (p.kw - 1) * p.dw - p.pl;
+    if (p.sh != 1 || p.sw != 1 || q.pt < 0 || q.pl < 0) {
+        return false;
+    }
+    const int64_t taps = p.kh * p.kw;
+    std::vector<float> flipped(static_cast<size_t>(p.c * taps));
+    for (int64_t c = 0; c < p.c; ++c) {
+        std::reverse_copy(w + c * taps, w + (c + 1) * taps, flipped.begin() + c * taps);
+    }
+    depthwiseConv2d(q, dy, flipped.data(), ConvEpilogue{}, dx);
+    return true;
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
@@ -339,7 +371,8 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
     if (p.isDepthwise()) {
-        depthwiseBackward(p, x, w, dy, pdx, pdw);
+        const bool direct = depthwiseInputGrad(p, w, dy, pdx);
+        depthwiseBackward(p, x, w, dy, direct ? nullptr : pdx, pdw);
     } else {
         std::vector<float> col(static_cast<size_t>(rows * pixels));
         for (int64_t n = 0; n < p.n; ++n) {
@@ -425,6 +458,11 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
                     intsAttribute("strides", {1, 3}), intsAttribute("pads", {2, 3, 1, 2})},
                    {randomTensor(rng, {1, 2, 10, 40}), randomTensor(rng, {2, 1, 5, 3}),
                     randomTensor(rng, {2})},
+                   {}});
+    out.push_back({"depthwise dilation 2 stride 1 asym pads",
+                   {intAttribute("group", 2), intsAttribute("dilations", {2, 2}),
+                    intsAttribute("pads", {1, 3, 2, 0})},
+                   {randomTensor(rng, {1, 2, 7, 12}), randomTensor(rng, {2, 1, 3, 3})},
                    {}});
     out.push_back({"depthwise 9x9 (large-kernel path)",
                    {intAttribute("group", 2), intsAttribute("pads", {4, 4, 4, 4})},
