@@ -348,6 +348,49 @@ bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float*
     return true;
 }
 
+/// Adds dx (and dw when asked for) of a GEMM-based convolution: dx = col2im(W^T dy) (W^T dy
+/// straight into dx for pointwise), dw = dy im2col(x)^T.
+void gemmBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
+                  float* dw) {
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    // Reused across calls: the columns of a large layer are megabytes of fresh pages otherwise.
+    thread_local std::vector<float> col;
+    col.resize(static_cast<size_t>(rows * pixels));
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
+            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
+            const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
+            const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
+            if (dw != nullptr) {
+                im2col(p, xg, 0, pixels, col.data());
+                RowMap(dw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
+                    dyg * ConstRowMap(col.data(), rows, pixels).transpose();
+            }
+            if (p.isPointwise()) {
+                RowMap(dxg, rows, pixels).noalias() += wg.transpose() * dyg;
+            } else {
+                RowMap colGrad(col.data(), rows, pixels);
+                colGrad.noalias() = wg.transpose() * dyg;
+                col2im(p, col.data(), dxg);
+            }
+        }
+    }
+}
+
+/// db[m] = sum over images and pixels of dy[n, m, :].
+Tensor biasGrad(const Conv2d& p, const Shape& biasShape, const float* dy) {
+    Tensor db = Tensor::zeros(graph::DataType::Float, biasShape);
+    float* pdb = db.mutableData<float>();
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t m = 0; m < p.m; ++m) {
+            pdb[m] += ConstRowMap(dy + (n * p.m + m) * p.outPixels(), 1, p.outPixels()).sum();
+        }
+    }
+    return db;
+}
+
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
@@ -368,45 +411,16 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
         ctx.wantsGrad(1) ? Tensor::zeros(graph::DataType::Float, ctx.input(1).shape()) : Tensor();
     float* pdx = dx.mutableData<float>();
     float* pdw = dw.defined() ? dw.mutableData<float>() : nullptr;
-    const int64_t pixels = p.outPixels();
-    const int64_t rows = p.colRows();
     if (p.isDepthwise()) {
         const bool direct = depthwiseInputGrad(p, w, dy, pdx);
         depthwiseBackward(p, x, w, dy, direct ? nullptr : pdx, pdw);
     } else {
-        std::vector<float> col(static_cast<size_t>(rows * pixels));
-        for (int64_t n = 0; n < p.n; ++n) {
-            for (int64_t grp = 0; grp < p.group; ++grp) {
-                const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-                float* dxg = pdx + (n * p.c + grp * p.cg()) * p.h * p.w;
-                const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
-                const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-                if (pdw != nullptr) {
-                    im2col(p, xg, 0, pixels, col.data());
-                    RowMap(pdw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
-                        dyg * ConstRowMap(col.data(), rows, pixels).transpose();
-                }
-                if (p.isPointwise()) {
-                    RowMap(dxg, rows, pixels).noalias() += wg.transpose() * dyg;
-                } else {
-                    RowMap colGrad(col.data(), rows, pixels);
-                    colGrad.noalias() = wg.transpose() * dyg;
-                    col2im(p, col.data(), dxg);
-                }
-            }
-        }
+        gemmBackward(p, x, w, dy, pdx, pdw);
     }
     grads[0] = dx;
     grads[1] = dw;
     if (ctx.has(2) && ctx.wantsGrad(2)) {
-        Tensor db = Tensor::zeros(graph::DataType::Float, ctx.input(2).shape());
-        float* pdb = db.mutableData<float>();
-        for (int64_t n = 0; n < p.n; ++n) {
-            for (int64_t m = 0; m < p.m; ++m) {
-                pdb[m] += ConstRowMap(dy + (n * p.m + m) * pixels, 1, pixels).sum();
-            }
-        }
-        grads[2] = db;
+        grads[2] = biasGrad(p, ctx.input(2).shape(), dy);
     }
     return grads;
 }
