@@ -73,10 +73,22 @@ public:
 private:
     Executor() = default;
 
+    Result<void> resolveOps();
+
+    void wrapConstants();
+
+    void planLifetimes();
+
     Result<void> bindInputs(std::span<const Tensor> inputs, std::vector<Tensor>& values) const;
 
     Result<std::vector<Tensor>> runNode(const graph::Node& node, size_t step,
                                         const std::vector<Tensor>& values) const;
+
+    Result<std::vector<Tensor>> graphOutputs(const std::vector<Tensor>& values) const;
+
+    /// Back-propagates through one step; false when no gradient reached it.
+    Result<bool> backwardStep(size_t step, const ForwardTrace& trace, std::vector<Tensor>& grads,
+                              const std::vector<bool>& kept, RunStats* stats) const;
 
     /// Plans the fusions run() uses (see fusion in executor.cpp).
     void planFusions();
