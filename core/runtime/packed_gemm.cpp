@@ -31,6 +31,7 @@ struct TileStore {
     const float* residual = nullptr; ///< residual at the tile's origin, row stride ldt
     float lo = 0.0F;
     float hi = 0.0F;
+    int64_t rows = kGemmRows; ///< rows stored (the last panel of A may be partly padding)
 };
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -76,6 +77,9 @@ void microKernel(int64_t depth, const float* a, const float* b, float* tile, int
     const __m256 lower = _mm256_set1_ps(how.lo);
     const __m256 upper = _mm256_set1_ps(how.hi);
     const auto store = [&](int64_t row, __m256 lo, __m256 hi) {
+        if (row >= how.rows) {
+            return;
+        }
         float* dst = tile + row * ldt;
         if (how.accumulate) {
             lo = _mm256_add_ps(lo, _mm256_loadu_ps(dst));
@@ -116,7 +120,7 @@ void microKernel(int64_t depth, const float* a, const float* b, float* tile, int
             }
         }
     }
-    for (int64_t r = 0; r < kGemmRows; ++r) {
+    for (int64_t r = 0; r < how.rows; ++r) {
         for (int64_t c = 0; c < kGemmCols; ++c) {
             float& dst = tile[r * ldt + c];
             float v = how.accumulate ? dst + acc[r * kGemmCols + c] : acc[r * kGemmCols + c];
@@ -145,8 +149,8 @@ struct TileJob {
         const int64_t rows = std::min(kGemmRows, m - row);
         const int64_t cols = std::min(kGemmCols, n - col);
         float* c = out.c + row * out.ldc + col;
-        if (rows == kGemmRows && cols == kGemmCols) {
-            TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi};
+        if (cols == kGemmCols) {
+            TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, rows};
             if (last) {
                 how.bias = epilogue.bias != nullptr ? epilogue.bias + out.channel0 + row : nullptr;
                 how.residual =
