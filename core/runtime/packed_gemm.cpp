@@ -16,8 +16,6 @@ namespace {
 constexpr int64_t kTile = kGemmRows * kGemmCols;
 /// Depth of one pass over A and B: a 6 x 256 A panel and a 256 x 16 B strip stay in L1.
 constexpr int64_t kDepthBlock = 256;
-/// Rows of A per block (a 120 x 256 block stays in L2).
-constexpr int64_t kRowBlock = 120;
 /// Columns of B per block.
 constexpr int64_t kMaxColumnBlock = 512;
 
@@ -194,14 +192,12 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
         const int64_t depth = std::min(kDepthBlock, k - k0);
         const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
-        for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
-            const int64_t i1 = std::min(m, i0 + kRowBlock);
+        // One A panel (L1) against every strip of the block (L2): the tiles of a panel run
+        // along the same kGemmRows output rows, so stores stream into few cache lines.
+        for (int64_t row = 0; row < m; row += kGemmRows) {
+            const float* a = packedA + (row * k + k0 * kGemmRows);
             for (int64_t s = 0; s < stripCount; ++s) {
-                const float* b = strips + (s * k + k0) * kGemmCols;
-                for (int64_t row = i0; row < i1; row += kGemmRows) {
-                    const float* a = packedA + (row * k + k0 * kGemmRows);
-                    job.run(depth, a, b, row, j0 + s * kGemmCols);
-                }
+                job.run(depth, a, strips + (s * k + k0) * kGemmCols, row, j0 + s * kGemmCols);
             }
         }
     }
