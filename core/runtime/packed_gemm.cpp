@@ -34,8 +34,8 @@ struct TileStore {
 
 #if defined(__AVX2__) && defined(__FMA__)
 /// tile (6 x 16, row stride ldt) (+)= a (depth x 6, packed) * b (depth x 16, packed).
-void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
-                 const TileStore& how) {
+inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
+                        const TileStore& how) {
     __m256 c00 = _mm256_setzero_ps();
     __m256 c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps();
@@ -108,8 +108,8 @@ void microKernel(int64_t depth, const float* a, const float* b, float* tile, int
 }
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
-void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
-                 const TileStore& how) {
+inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
+                        const TileStore& how) {
     float acc[kTile] = {};
     for (int64_t k = 0; k < depth; ++k) {
         for (int64_t r = 0; r < kGemmRows; ++r) {
@@ -133,8 +133,8 @@ void microKernel(int64_t depth, const float* a, const float* b, float* tile, int
 }
 #endif
 
-/// One 6 x 16 output tile at (row, col) of C for depth block [k0, k0 + depth): full tiles run
-/// in place, edge tiles through a scratch tile; the last depth block applies the epilogue.
+/// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
+/// through a scratch tile; the last depth block applies the epilogue.
 struct TileJob {
     const GemmOutput& out;
     const ConvEpilogue& epilogue;
@@ -143,20 +143,33 @@ struct TileJob {
     bool first;
     bool last;
 
-    void run(int64_t depth, const float* a, const float* b, int64_t row, int64_t col) const {
+    /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
+    /// column col0: full-width tiles in place, a narrower last one through a scratch tile.
+    void runPanel(int64_t depth, const float* a, const float* b, int64_t stripStride,
+                  int64_t strips, int64_t row, int64_t col0) const {
         const int64_t rows = std::min(kGemmRows, m - row);
-        const int64_t cols = std::min(kGemmCols, n - col);
-        float* c = out.c + row * out.ldc + col;
-        if (cols == kGemmCols) {
-            TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, rows};
-            if (last) {
-                how.bias = epilogue.bias != nullptr ? epilogue.bias + out.channel0 + row : nullptr;
-                how.residual =
-                    out.residual != nullptr ? out.residual + row * out.ldc + col : nullptr;
-            }
-            microKernel(depth, a, b, c, out.ldc, how);
-            return;
+        TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, rows};
+        if (last && epilogue.bias != nullptr) {
+            how.bias = epilogue.bias + out.channel0 + row;
         }
+        float* c = out.c + row * out.ldc;
+        for (int64_t s = 0; s < strips; ++s) {
+            const int64_t col = col0 + s * kGemmCols;
+            if (n - col < kGemmCols) {
+                runEdge(depth, a, b + s * stripStride, row, col);
+                continue;
+            }
+            if (last && out.residual != nullptr) {
+                how.residual = out.residual + row * out.ldc + col;
+            }
+            microKernel(depth, a, b + s * stripStride, c + col, out.ldc, how);
+        }
+    }
+
+    void runEdge(int64_t depth, const float* a, const float* b, int64_t row, int64_t col) const {
+        const int64_t rows = std::min(kGemmRows, m - row);
+        const int64_t cols = n - col;
+        float* c = out.c + row * out.ldc + col;
         float scratch[kTile];
         microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
         for (int64_t r = 0; r < rows; ++r) {
@@ -196,9 +209,7 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         // along the same kGemmRows output rows, so stores stream into few cache lines.
         for (int64_t row = 0; row < m; row += kGemmRows) {
             const float* a = packedA + (row * k + k0 * kGemmRows);
-            for (int64_t s = 0; s < stripCount; ++s) {
-                job.run(depth, a, strips + (s * k + k0) * kGemmCols, row, j0 + s * kGemmCols);
-            }
+            job.runPanel(depth, a, strips + k0 * kGemmCols, k * kGemmCols, stripCount, row, j0);
         }
     }
 }
