@@ -27,34 +27,53 @@ struct TapRow {
 };
 
 /// Copies output columns [ox, ox + count) of one im2col row (input row `src`, column offset
-/// `off`; nullptr: the row lies in the padding) to `dst`.
+/// `off`; nullptr: the row lies in the padding) to `dst`: zeros, the in-image span, zeros.
 void copyRun(const Conv2d& p, const float* src, int64_t off, int64_t ox, int64_t count,
              float* dst) {
     if (src == nullptr) {
         std::fill(dst, dst + count, 0.0F);
         return;
     }
-    for (int64_t t = 0; t < count; ++t) {
-        const int64_t ix = (ox + t) * p.sw + off;
-        dst[t] = (ix >= 0 && ix < p.w) ? src[ix] : 0.0F;
+    // Output column ox + t reads input column start + t sw; [t0, t1) lies inside the image.
+    const int64_t start = ox * p.sw + off;
+    const int64_t t0 = std::min(count, start >= 0 ? 0 : (-start + p.sw - 1) / p.sw);
+    const int64_t t1 =
+        std::max(t0, std::min(count, start >= p.w ? 0 : (p.w - start + p.sw - 1) / p.sw));
+    std::fill(dst, dst + t0, 0.0F);
+    if (p.sw == 1) {
+        std::copy(src + start + t0, src + start + t1, dst + t0);
+    } else {
+        for (int64_t t = t0; t < t1; ++t) {
+            dst[t] = src[start + t * p.sw];
+        }
     }
+    std::fill(dst + t1, dst + count, 0.0F);
 }
 
-/// Calls fn(q, count, src) for runs [q, q + count) of columns [p0, p1) of im2col row `tap`, each
-/// within one output row and no longer than `maxRun` (strip boundaries at multiples of maxRun
-/// counted from p0).
+/// Calls fn(q, ox, count, src) for runs [q, q + count) of columns [p0, p1) of im2col row `tap`,
+/// each within one output row (starting at output column ox) and no longer than `maxRun`
+/// (strip boundaries at multiples of maxRun counted from p0). Walks positions incrementally:
+/// runs are short, and a division per run would cost as much as the copy.
 template <typename Fn>
 void forEachRun(const Conv2d& p, const float* x, const TapRow& tap, int64_t p0, int64_t p1,
                 int64_t maxRun, Fn fn) {
-    int64_t q = p0;
-    while (q < p1) {
-        const int64_t oy = q / p.ow;
-        const int64_t ox = q % p.ow;
-        const int64_t toStripEnd = maxRun - (q - p0) % maxRun;
-        const int64_t count = std::min({p.ow - ox, toStripEnd, p1 - q});
-        const int64_t in = tap.inputRow(p, oy);
+    int64_t oy = p0 / p.ow;
+    int64_t ox = p0 % p.ow;
+    int64_t inStrip = 0;
+    int64_t in = tap.inputRow(p, oy);
+    for (int64_t q = p0; q < p1;) {
+        const int64_t count = std::min({p.ow - ox, maxRun - inStrip, p1 - q});
         fn(q, ox, count, in >= 0 ? x + in : nullptr);
         q += count;
+        ox += count;
+        inStrip += count;
+        if (inStrip == maxRun) {
+            inStrip = 0;
+        }
+        if (ox == p.ow) {
+            ox = 0;
+            in = tap.inputRow(p, ++oy);
+        }
     }
 }
 
