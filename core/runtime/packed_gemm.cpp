@@ -202,8 +202,11 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
                         int64_t count, const GemmOutput& out, const ConvEpilogue& epilogue,
                         int64_t n) {
     const int64_t stripCount = (count + kGemmCols - 1) / kGemmCols;
-    for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
-        const int64_t depth = std::min(kDepthBlock, k - k0);
+    // Equal depth blocks: a short last block would reload and store C for little work.
+    const int64_t blocks = (k + kDepthBlock - 1) / kDepthBlock;
+    const int64_t step = (k + blocks - 1) / blocks;
+    for (int64_t k0 = 0; k0 < k; k0 += step) {
+        const int64_t depth = std::min(step, k - k0);
         const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
         // One A panel (L1) against every strip of the block (L2): the tiles of a panel run
         // along the same kGemmRows output rows, so stores stream into few cache lines.
