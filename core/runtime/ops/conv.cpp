@@ -180,23 +180,21 @@ Conv2d as2d(const ConvShape& s) {
 }
 
 /// B strips for a pointwise convolution: rows of x (channels) over output pixels, no im2col.
+/// Row by row, so the reads stream along each channel and the writes stay in the L2-sized block.
 void packPointwise(const float* xg, int64_t rows, int64_t pixels, int64_t j0, int64_t count,
                    float* strips) {
-    for (int64_t s = 0; s * kGemmCols < count; ++s) {
-        const int64_t first = j0 + s * kGemmCols;
-        const int64_t cols = std::min(kGemmCols, j0 + count - first);
-        float* strip = strips + s * rows * kGemmCols;
-        if (cols == kGemmCols) {
-            for (int64_t r = 0; r < rows; ++r) {
-                // Fixed length: the compiler turns this into two vector moves.
-                std::copy_n(xg + r * pixels + first, kGemmCols, strip + r * kGemmCols);
-            }
-            continue;
+    const int64_t full = count / kGemmCols;
+    const int64_t tail = count % kGemmCols;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* src = xg + r * pixels + j0;
+        for (int64_t s = 0; s < full; ++s) {
+            // Fixed length: the compiler turns this into two vector moves.
+            std::copy_n(src + s * kGemmCols, kGemmCols, strips + (s * rows + r) * kGemmCols);
         }
-        for (int64_t r = 0; r < rows; ++r) {
-            float* dst = strip + r * kGemmCols;
-            std::copy_n(xg + r * pixels + first, cols, dst);
-            std::fill(dst + cols, dst + kGemmCols, 0.0F);
+        if (tail != 0) {
+            float* dst = strips + (full * rows + r) * kGemmCols;
+            std::copy_n(src + full * kGemmCols, tail, dst);
+            std::fill(dst + tail, dst + kGemmCols, 0.0F);
         }
     }
 }
