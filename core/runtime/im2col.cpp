@@ -36,18 +36,35 @@ void copyRun(const Conv2d& p, const float* src, int64_t off, int64_t ox, int64_t
     }
     // Output column ox + t reads input column start + t sw; [t0, t1) lies inside the image.
     const int64_t start = ox * p.sw + off;
-    const int64_t t0 = std::min(count, start >= 0 ? 0 : (-start + p.sw - 1) / p.sw);
-    const int64_t t1 =
-        std::max(t0, std::min(count, start >= p.w ? 0 : (p.w - start + p.sw - 1) / p.sw));
-    std::fill(dst, dst + t0, 0.0F);
+    // Ceiling division by the stride, without a divide for stride 1 (this runs per strip).
+    const auto steps = [&p](int64_t distance) {
+        return p.sw == 1 ? distance : (distance + p.sw - 1) / p.sw;
+    };
+    const int64_t t0 = std::min(count, start >= 0 ? 0 : steps(-start));
+    const int64_t t1 = std::max(t0, std::min(count, start >= p.w ? 0 : steps(p.w - start)));
+    if (p.sw == 1 && t0 == 0 && t1 == kStripWidth) {
+        // The common case, a whole strip inside the image: a fixed-length copy.
+        std::copy_n(src + start, kStripWidth, dst);
+        return;
+    }
+    for (int64_t t = 0; t < t0; ++t) {
+        dst[t] = 0.0F;
+    }
+    // Plain loops, not std::copy/fill: runs are short, and a library call per run costs more
+    // than the copy.
     if (p.sw == 1) {
-        std::copy(src + start + t0, src + start + t1, dst + t0);
+        const float* in = src + start;
+        for (int64_t t = t0; t < t1; ++t) {
+            dst[t] = in[t];
+        }
     } else {
         for (int64_t t = t0; t < t1; ++t) {
             dst[t] = src[start + t * p.sw];
         }
     }
-    std::fill(dst + t1, dst + count, 0.0F);
+    for (int64_t t = t1; t < count; ++t) {
+        dst[t] = 0.0F;
+    }
 }
 
 /// Calls fn(q, ox, count, src) for runs [q, q + count) of columns [p0, p1) of im2col row `tap`,
