@@ -1,6 +1,7 @@
 // im2col / col2im for 1-D and 2-D convolutions (a 1-D input has height 1): the layout
-// transforms that turn Conv into a GEMM (Conv forward, ConvTranspose backward) and col2im back
-// (Conv backward, ConvTranspose forward).
+// transforms that turn Conv into a GEMM (Conv forward through im2colStrips, which writes the
+// packed GEMM's B strips directly; ConvTranspose backward) and col2im back (Conv backward,
+// ConvTranspose forward).
 #pragma once
 
 #include <algorithm>

@@ -1,11 +1,14 @@
 // Conv (ONNX since 1, auto_pad/dilations/group as in opset 11): N-d convolution with groups,
 //   y[n, m, o] = b[m] + sum_{c in group(m)} sum_k x[n, c, o * s + k * d - pad_begin] * w[m, c, k].
-// Fast kernel (1-D and 2-D): im2col + Eigen GEMM per group (1x1/stride-1 convolutions skip
-// im2col), a direct kernel for depthwise convolutions; the reference is the plain N-d sum above.
+// Fast kernel (1-D and 2-D): a packed GEMM per group (packed_gemm.h) whose B strips are im2col
+// columns written straight from the image (a plain copy for pointwise convolutions), and a direct
+// kernel for depthwise convolutions (conv_kernels.h); the reference is the plain N-d sum above.
 // The executor may fuse a following Relu/Clip and a residual Add into its private copy of the
-// node (conv_kernels.h): y = clamp(conv + residual, qs_fused_min, qs_fused_max), residual =
-// input 3. VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (the same GEMMs, transposed); with
-// a fused activation dy is first zeroed where the output sits on a clamp bound.
+// node: y = clamp(conv + residual, qs_fused_min, qs_fused_max), residual = input 3; it also passes
+// the weights packed once, at creation, as input 4.
+// VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (Eigen GEMMs); stride-1 depthwise dx is
+// the direct kernel with the flipped filter. With a fused activation dy is first zeroed where the
+// output sits on a clamp bound.
 
 #include "core/runtime/conv_geometry.h"
 #include "core/runtime/conv_kernels.h"
