@@ -341,18 +341,37 @@ void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const fl
     }
 }
 
-/// dx of a stride-1 depthwise convolution is itself one: dy correlated with the flipped kernel,
-/// padded by (k - 1) d - pad, which the direct forward kernel computes (overwriting dx). Returns
-/// false, leaving dx alone, for strides > 1 or pads beyond the kernel's reach.
+/// dy spread out by the strides (zeros between the samples): the input of the stride-1
+/// convolution that gives dx of a strided one.
+std::vector<float> spreadByStrides(const Conv2d& p, const float* dy, int64_t height,
+                                   int64_t width) {
+    std::vector<float> spread(static_cast<size_t>(p.n * p.c * height * width), 0.0F);
+    for (int64_t plane = 0; plane < p.n * p.c; ++plane) {
+        const float* src = dy + plane * p.outPixels();
+        float* dst = spread.data() + plane * height * width;
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+            for (int64_t ox = 0; ox < p.ow; ++ox) {
+                dst[oy * p.sh * width + ox * p.sw] = src[oy * p.ow + ox];
+            }
+        }
+    }
+    return spread;
+}
+
+/// dx of a depthwise convolution is itself one: dy (spread by the strides) correlated with the
+/// flipped kernel, padded by (k - 1) d - pad, which the direct forward kernel computes
+/// (overwriting dx). Returns false, leaving dx alone, for pads beyond the kernel's reach.
 bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
     Conv2d q = p;
-    q.h = p.oh;
-    q.w = p.ow;
+    q.h = (p.oh - 1) * p.sh + 1;
+    q.w = (p.ow - 1) * p.sw + 1;
+    q.sh = 1;
+    q.sw = 1;
     q.oh = p.h;
     q.ow = p.w;
     q.pt = (p.kh - 1) * p.dh - p.pt;
     q.pl = (p.kw - 1) * p.dw - p.pl;
-    if (p.sh != 1 || p.sw != 1 || q.pt < 0 || q.pl < 0) {
+    if (q.pt < 0 || q.pl < 0) {
         return false;
     }
     const int64_t taps = p.kh * p.kw;
@@ -360,7 +379,12 @@ bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float*
     for (int64_t c = 0; c < p.c; ++c) {
         std::reverse_copy(w + c * taps, w + (c + 1) * taps, flipped.begin() + c * taps);
     }
-    depthwiseConv2d(q, dy, flipped.data(), ConvEpilogue{}, dx);
+    if (p.sh == 1 && p.sw == 1) {
+        depthwiseConv2d(q, dy, flipped.data(), ConvEpilogue{}, dx);
+        return true;
+    }
+    const std::vector<float> spread = spreadByStrides(p, dy, q.h, q.w);
+    depthwiseConv2d(q, spread.data(), flipped.data(), ConvEpilogue{}, dx);
     return true;
 }
 
