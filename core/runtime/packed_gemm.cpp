@@ -18,6 +18,8 @@ constexpr int64_t kTile = kGemmRows * kGemmCols;
 constexpr int64_t kDepthBlock = 256;
 /// Columns of B per block.
 constexpr int64_t kMaxColumnBlock = 512;
+/// Depth blocks of B up to this size run panel by panel, larger ones strip by strip.
+constexpr int64_t kPanelOuterBytes = int64_t{256} << 10;
 
 /// What the micro-kernel does when it stores a tile: add what the tile already holds (a later
 /// depth block), and on the last depth block apply the epilogue (bias of the tile's rows,
@@ -208,11 +210,24 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     for (int64_t k0 = 0; k0 < k; k0 += step) {
         const int64_t depth = std::min(step, k - k0);
         const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
-        // One A panel (L1) against every strip of the block (L2): the tiles of a panel run
-        // along the same kGemmRows output rows, so stores stream into few cache lines.
-        for (int64_t row = 0; row < m; row += kGemmRows) {
-            const float* a = packedA + (row * k + k0 * kGemmRows);
-            job.runPanel(depth, a, strips + k0 * kGemmCols, k * kGemmCols, stripCount, row, j0);
+        const float* b = strips + k0 * kGemmCols;
+        const int64_t stripStride = k * kGemmCols;
+        if (depth * count * static_cast<int64_t>(sizeof(float)) <= kPanelOuterBytes) {
+            // Shallow: one A panel (L1) against every strip of the block (L2); the tiles of a
+            // panel run along the same rows of C, so its stores stream into few cache lines.
+            for (int64_t row = 0; row < m; row += kGemmRows) {
+                const float* a = packedA + (row * k + k0 * kGemmRows);
+                job.runPanel(depth, a, b, stripStride, stripCount, row, j0);
+            }
+            continue;
+        }
+        // Deep: one B strip (L1) against every A panel (L2), as in BLIS.
+        for (int64_t s = 0; s < stripCount; ++s) {
+            for (int64_t row = 0; row < m; row += kGemmRows) {
+                const float* a = packedA + (row * k + k0 * kGemmRows);
+                job.runPanel(depth, a, b + s * stripStride, stripStride, 1, row,
+                             j0 + s * kGemmCols);
+            }
         }
     }
 }
