@@ -571,11 +571,11 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {intsAttribute("pads", {1, 1})},
          {randomTensor(rng, {2, 2, 7}), randomTensor(rng, {3, 2, 3})},
          {}},
-        // Depth 576 in three blocks, 144 columns: a B block over 256 KiB takes the GEMM's
-        // strip-by-strip order, and later depth blocks accumulate into C.
+        // Depth 576 in three blocks of 192, 784 columns in blocks of 400: a B block over 256 KiB
+        // takes the GEMM's strip-by-strip order, and later depth blocks accumulate into C.
         {"deep GEMM",
          {intsAttribute("pads", {1, 1, 1, 1})},
-         {randomTensor(rng, {1, 64, 12, 12}), randomTensor(rng, {8, 64, 3, 3}, -0.1F, 0.1F),
+         {randomTensor(rng, {1, 64, 28, 28}), randomTensor(rng, {8, 64, 3, 3}, -0.1F, 0.1F),
           randomTensor(rng, {8})},
          {}},
     };
