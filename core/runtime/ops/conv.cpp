@@ -591,7 +591,7 @@ std::vector<OpSample> samples(std::mt19937& rng) {
     out.push_back(fusedSample(rng, "fused residual + clip, depthwise stride 2",
                               {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
                                intsAttribute("strides", {2, 2})},
-                              {randomTensor(rng, {1, 3, 9, 21}), randomTensor(rng, {3, 1, 3, 3}),
+                              {randomTensor(rng, {1, 3, 9, 41}), randomTensor(rng, {3, 1, 3, 3}),
                                randomTensor(rng, {3})}));
     return out;
 }
