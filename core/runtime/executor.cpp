@@ -1,10 +1,15 @@
 #include "core/runtime/executor.h"
 
+#include "core/runtime/conv_kernels.h"
+#include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/processor_support.h"
 #include "core/runtime/type_dispatch.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 namespace qs::runtime {
@@ -71,6 +76,121 @@ Tensor toCompute(const Tensor& tensor, bool fp16) {
     return tensor;
 }
 
+Result<void> reportProgress(Progress* progress, size_t step, size_t steps,
+                            const std::string& name) {
+    if (progress == nullptr) {
+        return success();
+    }
+    if (progress->isCancelled()) {
+        return Error(Errc::Cancelled, "cancelled");
+    }
+    progress->report(static_cast<double>(step) / static_cast<double>(steps), name);
+    return success();
+}
+
+void storeOutputs(const graph::Node& node, std::vector<Tensor>& outputs,
+                  std::vector<Tensor>& values, LiveBytes& live) {
+    for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+        if (node.outputs[i].valid()) {
+            values[node.outputs[i].index()] = std::move(outputs[i]);
+            live.add(values[node.outputs[i].index()]);
+        }
+    }
+}
+
+/// Adds a VJP's input gradients into the running gradients of non-initializer inputs.
+void accumulateInputGrads(const graph::Graph& g, const graph::Node& node,
+                          const std::vector<Tensor>& inputGrads, std::vector<Tensor>& grads) {
+    for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size(); ++i) {
+        const ValueId in = node.inputs[i];
+        if (!in.valid() || !inputGrads[i].defined() || g.value(in).isInitializer()) {
+            continue;
+        }
+        Tensor& slot = grads[in.index()];
+        slot = slot.defined() ? addTensors(slot, inputGrads[i]) : inputGrads[i];
+    }
+}
+
+/// The only consumer of `id`, when it has exactly one and is no graph output.
+const graph::Node* soleConsumer(const graph::Graph& g, ValueId id) {
+    const graph::Value& value = g.value(id);
+    const auto& outputs = g.outputs();
+    if (value.consumers.size() != 1 ||
+        std::find(outputs.begin(), outputs.end(), id) != outputs.end()) {
+        return nullptr;
+    }
+    return &g.node(value.consumers[0].node);
+}
+
+/// A scalar float initializer feeding input `port` of `node` (Clip bounds).
+std::optional<float> constantScalar(const graph::Graph& g, const graph::Node& node, size_t port) {
+    if (port >= node.inputs.size() || !node.inputs[port].valid()) {
+        return std::nullopt;
+    }
+    const graph::Value& value = g.value(node.inputs[port]);
+    if (!value.isInitializer() || value.initializer->dtype() != DataType::Float) {
+        return std::nullopt;
+    }
+    const Tensor tensor = Tensor::wrap(value.initializer);
+    if (tensor.numElements() != 1) {
+        return std::nullopt;
+    }
+    return tensor.data<float>()[0];
+}
+
+/// Clamp bounds of a Relu or a Clip whose bounds are constants.
+std::optional<std::pair<float, float>> activationBounds(const graph::Graph& g,
+                                                        const graph::Node& node) {
+    if (!node.isDefaultDomain()) {
+        return std::nullopt;
+    }
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (node.opType == "Relu") {
+        return std::pair{0.0F, kInf};
+    }
+    if (node.opType != "Clip") {
+        return std::nullopt;
+    }
+    float lo = node.floatAttr("min", -kInf);
+    float hi = node.floatAttr("max", kInf);
+    for (size_t port = 1; port < node.inputs.size(); ++port) {
+        if (!node.inputs[port].valid()) {
+            continue;
+        }
+        const std::optional<float> bound = constantScalar(g, node, port);
+        if (!bound) {
+            return std::nullopt;
+        }
+        (port == 1 ? lo : hi) = *bound;
+    }
+    return std::pair{lo, hi};
+}
+
+/// Shapes the graph proves equal: known rank, every dim a number or a named symbol.
+bool provablySameShape(const graph::TensorShape& a, const graph::TensorShape& b) {
+    if (!a.rankKnown || !(a == b)) {
+        return false;
+    }
+    return std::all_of(a.dims.begin(), a.dims.end(),
+                       [](const graph::Dim& d) { return d.isKnown() || !d.symbol.empty(); });
+}
+
+/// The other operand r of `add` = Add(value, r), when the graph proves r, value and the sum
+/// share one shape (no broadcasting to undo); invalid otherwise.
+ValueId residualOf(const graph::Graph& g, const graph::Node& add, ValueId value) {
+    if (add.opType != "Add" || !add.isDefaultDomain() || add.inputs.size() != 2 ||
+        add.inputs[0] == add.inputs[1]) {
+        return ValueId();
+    }
+    const ValueId residual = add.inputs[0] == value ? add.inputs[1] : add.inputs[0];
+    const graph::TensorShape& shape = g.value(value).shape;
+    if (!provablySameShape(g.value(residual).shape, shape) ||
+        !provablySameShape(g.value(add.outputs[0]).shape, shape)) {
+        return ValueId();
+    }
+    return residual;
+}
+
 } // namespace
 
 Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
@@ -78,14 +198,25 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     Executor exec;
     exec.m_options = options;
     exec.m_graph = std::move(graph);
-    const graph::Graph& g = exec.m_graph;
-    exec.m_opset = g.opsetVersion();
+    exec.m_opset = exec.m_graph.opsetVersion();
     if (exec.m_opset <= 0) {
         exec.m_opset = 21;
     }
-    QS_ASSIGN_OR_RETURN(exec.m_order, g.topologicalOrder());
-    for (const NodeId id : exec.m_order) {
-        const graph::Node& node = g.node(id);
+    QS_ASSIGN_OR_RETURN(exec.m_order, exec.m_graph.topologicalOrder());
+    QS_TRY(exec.resolveOps());
+    exec.wrapConstants();
+    for (const ValueId id : exec.m_graph.runtimeInputs()) {
+        exec.m_inputIds.push_back(id);
+    }
+    exec.planLifetimes();
+    exec.planFusions();
+    exec.prepackWeights();
+    return exec;
+}
+
+Result<void> Executor::resolveOps() {
+    for (const NodeId id : m_order) {
+        const graph::Node& node = m_graph.node(id);
         const OpDef* def = findOp(node.opType, node.domain);
         if (def == nullptr) {
             std::string op = node.isDefaultDomain() ? node.opType : node.domain + "." + node.opType;
@@ -98,56 +229,151 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
                                                  std::to_string(def->minInputs) + " to " +
                                                  std::to_string(def->maxInputs));
         }
-        exec.m_ops.push_back(def);
+        m_ops.push_back(def);
     }
-    exec.m_constants.resize(g.numValues());
-    for (const ValueId id : g.valueIds()) {
-        const graph::Value& value = g.value(id);
-        if (value.isInitializer()) {
-            const graph::DataType dtype = value.initializer->dtype();
-            // int4/uint4 are unpacked into int8/uint8 by Tensor::wrap.
-            const bool subByte = dtype == graph::DataType::Int4 || dtype == graph::DataType::UInt4;
-            if (!isDispatchable(dtype) && !subByte) {
-                continue; // strings and exotic types: only an op that reads them would fail
-            }
-            exec.m_constants[id.index()] = toStorage(Tensor::wrap(value.initializer), options.fp16);
+    return success();
+}
+
+void Executor::wrapConstants() {
+    m_constants.resize(m_graph.numValues());
+    for (const ValueId id : m_graph.valueIds()) {
+        const graph::Value& value = m_graph.value(id);
+        if (!value.isInitializer()) {
+            continue;
+        }
+        // int4/uint4 are unpacked into int8/uint8 by Tensor::wrap. Strings and exotic types stay
+        // unwrapped: only an op that reads them would fail.
+        const graph::DataType dtype = value.initializer->dtype();
+        const bool subByte = dtype == graph::DataType::Int4 || dtype == graph::DataType::UInt4;
+        if (isDispatchable(dtype) || subByte) {
+            m_constants[id.index()] = toStorage(Tensor::wrap(value.initializer), m_options.fp16);
         }
     }
-    for (const ValueId id : g.runtimeInputs()) {
-        exec.m_inputIds.push_back(id);
-    }
-    // Lifetime plan: a value dies after the last step that reads it, unless it is a graph output.
+}
+
+// Lifetime plan: a value dies after the last step that reads it, unless it is a graph output.
+void Executor::planLifetimes() {
+    const graph::Graph& g = m_graph;
     std::vector<int64_t> lastUse(g.numValues(), -1);
-    for (size_t step = 0; step < exec.m_order.size(); ++step) {
-        const graph::Node& node = g.node(exec.m_order[step]);
+    const auto use = [&](ValueId id, size_t step) {
+        lastUse[id.index()] = std::max(lastUse[id.index()], static_cast<int64_t>(step));
+    };
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        const graph::Node& node = g.node(m_order[step]);
         for (const ValueId in : node.inputs) {
             if (in.valid()) {
-                lastUse[in.index()] = static_cast<int64_t>(step);
+                use(in, step);
             }
         }
         for (const ValueId in : node.implicitInputs) {
-            lastUse[in.index()] = static_cast<int64_t>(step);
+            use(in, step);
         }
         // An output nobody reads dies right after its producer.
         for (const ValueId out : node.outputs) {
-            if (out.valid() && lastUse[out.index()] < static_cast<int64_t>(step)) {
-                lastUse[out.index()] = static_cast<int64_t>(step);
+            if (out.valid()) {
+                use(out, step);
             }
         }
     }
     for (const ValueId out : g.outputs()) {
         lastUse[out.index()] = std::numeric_limits<int64_t>::max();
     }
-    exec.m_frees.resize(exec.m_order.size());
+    m_frees.resize(m_order.size());
     for (size_t index = 0; index < lastUse.size(); ++index) {
         const int64_t step = lastUse[index];
-        if (step >= 0 && step < static_cast<int64_t>(exec.m_order.size()) &&
-            !g.value(ValueId(static_cast<uint32_t>(index))).isInitializer()) {
-            exec.m_frees[static_cast<size_t>(step)].push_back(
-                ValueId(static_cast<uint32_t>(index)));
+        const ValueId id(static_cast<uint32_t>(index));
+        if (step >= 0 && step < static_cast<int64_t>(m_order.size()) &&
+            !g.value(id).isInitializer()) {
+            m_frees[static_cast<size_t>(step)].push_back(id);
         }
     }
-    return exec;
+}
+
+// Weights of Conv steps that run as a GEMM (not depthwise) are packed into the GEMM's panel
+// layout here, once, and reach the kernel as input 4; in fp16 mode the kernel must see the
+// rounded weights, so it packs them itself.
+void Executor::prepackWeights() {
+    m_packedWeights.assign(m_order.size(), Tensor());
+    if (m_options.fp16) {
+        return;
+    }
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        const graph::Node& node = m_graph.node(m_order[step]);
+        if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
+            !node.inputs[1].valid()) {
+            continue;
+        }
+        const Tensor& w = m_constants[node.inputs[1].index()];
+        const int64_t group = node.intAttr("group", 1);
+        if (!w.defined() || w.dtype() != DataType::Float || w.rank() < 3 || w.rank() > 4 ||
+            group <= 0 || w.dim(0) % group != 0 || (w.dim(1) == 1 && w.dim(0) == group)) {
+            continue;
+        }
+        const int64_t depth = w.numElements() / w.dim(0);
+        Tensor packed = allocateFloat({packedGroupedWeightsSize(w.dim(0), depth, group)});
+        packGroupedWeights(w.data<float>(), w.dim(0), depth, group, packed.mutableData<float>());
+        m_packedWeights[step] = std::move(packed);
+    }
+}
+
+// Fusion: Conv -> [Add(conv, r)] -> [Relu | Clip with constant bounds] runs as one Conv whose
+// epilogue adds r and clamps (conv_kernels.h). Each fused value must feed only the next node of
+// the chain and be no graph output; r must be computed before the Conv runs and have the Conv
+// output's shape (proved from the graph's shapes; the kernel checks it again). Values freed by the
+// skipped steps are still freed there, so the lifetime plan stays valid.
+void Executor::planFusions() {
+    const graph::Graph& g = m_graph;
+    m_fusedNodeOf.assign(m_order.size(), -1);
+    m_fusedAway.assign(m_order.size(), false);
+    std::vector<int64_t> stepOf(g.numNodes(), -1);
+    std::vector<int64_t> producedAt(g.numValues(), -1); // -1: graph input or initializer
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        stepOf[m_order[step].index()] = static_cast<int64_t>(step);
+        for (const ValueId out : g.node(m_order[step]).outputs) {
+            if (out.valid()) {
+                producedAt[out.index()] = static_cast<int64_t>(step);
+            }
+        }
+    }
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        const graph::Node& conv = g.node(m_order[step]);
+        if (conv.opType != "Conv" || !conv.isDefaultDomain() || conv.outputs.empty()) {
+            continue;
+        }
+        graph::Node fused = conv;
+        ValueId last = conv.outputs[0];
+        std::vector<NodeId> absorbed;
+        const graph::Node* next = soleConsumer(g, last);
+        const ValueId residual = next != nullptr ? residualOf(g, *next, last) : ValueId();
+        if (residual.valid() && producedAt[residual.index()] < static_cast<int64_t>(step)) {
+            fused.inputs.resize(3);
+            fused.inputs.push_back(residual);
+            absorbed.push_back(g.value(last).consumers[0].node);
+            last = next->outputs[0];
+            next = soleConsumer(g, last);
+        }
+        const auto bounds = next != nullptr ? activationBounds(g, *next) : std::nullopt;
+        if (bounds) {
+            fused.attributes.push_back(floatAttribute(std::string(kFusedMinAttr), bounds->first));
+            fused.attributes.push_back(floatAttribute(std::string(kFusedMaxAttr), bounds->second));
+            absorbed.push_back(g.value(last).consumers[0].node);
+            last = next->outputs[0];
+        }
+        if (absorbed.empty()) {
+            continue;
+        }
+        fused.outputs = {last};
+        m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
+        m_fusedNodes.push_back(std::move(fused));
+        for (const NodeId id : absorbed) {
+            m_fusedAway[static_cast<size_t>(stepOf[id.index()])] = true;
+        }
+    }
+}
+
+const graph::Node* Executor::fusedNode(size_t step) const {
+    const int index = m_fusedNodeOf[step];
+    return index < 0 ? nullptr : &m_fusedNodes[static_cast<size_t>(index)];
 }
 
 Result<void> Executor::bindInputs(std::span<const Tensor> inputs,
@@ -183,9 +409,8 @@ Result<void> Executor::bindInputs(std::span<const Tensor> inputs,
     return success();
 }
 
-Result<std::vector<Tensor>> Executor::runNode(size_t step,
+Result<std::vector<Tensor>> Executor::runNode(const graph::Node& node, size_t step,
                                               const std::vector<Tensor>& values) const {
-    const graph::Node& node = m_graph.node(m_order[step]);
     std::vector<Tensor> inputs;
     inputs.reserve(node.inputs.size());
     for (const ValueId in : node.inputs) {
@@ -200,6 +425,10 @@ Result<std::vector<Tensor>> Executor::runNode(size_t step,
                 .context(node.opType + " node '" + node.name + "'");
         }
         inputs.push_back(toCompute(tensor, m_options.fp16));
+    }
+    if (m_packedWeights[step].defined()) {
+        inputs.resize(4);
+        inputs.push_back(m_packedWeights[step]);
     }
     const OpContext ctx{node, inputs, m_opset};
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, m_ops[step]->forward(ctx));
@@ -219,6 +448,18 @@ Result<std::vector<Tensor>> Executor::runNode(size_t step,
     return outputs;
 }
 
+Result<std::vector<Tensor>> Executor::graphOutputs(const std::vector<Tensor>& values) const {
+    std::vector<Tensor> results;
+    for (const ValueId out : m_graph.outputs()) {
+        if (!values[out.index()].defined()) {
+            return Error(Errc::InvalidModel,
+                         "graph output '" + m_graph.value(out).name + "' is never computed");
+        }
+        results.push_back(toCompute(values[out.index()], m_options.fp16));
+    }
+    return results;
+}
+
 Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunStats* stats,
                                           Progress* progress) const {
     const auto start = std::chrono::steady_clock::now();
@@ -228,40 +469,30 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
     for (const ValueId id : m_inputIds) {
         live.add(values[id.index()]);
     }
-    for (size_t step = 0; step < m_order.size(); ++step) {
-        if (progress != nullptr) {
-            if (progress->isCancelled()) {
-                return Error(Errc::Cancelled, "cancelled");
-            }
-            progress->report(static_cast<double>(step) / static_cast<double>(m_order.size()),
-                             m_graph.node(m_order[step]).name);
-        }
-        const auto opStart = std::chrono::steady_clock::now();
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, values));
-        const graph::Node& node = m_graph.node(m_order[step]);
-        if (stats != nullptr && stats->profile) {
-            stats->secondsByOpType[node.opType] +=
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
-        }
-        for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
-            if (node.outputs[i].valid()) {
-                values[node.outputs[i].index()] = std::move(outputs[i]);
-                live.add(values[node.outputs[i].index()]);
-            }
-        }
+    const auto freeDead = [&](size_t step) {
         for (const ValueId dead : m_frees[step]) {
             live.remove(values[dead.index()]);
             values[dead.index()] = Tensor();
         }
-    }
-    std::vector<Tensor> results;
-    for (const ValueId out : m_graph.outputs()) {
-        if (!values[out.index()].defined()) {
-            return Error(Errc::InvalidModel,
-                         "graph output '" + m_graph.value(out).name + "' is never computed");
+    };
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        QS_TRY(reportProgress(progress, step, m_order.size(), m_graph.node(m_order[step]).name));
+        if (m_fusedAway[step]) {
+            freeDead(step);
+            continue;
         }
-        results.push_back(toCompute(values[out.index()], m_options.fp16));
+        const graph::Node* fused = fusedNode(step);
+        const graph::Node& node = fused != nullptr ? *fused : m_graph.node(m_order[step]);
+        const auto opStart = std::chrono::steady_clock::now();
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
+        if (stats != nullptr && stats->profile) {
+            stats->secondsByOpType[node.opType] +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+        }
+        storeOutputs(node, outputs, values, live);
+        freeDead(step);
     }
+    QS_ASSIGN_OR_RETURN(std::vector<Tensor> results, graphOutputs(values));
     if (stats != nullptr) {
         stats->peakActivationBytes = live.peak();
         stats->seconds =
@@ -275,8 +506,8 @@ Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) 
     trace.values = m_constants;
     QS_TRY(bindInputs(inputs, trace.values));
     for (size_t step = 0; step < m_order.size(); ++step) {
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(step, trace.values));
         const graph::Node& node = m_graph.node(m_order[step]);
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
         for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
             if (node.outputs[i].valid()) {
                 trace.values[node.outputs[i].index()] = std::move(outputs[i]);
@@ -300,6 +531,51 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     return out;
 }
 
+Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
+                                    std::vector<Tensor>& grads, const std::vector<bool>& kept,
+                                    RunStats* stats) const {
+    const graph::Node& node = m_graph.node(m_order[step]);
+    const auto traced = [&](ValueId id) {
+        return id.valid() ? toCompute(trace.values[id.index()], true) : Tensor();
+    };
+    std::vector<Tensor> outputs;
+    std::vector<Tensor> outputGrads;
+    bool any = false;
+    for (const ValueId out : node.outputs) {
+        outputs.push_back(traced(out));
+        outputGrads.push_back(out.valid() ? grads[out.index()] : Tensor());
+        any = any || outputGrads.back().defined();
+    }
+    if (!any || m_ops[step]->vjp == nullptr) {
+        return false;
+    }
+    std::vector<Tensor> inputs;
+    uint64_t mask = 0;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const ValueId in = node.inputs[i];
+        inputs.push_back(traced(in));
+        if (i < 64 && in.valid() && !m_graph.value(in).isInitializer()) {
+            mask |= uint64_t{1} << i;
+        }
+    }
+    const OpContext ctx{node, inputs, m_opset, mask};
+    const auto opStart = std::chrono::steady_clock::now();
+    QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
+                        m_ops[step]->vjp(ctx, outputs, outputGrads));
+    if (stats != nullptr && stats->profile) {
+        stats->secondsByOpType[node.opType] +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+    }
+    // This node was the only producer of its outputs' gradients' consumers: release them.
+    for (const ValueId out : node.outputs) {
+        if (out.valid() && !kept[out.index()]) {
+            grads[out.index()] = Tensor();
+        }
+    }
+    accumulateInputGrads(m_graph, node, inputGrads, grads);
+    return true;
+}
+
 Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
                                                std::span<const std::pair<ValueId, Tensor>> seeds,
                                                std::span<const ValueId> keep,
@@ -314,51 +590,7 @@ Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
         grads[id.index()] = grads[id.index()].defined() ? addTensors(grads[id.index()], g) : g;
     }
     for (size_t step = m_order.size(); step-- > 0;) {
-        const graph::Node& node = m_graph.node(m_order[step]);
-        std::vector<Tensor> outputs;
-        std::vector<Tensor> outputGrads;
-        bool any = false;
-        for (const ValueId out : node.outputs) {
-            outputs.push_back(out.valid() ? toCompute(trace.values[out.index()], true) : Tensor());
-            outputGrads.push_back(out.valid() ? grads[out.index()] : Tensor());
-            any = any || outputGrads.back().defined();
-        }
-        if (!any || m_ops[step]->vjp == nullptr) {
-            continue;
-        }
-        std::vector<Tensor> inputs;
-        for (const ValueId in : node.inputs) {
-            inputs.push_back(in.valid() ? toCompute(trace.values[in.index()], true) : Tensor());
-        }
-        uint64_t mask = 0;
-        for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
-            const ValueId in = node.inputs[i];
-            if (in.valid() && !m_graph.value(in).isInitializer()) {
-                mask |= uint64_t{1} << i;
-            }
-        }
-        const OpContext ctx{node, inputs, m_opset, mask};
-        const auto opStart = std::chrono::steady_clock::now();
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
-                            m_ops[step]->vjp(ctx, outputs, outputGrads));
-        if (stats != nullptr && stats->profile) {
-            stats->secondsByOpType[node.opType] +=
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
-        }
-        // This node was the only producer of its outputs' gradients' consumers: release them.
-        for (const ValueId out : node.outputs) {
-            if (out.valid() && !kept[out.index()]) {
-                grads[out.index()] = Tensor();
-            }
-        }
-        for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size(); ++i) {
-            const ValueId in = node.inputs[i];
-            if (!in.valid() || !inputGrads[i].defined() || m_graph.value(in).isInitializer()) {
-                continue;
-            }
-            Tensor& slot = grads[in.index()];
-            slot = slot.defined() ? addTensors(slot, inputGrads[i]) : inputGrads[i];
-        }
+        QS_TRY(backwardStep(step, trace, grads, kept, stats));
     }
     return grads;
 }

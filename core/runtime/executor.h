@@ -1,8 +1,11 @@
 // The executor: runs a Graph on runtime Tensors in a stable topological order. Creation checks
 // every node against the op registry (an unsupported op is reported before anything runs) and
 // plans buffer lifetimes: each intermediate tensor is released right after its last consumer, and
-// a run reports the peak bytes of activations alive at once. For gradients, forwardWithTrace keeps
-// every value and backward walks the nodes in reverse, calling each op's vector-Jacobian product.
+// a run reports the peak bytes of activations alive at once. run() also fuses, in private copies of
+// the nodes, a Conv with a following residual Add and Relu/Clip (one pass over memory instead of
+// three; the graph the caller sees is unchanged). For gradients, forwardWithTrace runs unfused,
+// keeps every value, and backward walks the nodes in reverse, calling each op's vector-Jacobian
+// product.
 #pragma once
 
 #include "core/graph/graph.h"
@@ -70,9 +73,31 @@ public:
 private:
     Executor() = default;
 
+    Result<void> resolveOps();
+
+    void wrapConstants();
+
+    void planLifetimes();
+
     Result<void> bindInputs(std::span<const Tensor> inputs, std::vector<Tensor>& values) const;
 
-    Result<std::vector<Tensor>> runNode(size_t step, const std::vector<Tensor>& values) const;
+    Result<std::vector<Tensor>> runNode(const graph::Node& node, size_t step,
+                                        const std::vector<Tensor>& values) const;
+
+    Result<std::vector<Tensor>> graphOutputs(const std::vector<Tensor>& values) const;
+
+    /// Back-propagates through one step; false when no gradient reached it.
+    Result<bool> backwardStep(size_t step, const ForwardTrace& trace, std::vector<Tensor>& grads,
+                              const std::vector<bool>& kept, RunStats* stats) const;
+
+    /// Plans the fusions run() uses (see fusion in executor.cpp).
+    void planFusions();
+
+    /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
+    void prepackWeights();
+
+    /// A Conv step's fused node, or nullptr.
+    const graph::Node* fusedNode(size_t step) const;
 
     graph::Graph m_graph;
     ExecutorOptions m_options;
@@ -80,6 +105,10 @@ private:
     std::vector<const OpDef*> m_ops;                  ///< per step
     std::vector<std::vector<graph::ValueId>> m_frees; ///< values released after each step
     std::vector<graph::ValueId> m_inputIds;
+    std::vector<graph::Node> m_fusedNodes; ///< Conv nodes with their epilogue folded in
+    std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
+    std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
+    std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
     std::vector<Tensor> m_constants; ///< initializers wrapped once, indexed by ValueId::index()
     int64_t m_opset = 21;
 };

@@ -1,6 +1,7 @@
 // im2col / col2im for 1-D and 2-D convolutions (a 1-D input has height 1): the layout
-// transforms that turn Conv into a GEMM (Conv forward, ConvTranspose backward) and col2im back
-// (Conv backward, ConvTranspose forward).
+// transforms that turn Conv into a GEMM (Conv forward through im2colStrips, which writes the
+// packed GEMM's B strips directly; ConvTranspose backward) and col2im back (Conv backward,
+// ConvTranspose forward).
 #pragma once
 
 #include <algorithm>
@@ -29,6 +30,14 @@ struct Conv2d {
 
 /// Columns [p0, p1) of the im2col matrix of one group of one image (see im2col.cpp).
 void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col);
+
+/// Columns per strip of im2colStrips (the GEMM micro-tile width, kGemmCols).
+inline constexpr int64_t kStripWidth = 16;
+
+/// Columns [p0, p1) of the im2col matrix as strips of kStripWidth columns: strip s holds, row
+/// after row, columns p0 + s kStripWidth .. + kStripWidth - 1 (zero past p1) — the packed B layout
+/// of packed_gemm.h, written straight from the image.
+void im2colStrips(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* strips);
 
 /// Adds the im2col matrix `col` (all output pixels) back into the image gradient `dx`.
 void col2im(const Conv2d& p, const float* col, float* dx);

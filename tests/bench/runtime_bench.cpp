@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
     const double fwd = median(forwardMs);
     const double fwdVjp = median(vjpMs);
     std::cout << "{\"model\": \"" << model.stem().string() << "\", \"forward_ms\": " << fwd
+              << ", \"forward_min_ms\": " << *std::min_element(forwardMs.begin(), forwardMs.end())
               << ", \"forward_vjp_ms\": " << fwdVjp << ", \"vjp_ratio\": " << fwdVjp / fwd
               << ", \"peak_activation_kib\": " << stats.peakActivationBytes / 1024
               << ", \"peak_rss_mib\": " << usage.ru_maxrss / 1024 << "}\n";

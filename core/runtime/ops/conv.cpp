@@ -1,17 +1,26 @@
 // Conv (ONNX since 1, auto_pad/dilations/group as in opset 11): N-d convolution with groups,
 //   y[n, m, o] = b[m] + sum_{c in group(m)} sum_k x[n, c, o * s + k * d - pad_begin] * w[m, c, k].
-// Fast kernel (1-D and 2-D): im2col + Eigen GEMM per group (1x1/stride-1 convolutions skip
-// im2col), a direct loop for depthwise convolutions; the reference is the plain N-d sum above.
-// VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (the same GEMMs, transposed).
+// Fast kernel (1-D and 2-D): a packed GEMM per group (packed_gemm.h) whose B strips are im2col
+// columns written straight from the image (a plain copy for pointwise convolutions), and a direct
+// kernel for depthwise convolutions (conv_kernels.h); the reference is the plain N-d sum above.
+// The executor may fuse a following Relu/Clip and a residual Add into its private copy of the
+// node: y = clamp(conv + residual, qs_fused_min, qs_fused_max), residual = input 3; it also passes
+// the weights packed once, at creation, as input 4.
+// VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (Eigen GEMMs); stride-1 depthwise dx is
+// the direct kernel with the flipped filter. With a fused activation dy is first zeroed where the
+// output sits on a clamp bound.
 
 #include "core/runtime/conv_geometry.h"
+#include "core/runtime/conv_kernels.h"
 #include "core/runtime/im2col.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <Eigen/Core>
 
 #include <cstring>
+#include <limits>
 
 namespace qs::runtime {
 namespace {
@@ -54,6 +63,9 @@ Result<ConvShape> inferShape(const OpContext& ctx) {
     if (ctx.has(2) && ctx.input(2).numElements() != s.filters) {
         return ctx.error(Errc::InvalidModel, "bias has the wrong size");
     }
+    if (ctx.has(3)) {
+        QS_TRY(requireFloat(ctx, 3));
+    }
     const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
     const std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
     const std::vector<int64_t> kernelAttr = ctx.intsAttr("kernel_shape");
@@ -63,52 +75,83 @@ Result<ConvShape> inferShape(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(s.geo, convGeometry(ctx, spatial, kernel));
     s.outShape = {s.batch, s.filters};
     s.outShape.insert(s.outShape.end(), s.geo.output.begin(), s.geo.output.end());
+    if (ctx.has(3) && ctx.input(3).shape() != s.outShape) {
+        return ctx.error(Errc::InvalidModel,
+                         "the fused residual " + shapeToString(ctx.input(3).shape()) +
+                             " does not match the output " + shapeToString(s.outShape));
+    }
     return s;
 }
 
+/// The fused epilogue of the executor's private node (identity for a plain Conv).
+ConvEpilogue epilogueOf(const OpContext& ctx) {
+    ConvEpilogue e;
+    e.bias = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
+    e.residual = ctx.has(3) ? ctx.input(3).data<float>() : nullptr;
+    e.lo = ctx.floatAttr(kFusedMinAttr, e.lo);
+    e.hi = ctx.floatAttr(kFusedMaxAttr, e.hi);
+    return e;
+}
+
 // Reference kernel: the defining sum, for any number of spatial dims.
+/// Index helpers of the reference: row-major strides of the input, output and kernel windows.
+struct WindowIndex {
+    const ConvGeometry& g;
+    std::vector<int64_t> inStrides = stridesOf(g.input);
+    std::vector<int64_t> outStrides = stridesOf(g.output);
+    std::vector<int64_t> kStrides = stridesOf(g.kernel);
+
+    /// Offset in the input plane that kernel tap k of output position o reads; false in padding.
+    bool inputOffset(int64_t o, int64_t k, int64_t& offset) const {
+        offset = 0;
+        for (size_t d = 0; d < g.rank(); ++d) {
+            const int64_t od = (o / outStrides[d]) % g.output[d];
+            const int64_t kd = (k / kStrides[d]) % g.kernel[d];
+            const int64_t pos = od * g.strides[d] + kd * g.dilations[d] - g.padsBegin[d];
+            if (pos < 0 || pos >= g.input[d]) {
+                return false;
+            }
+            offset += pos * inStrides[d];
+        }
+        return true;
+    }
+};
+
+// Reference kernel: the defining sum, for any number of spatial dims, then the fused epilogue.
 Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
     const ConvGeometry& g = s.geo;
-    const size_t rank = g.rank();
+    const WindowIndex index{g};
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
-    const float* b = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
+    const ConvEpilogue e = epilogueOf(ctx);
     Tensor y = allocateFloat(s.outShape);
     float* out = y.mutableData<float>();
     const int64_t cPerGroup = s.channels / s.group;
-    const int64_t mPerGroup = s.filters / s.group;
     const int64_t inSize = shapeNumElements(g.input);
     const int64_t outSize = shapeNumElements(g.output);
     const int64_t kSize = shapeNumElements(g.kernel);
-    const std::vector<int64_t> inStrides = stridesOf(g.input);
-    const std::vector<int64_t> outStrides = stridesOf(g.output);
-    const std::vector<int64_t> kStrides = stridesOf(g.kernel);
+    const auto sum = [&](int64_t n, int64_t m, int64_t o) {
+        const int64_t grp = m / (s.filters / s.group);
+        double acc = e.bias != nullptr ? e.bias[m] : 0.0;
+        for (int64_t c = 0; c < cPerGroup; ++c) {
+            const float* xc = x + (n * s.channels + grp * cPerGroup + c) * inSize;
+            const float* wc = w + (m * cPerGroup + c) * kSize;
+            for (int64_t k = 0; k < kSize; ++k) {
+                int64_t offset = 0;
+                if (index.inputOffset(o, k, offset)) {
+                    acc += static_cast<double>(xc[offset]) * wc[k];
+                }
+            }
+        }
+        return acc;
+    };
     for (int64_t n = 0; n < s.batch; ++n) {
         for (int64_t m = 0; m < s.filters; ++m) {
-            const int64_t grp = m / mPerGroup;
             for (int64_t o = 0; o < outSize; ++o) {
-                double acc = b != nullptr ? b[m] : 0.0;
-                for (int64_t c = 0; c < cPerGroup; ++c) {
-                    const float* xc = x + (n * s.channels + grp * cPerGroup + c) * inSize;
-                    const float* wc = w + (m * cPerGroup + c) * kSize;
-                    for (int64_t k = 0; k < kSize; ++k) {
-                        int64_t offset = 0;
-                        bool inside = true;
-                        for (size_t d = 0; d < rank && inside; ++d) {
-                            const int64_t od = (o / outStrides[d]) % g.output[d];
-                            const int64_t kd = (k / kStrides[d]) % g.kernel[d];
-                            const int64_t pos =
-                                od * g.strides[d] + kd * g.dilations[d] - g.padsBegin[d];
-                            inside = pos >= 0 && pos < g.input[d];
-                            offset += pos * inStrides[d];
-                        }
-                        if (inside) {
-                            acc += static_cast<double>(xc[offset]) * wc[k];
-                        }
-                    }
-                }
-                out[(n * s.filters + m) * outSize + o] = static_cast<float>(acc);
+                const int64_t i = (n * s.filters + m) * outSize + o;
+                const double v = sum(n, m, o) + (e.residual != nullptr ? e.residual[i] : 0.0F);
+                out[i] = std::min(std::max(static_cast<float>(v), e.lo), e.hi);
             }
         }
     }
@@ -139,47 +182,70 @@ Conv2d as2d(const ConvShape& s) {
     return p;
 }
 
-void depthwiseForward(const Conv2d& p, const float* x, const float* w, const float* b, float* y) {
-    parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t nc = begin; nc < end; ++nc) {
-            const int64_t c = nc % p.c;
-            const float* xc = x + nc * p.h * p.w;
-            const float* wc = w + c * p.kh * p.kw;
-            float* yc = y + nc * p.outPixels();
-            const float bias = b != nullptr ? b[c] : 0.0F;
-            for (int64_t oy = 0; oy < p.oh; ++oy) {
-                float* yrow = yc + oy * p.ow;
-                for (int64_t ox = 0; ox < p.ow; ++ox) {
-                    yrow[ox] = bias;
-                }
-                for (int64_t i = 0; i < p.kh; ++i) {
-                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                    if (iy < 0 || iy >= p.h) {
-                        continue;
-                    }
-                    const float* xrow = xc + iy * p.w;
-                    for (int64_t j = 0; j < p.kw; ++j) {
-                        const float wv = wc[i * p.kw + j];
-                        // Output columns whose input column lies inside the image.
-                        const int64_t off = j * p.dw - p.pl;
-                        int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-                        int64_t hi = p.w - 1 - off < 0 ? -1 : (p.w - 1 - off) / p.sw;
-                        hi = std::min(hi, p.ow - 1);
-                        if (p.sw == 1) {
-                            const float* src = xrow + off;
-                            for (int64_t ox = lo; ox <= hi; ++ox) {
-                                yrow[ox] += wv * src[ox];
-                            }
-                        } else {
-                            for (int64_t ox = lo; ox <= hi; ++ox) {
-                                yrow[ox] += wv * xrow[ox * p.sw + off];
-                            }
-                        }
-                    }
-                }
-            }
+/// B strips for a pointwise convolution: rows of x (channels) over output pixels, no im2col.
+/// Row by row, so the reads stream along each channel and the writes stay in the L2-sized block.
+void packPointwise(const float* xg, int64_t rows, int64_t pixels, int64_t j0, int64_t count,
+                   float* strips) {
+    const int64_t full = count / kGemmCols;
+    const int64_t tail = count % kGemmCols;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* src = xg + r * pixels + j0;
+        for (int64_t s = 0; s < full; ++s) {
+            // Fixed length: the compiler turns this into two vector moves.
+            std::copy_n(src + s * kGemmCols, kGemmCols, strips + (s * rows + r) * kGemmCols);
         }
-    });
+        if (tail != 0) {
+            float* dst = strips + (full * rows + r) * kGemmCols;
+            std::copy_n(src + full * kGemmCols, tail, dst);
+            std::fill(dst + tail, dst + kGemmCols, 0.0F);
+        }
+    }
+}
+
+/// Grouped convolution as one packed GEMM per (image, group): weights packed into row panels
+/// (by the executor ahead of time, else here), B strips packed straight from the image (im2col
+/// on the fly, a plain copy for pointwise convolutions), the epilogue applied per finished tile.
+void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* prepacked,
+                const ConvEpilogue& e, float* y) {
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    thread_local std::vector<float> packed;
+    if (prepacked == nullptr) {
+        packed.resize(static_cast<size_t>(packedGroupedWeightsSize(p.m, rows, p.group)));
+        packGroupedWeights(w, p.m, rows, p.group, packed.data());
+        prepacked = packed.data();
+    }
+    const int64_t panelSize = packedWeightsSize(p.mg(), rows);
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
+            const int64_t outOffset = (n * p.m + grp * p.mg()) * pixels;
+            const GemmOutput out{y + outOffset, pixels,
+                                 e.residual != nullptr ? e.residual + outOffset : nullptr,
+                                 grp * p.mg()};
+            const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
+                if (p.isPointwise()) {
+                    packPointwise(xg, rows, pixels, j0, count, strips);
+                } else {
+                    im2colStrips(p, xg, j0, j0 + count, strips);
+                }
+            };
+            packedGemm(p.mg(), pixels, rows, prepacked + grp * panelSize, pack, out, e);
+        }
+    }
+}
+
+/// Weights the executor packed ahead of time (input 4 of its private node), checked for size.
+Result<const float*> prepackedWeights(const OpContext& ctx, const Conv2d& p) {
+    if (!ctx.has(4)) {
+        return nullptr;
+    }
+    const Tensor& packed = ctx.input(4);
+    if (packed.dtype() != graph::DataType::Float ||
+        packed.numElements() != packedGroupedWeightsSize(p.m, p.colRows(), p.group)) {
+        return ctx.error(Errc::InvalidArgument, "the prepacked weights do not fit the weights");
+    }
+    return packed.data<float>();
 }
 
 // Fast kernel.
@@ -189,97 +255,200 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         return reference(ctx);
     }
     const Conv2d p = as2d(s);
+    const ConvEpilogue e = epilogueOf(ctx);
+    Tensor y = allocateFloat(s.outShape);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
-    const float* b = ctx.has(2) ? ctx.input(2).data<float>() : nullptr;
-    Tensor y = allocateFloat(s.outShape);
-    float* out = y.mutableData<float>();
     if (p.isDepthwise()) {
-        depthwiseForward(p, x, w, b, out);
-        return std::vector<Tensor>{y};
-    }
-    const int64_t pixels = p.outPixels();
-    const int64_t rows = p.colRows();
-    // Chunks of output pixels: each thread builds its own columns and runs its own GEMM.
-    constexpr int64_t kMinPixelsPerChunk = 64;
-    for (int64_t n = 0; n < p.n; ++n) {
-        for (int64_t grp = 0; grp < p.group; ++grp) {
-            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-            float* yg = out + (n * p.m + grp * p.mg()) * pixels;
-            const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-            parallelFor(pixels, kMinPixelsPerChunk, [&](int64_t p0, int64_t p1) {
-                StridedRowMap yBlock(yg + p0, p.mg(), p1 - p0, Eigen::OuterStride<>(pixels));
-                if (p.isPointwise()) {
-                    const Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>> xBlock(
-                        xg + p0, rows, p1 - p0, Eigen::OuterStride<>(pixels));
-                    yBlock.noalias() = wg * xBlock;
-                } else {
-                    std::vector<float> col(static_cast<size_t>(rows * (p1 - p0)));
-                    im2col(p, xg, p0, p1, col.data());
-                    yBlock.noalias() = wg * ConstRowMap(col.data(), rows, p1 - p0);
-                }
-                if (b != nullptr) {
-                    for (int64_t r = 0; r < p.mg(); ++r) {
-                        yBlock.row(r).array() += b[grp * p.mg() + r];
-                    }
-                }
-            });
-        }
+        depthwiseConv2d(p, x, w, e, y.mutableData<float>());
+    } else {
+        QS_ASSIGN_OR_RETURN(const float* prepacked, prepackedWeights(ctx, p));
+        gemmConv2d(p, x, w, prepacked, e, y.mutableData<float>());
     }
     return std::vector<Tensor>{y};
 }
 
-void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
-                       float* dw) {
-    // Planes are independent for dx; dw sums over the batch, so it stays on one thread.
-    const int64_t planes = p.n * p.c;
-    auto planeRange = [&](int64_t begin, int64_t end, bool weights) {
-        for (int64_t nc = begin; nc < end; ++nc) {
-            const int64_t c = nc % p.c;
-            const float* xc = x + nc * p.h * p.w;
-            const float* wc = w + c * p.kh * p.kw;
-            const float* gc = dy + nc * p.outPixels();
-            float* dxc = dx + nc * p.h * p.w;
-            float* dwc = weights ? dw + c * p.kh * p.kw : nullptr;
-            for (int64_t oy = 0; oy < p.oh; ++oy) {
-                const float* grow = gc + oy * p.ow;
-                for (int64_t i = 0; i < p.kh; ++i) {
-                    const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                    if (iy < 0 || iy >= p.h) {
-                        continue;
-                    }
-                    for (int64_t j = 0; j < p.kw; ++j) {
-                        // Output columns whose input column lies inside the image.
-                        const int64_t off = j * p.dw - p.pl;
-                        const int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
-                        const int64_t hi =
-                            std::min(p.w - 1 - off < 0 ? -1 : (p.w - 1 - off) / p.sw, p.ow - 1);
-                        if (!weights) {
-                            const float wv = wc[i * p.kw + j];
-                            float* drow = dxc + iy * p.w + off;
-                            for (int64_t ox = lo; ox <= hi; ++ox) {
-                                drow[ox * p.sw] += wv * grow[ox];
-                            }
-                        } else {
-                            const float* xrow = xc + iy * p.w + off;
-                            float acc = 0.0F;
-                            for (int64_t ox = lo; ox <= hi; ++ox) {
-                                acc += xrow[ox * p.sw] * grow[ox];
-                            }
-                            dwc[i * p.kw + j] += acc;
-                        }
-                    }
-                }
-            }
+/// Output columns [lo, hi] whose input column ox sw + off lies inside the image.
+std::pair<int64_t, int64_t> insideColumns(const Conv2d& p, int64_t off) {
+    const int64_t lo = off >= 0 ? 0 : (-off + p.sw - 1) / p.sw;
+    const int64_t hi = std::min(p.w - 1 - off < 0 ? -1 : (p.w - 1 - off) / p.sw, p.ow - 1);
+    return {lo, hi};
+}
+
+/// Calls fn(iy, tap, off, lo, hi) for every kernel tap (i, j) of output row oy that reads an
+/// input row iy inside the image, with the output columns [lo, hi] whose input is inside too.
+template <typename Fn>
+void forEachTap(const Conv2d& p, int64_t oy, Fn fn) {
+    for (int64_t i = 0; i < p.kh; ++i) {
+        const int64_t iy = oy * p.sh + i * p.dh - p.pt;
+        if (iy < 0 || iy >= p.h) {
+            continue;
         }
-    };
-    parallelFor(planes, 1, [&](int64_t begin, int64_t end) { planeRange(begin, end, false); });
-    if (dw != nullptr) {
-        planeRange(0, planes, true);
+        for (int64_t j = 0; j < p.kw; ++j) {
+            const int64_t off = j * p.dw - p.pl;
+            const auto [lo, hi] = insideColumns(p, off);
+            fn(iy, i * p.kw + j, off, lo, hi);
+        }
     }
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+/// Scatters one plane's output gradient back through its filter: dx += W^T dy.
+void depthwisePlaneInputGrad(const Conv2d& p, const float* wc, const float* gc, float* dxc) {
+    for (int64_t oy = 0; oy < p.oh; ++oy) {
+        const float* grow = gc + oy * p.ow;
+        forEachTap(p, oy, [&](int64_t iy, int64_t tap, int64_t off, int64_t lo, int64_t hi) {
+            const float wv = wc[tap];
+            float* drow = dxc + iy * p.w + off;
+            for (int64_t ox = lo; ox <= hi; ++ox) {
+                drow[ox * p.sw] += wv * grow[ox];
+            }
+        });
+    }
+}
+
+/// One plane's filter gradient: dw[tap] += sum over outputs of x[window tap] dy.
+void depthwisePlaneWeightGrad(const Conv2d& p, const float* xc, const float* gc, float* dwc) {
+    for (int64_t oy = 0; oy < p.oh; ++oy) {
+        const float* grow = gc + oy * p.ow;
+        forEachTap(p, oy, [&](int64_t iy, int64_t tap, int64_t off, int64_t lo, int64_t hi) {
+            const float* xrow = xc + iy * p.w + off;
+            float acc = 0.0F;
+            for (int64_t ox = lo; ox <= hi; ++ox) {
+                acc += xrow[ox * p.sw] * grow[ox];
+            }
+            dwc[tap] += acc;
+        });
+    }
+}
+
+/// Adds dx (when dx is set) and dw (when dw is set) of a depthwise convolution, plane by plane.
+void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
+                       float* dw) {
+    const int64_t taps = p.kh * p.kw;
+    const int64_t planes = p.n * p.c;
+    if (dx != nullptr) {
+        parallelFor(planes, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t nc = begin; nc < end; ++nc) {
+                depthwisePlaneInputGrad(p, w + (nc % p.c) * taps, dy + nc * p.outPixels(),
+                                        dx + nc * p.h * p.w);
+            }
+        });
+    }
+    // dw sums over the batch, so it stays on one thread.
+    for (int64_t nc = 0; dw != nullptr && nc < planes; ++nc) {
+        depthwisePlaneWeightGrad(p, x + nc * p.h * p.w, dy + nc * p.outPixels(),
+                                 dw + (nc % p.c) * taps);
+    }
+}
+
+/// dy spread out by the strides (zeros between the samples): the input of the stride-1
+/// convolution that gives dx of a strided one.
+std::vector<float> spreadByStrides(const Conv2d& p, const float* dy, int64_t height,
+                                   int64_t width) {
+    std::vector<float> spread(static_cast<size_t>(p.n * p.c * height * width), 0.0F);
+    for (int64_t plane = 0; plane < p.n * p.c; ++plane) {
+        const float* src = dy + plane * p.outPixels();
+        float* dst = spread.data() + plane * height * width;
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+            for (int64_t ox = 0; ox < p.ow; ++ox) {
+                dst[oy * p.sh * width + ox * p.sw] = src[oy * p.ow + ox];
+            }
+        }
+    }
+    return spread;
+}
+
+/// dx of a depthwise convolution is itself one: dy (spread by the strides) correlated with the
+/// flipped kernel, padded by (k - 1) d - pad, which the direct forward kernel computes
+/// (overwriting dx). Returns false, leaving dx alone, for pads beyond the kernel's reach.
+bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
+    Conv2d q = p;
+    q.h = (p.oh - 1) * p.sh + 1;
+    q.w = (p.ow - 1) * p.sw + 1;
+    q.sh = 1;
+    q.sw = 1;
+    q.oh = p.h;
+    q.ow = p.w;
+    q.pt = (p.kh - 1) * p.dh - p.pt;
+    q.pl = (p.kw - 1) * p.dw - p.pl;
+    if (q.pt < 0 || q.pl < 0) {
+        return false;
+    }
+    const int64_t taps = p.kh * p.kw;
+    std::vector<float> flipped(static_cast<size_t>(p.c * taps));
+    for (int64_t c = 0; c < p.c; ++c) {
+        std::reverse_copy(w + c * taps, w + (c + 1) * taps, flipped.begin() + c * taps);
+    }
+    if (p.sh == 1 && p.sw == 1) {
+        depthwiseConv2d(q, dy, flipped.data(), ConvEpilogue{}, dx);
+        return true;
+    }
+    const std::vector<float> spread = spreadByStrides(p, dy, q.h, q.w);
+    depthwiseConv2d(q, spread.data(), flipped.data(), ConvEpilogue{}, dx);
+    return true;
+}
+
+/// The gradient at the convolution's own sum: dy where the fused clamp passed the value through,
+/// 0 where the output sits on a bound (the Clip rule); dy itself without a fused activation.
+Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Tensor& outputGrad) {
+    if (e.lo == -std::numeric_limits<float>::infinity() &&
+        e.hi == std::numeric_limits<float>::infinity()) {
+        return outputGrad;
+    }
+    Tensor masked = allocateFloat(outputGrad.shape());
+    const float* y = output.data<float>();
+    const float* dy = outputGrad.data<float>();
+    float* out = masked.mutableData<float>();
+    for (int64_t i = 0; i < masked.numElements(); ++i) {
+        out[i] = (y[i] > e.lo && y[i] < e.hi) ? dy[i] : 0.0F;
+    }
+    return masked;
+}
+
+/// Adds dx (and dw when asked for) of a GEMM-based convolution: dx = col2im(W^T dy) (W^T dy
+/// straight into dx for pointwise), dw = dy im2col(x)^T.
+void gemmBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
+                  float* dw) {
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    // Reused across calls: the columns of a large layer are megabytes of fresh pages otherwise.
+    thread_local std::vector<float> col;
+    col.resize(static_cast<size_t>(rows * pixels));
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
+            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
+            const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
+            const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
+            if (dw != nullptr) {
+                im2col(p, xg, 0, pixels, col.data());
+                RowMap(dw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
+                    dyg * ConstRowMap(col.data(), rows, pixels).transpose();
+            }
+            if (p.isPointwise()) {
+                RowMap(dxg, rows, pixels).noalias() += wg.transpose() * dyg;
+            } else {
+                RowMap colGrad(col.data(), rows, pixels);
+                colGrad.noalias() = wg.transpose() * dyg;
+                col2im(p, col.data(), dxg);
+            }
+        }
+    }
+}
+
+/// db[m] = sum over images and pixels of dy[n, m, :].
+Tensor biasGrad(const Conv2d& p, const Shape& biasShape, const float* dy) {
+    Tensor db = Tensor::zeros(graph::DataType::Float, biasShape);
+    float* pdb = db.mutableData<float>();
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t m = 0; m < p.m; ++m) {
+            pdb[m] += ConstRowMap(dy + (n * p.m + m) * p.outPixels(), 1, p.outPixels()).sum();
+        }
+    }
+    return db;
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
     if (s.geo.rank() > 2) {
@@ -288,57 +457,98 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const Conv2d p = as2d(s);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
-    const float* dy = outputGrads[0].data<float>();
+    const Tensor sumGrad = gradientBeforeClamp(epilogueOf(ctx), outputs[0], outputGrads[0]);
+    const float* dy = sumGrad.data<float>();
     std::vector<Tensor> grads(ctx.numInputs());
+    if (ctx.has(3) && ctx.wantsGrad(3)) {
+        grads[3] = sumGrad;
+    }
     Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
     Tensor dw =
         ctx.wantsGrad(1) ? Tensor::zeros(graph::DataType::Float, ctx.input(1).shape()) : Tensor();
     float* pdx = dx.mutableData<float>();
     float* pdw = dw.defined() ? dw.mutableData<float>() : nullptr;
-    const int64_t pixels = p.outPixels();
-    const int64_t rows = p.colRows();
     if (p.isDepthwise()) {
-        depthwiseBackward(p, x, w, dy, pdx, pdw);
+        const bool direct = depthwiseInputGrad(p, w, dy, pdx);
+        depthwiseBackward(p, x, w, dy, direct ? nullptr : pdx, pdw);
     } else {
-        std::vector<float> col(static_cast<size_t>(rows * pixels));
-        for (int64_t n = 0; n < p.n; ++n) {
-            for (int64_t grp = 0; grp < p.group; ++grp) {
-                const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-                float* dxg = pdx + (n * p.c + grp * p.cg()) * p.h * p.w;
-                const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
-                const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-                if (pdw != nullptr) {
-                    im2col(p, xg, 0, pixels, col.data());
-                    RowMap(pdw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
-                        dyg * ConstRowMap(col.data(), rows, pixels).transpose();
-                }
-                if (p.isPointwise()) {
-                    RowMap(dxg, rows, pixels).noalias() += wg.transpose() * dyg;
-                } else {
-                    RowMap colGrad(col.data(), rows, pixels);
-                    colGrad.noalias() = wg.transpose() * dyg;
-                    col2im(p, col.data(), dxg);
-                }
-            }
-        }
+        gemmBackward(p, x, w, dy, pdx, pdw);
     }
     grads[0] = dx;
     grads[1] = dw;
     if (ctx.has(2) && ctx.wantsGrad(2)) {
-        Tensor db = Tensor::zeros(graph::DataType::Float, ctx.input(2).shape());
-        float* pdb = db.mutableData<float>();
-        for (int64_t n = 0; n < p.n; ++n) {
-            for (int64_t m = 0; m < p.m; ++m) {
-                pdb[m] += ConstRowMap(dy + (n * p.m + m) * pixels, 1, pixels).sum();
-            }
-        }
-        grads[2] = db;
+        grads[2] = biasGrad(p, ctx.input(2).shape(), dy);
     }
     return grads;
 }
 
+/// A sample of the executor's fused form: clamp to [0, 6] (ReLU6) after a residual chosen so that
+/// conv + residual lands at least 0.2 away from both bounds, so finite differences never straddle
+/// a kink of the clamp.
+OpSample fusedSample(std::mt19937& rng, std::string label, std::vector<graph::Attribute> attrs,
+                     std::vector<Tensor> inputs) {
+    graph::Node node;
+    node.opType = "Conv";
+    node.attributes = attrs;
+    const OpContext ctx{node, inputs};
+    const Tensor plain = reference(ctx).value()[0];
+    Tensor residual = randomAwayFromZero(rng, plain.shape(), 0.2F);
+    float* r = residual.mutableData<float>();
+    for (int64_t i = 0; i < residual.numElements(); ++i) {
+        r[i] -= plain.data<float>()[i];
+    }
+    inputs.resize(3);
+    inputs.push_back(residual);
+    attrs.push_back(floatAttribute(std::string(kFusedMinAttr), 0.0F));
+    attrs.push_back(floatAttribute(std::string(kFusedMaxAttr), 6.0F));
+    return {std::move(label), std::move(attrs), std::move(inputs), {}};
+}
+
+/// Depthwise samples: the direct kernel's stride phases, asymmetric pads, dilations and the
+/// generic tap loop (9x9), on rows wide enough for its vector loop.
+std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
+    std::vector<OpSample> out;
+    out.push_back({"depthwise 3x3 stride 1 pad 1",
+                   {intAttribute("group", 4), intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {1, 4, 9, 19}), randomTensor(rng, {4, 1, 3, 3}),
+                    randomTensor(rng, {4})},
+                   {}});
+    out.push_back(
+        {"depthwise stride 2",
+         {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
+          intsAttribute("strides", {2, 2})},
+         {randomTensor(rng, {2, 3, 6, 6}), randomTensor(rng, {3, 1, 3, 3}), randomTensor(rng, {3})},
+         {}});
+    out.push_back({"depthwise stride 2 asym pads wide",
+                   {intAttribute("group", 2), intsAttribute("pads", {0, 0, 2, 1}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {1, 2, 8, 37}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise dilation 2 stride (1, 3) 5x3",
+                   {intAttribute("group", 2), intsAttribute("dilations", {2, 2}),
+                    intsAttribute("strides", {1, 3}), intsAttribute("pads", {2, 3, 1, 2})},
+                   {randomTensor(rng, {1, 2, 10, 40}), randomTensor(rng, {2, 1, 5, 3}),
+                    randomTensor(rng, {2})},
+                   {}});
+    out.push_back({"depthwise dilation 2 stride 1 asym pads",
+                   {intAttribute("group", 2), intsAttribute("dilations", {2, 2}),
+                    intsAttribute("pads", {1, 3, 2, 0})},
+                   {randomTensor(rng, {1, 2, 7, 12}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise 9x9 (tap count not unrolled)",
+                   {intAttribute("group", 2), intsAttribute("pads", {4, 4, 4, 4})},
+                   {randomTensor(rng, {1, 2, 10, 11}), randomTensor(rng, {2, 1, 9, 9})},
+                   {}});
+    out.push_back(
+        {"depthwise 1-D stride 2",
+         {intAttribute("group", 2), intsAttribute("pads", {1, 1}), intsAttribute("strides", {2})},
+         {randomTensor(rng, {1, 2, 23}), randomTensor(rng, {2, 1, 3})},
+         {}});
+    return out;
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
-    return {
+    std::vector<OpSample> out = {
         {"3x3 pad 1",
          {intsAttribute("pads", {1, 1, 1, 1})},
          {randomTensor(rng, {1, 2, 5, 5}), randomTensor(rng, {3, 2, 3, 3}), randomTensor(rng, {3})},
@@ -353,11 +563,6 @@ std::vector<OpSample> samples(std::mt19937& rng) {
           intsAttribute("strides", {2, 2})},
          {randomTensor(rng, {1, 4, 5, 5}), randomTensor(rng, {6, 2, 3, 3}), randomTensor(rng, {6})},
          {}},
-        {"depthwise stride 2",
-         {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
-          intsAttribute("strides", {2, 2})},
-         {randomTensor(rng, {2, 3, 6, 6}), randomTensor(rng, {3, 1, 3, 3}), randomTensor(rng, {3})},
-         {}},
         {"pointwise",
          {},
          {randomTensor(rng, {1, 4, 3, 3}), randomTensor(rng, {5, 4, 1, 1}), randomTensor(rng, {5})},
@@ -366,7 +571,29 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {intsAttribute("pads", {1, 1})},
          {randomTensor(rng, {2, 2, 7}), randomTensor(rng, {3, 2, 3})},
          {}},
+        // Depth 576 in three blocks of 192, 784 columns in blocks of 400: a B block over 256 KiB
+        // takes the GEMM's strip-by-strip order, and later depth blocks accumulate into C.
+        {"deep GEMM",
+         {intsAttribute("pads", {1, 1, 1, 1})},
+         {randomTensor(rng, {1, 64, 28, 28}), randomTensor(rng, {8, 64, 3, 3}, -0.1F, 0.1F),
+          randomTensor(rng, {8})},
+         {}},
     };
+    for (OpSample& sample : depthwiseSamples(rng)) {
+        out.push_back(std::move(sample));
+    }
+    out.push_back(fusedSample(rng, "fused residual + clip, 3x3",
+                              {intsAttribute("pads", {1, 1, 1, 1})},
+                              {randomTensor(rng, {1, 3, 6, 10}), randomTensor(rng, {4, 3, 3, 3}),
+                               randomTensor(rng, {4})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, pointwise, no bias", {},
+                              {randomTensor(rng, {2, 5, 3, 7}), randomTensor(rng, {6, 5, 1, 1})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, depthwise stride 2",
+                              {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
+                               intsAttribute("strides", {2, 2})},
+                              {randomTensor(rng, {1, 3, 9, 41}), randomTensor(rng, {3, 1, 3, 3}),
+                               randomTensor(rng, {3})}));
+    return out;
 }
 
 const OpDef kConv{.opType = "Conv",

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace qs::runtime {
 namespace {
 
 using graph::DataType;
 using graph::Graph;
+using graph::NodeId;
 using graph::TensorShape;
 using graph::ValueId;
 
@@ -93,6 +96,85 @@ TEST(Executor, Fp16ModeStaysClose) {
     ASSERT_TRUE(out.ok()) << out.error().toString();
     EXPECT_EQ((*out)[0].dtype(), DataType::Float);
     EXPECT_NEAR((*out)[0].data<float>()[0], 1.0F, 1e-3F);
+}
+
+/// A residual block: x -> Conv 3x3 -> Relu -> Conv 1x1 -> Add(x) -> Clip(0, 6) -> depthwise Conv
+/// -> Clip(0, 6) -> y, every value shaped, so run() can fuse each Conv with what follows it.
+Graph makeResidualBlock() {
+    Graph g;
+    const TensorShape shape = TensorShape::ofDims({1, 4, 6, 6});
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
+    const auto constant = [&](const std::string& name, const std::vector<int64_t>& dims) {
+        int64_t count = 1;
+        for (const int64_t d : dims) {
+            count *= d;
+        }
+        std::vector<float> values(static_cast<size_t>(count));
+        for (float& v : values) {
+            v = uniform(rng);
+        }
+        return g.addInitializer(
+            name, graph::TensorData::fromValues<float>(DataType::Float, dims, std::span(values)));
+    };
+    const std::vector<float> lo = {0.0F};
+    const std::vector<float> hi = {6.0F};
+    const ValueId zero =
+        g.addInitializer("zero", graph::TensorData::fromValues<float>(DataType::Float, {}, lo));
+    const ValueId six =
+        g.addInitializer("six", graph::TensorData::fromValues<float>(DataType::Float, {}, hi));
+    const ValueId x = g.addValue("x", DataType::Float, shape);
+    g.addInput(x);
+    std::vector<ValueId> v;
+    for (const char* name : {"c1", "r1", "c2", "s", "a", "d", "y"}) {
+        v.push_back(g.addValue(name, DataType::Float, shape));
+    }
+    const NodeId conv1 =
+        g.addNode("conv1", "Conv", {x, constant("w1", {4, 4, 3, 3}), constant("b1", {4})}, {v[0]});
+    g.node(conv1).attributes.push_back(
+        graph::Attribute{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}});
+    g.addNode("relu", "Relu", {v[0]}, {v[1]});
+    g.addNode("conv2", "Conv", {v[1], constant("w2", {4, 4, 1, 1})}, {v[2]});
+    g.addNode("add", "Add", {v[2], x}, {v[3]});
+    g.addNode("clip1", "Clip", {v[3], zero, six}, {v[4]});
+    const NodeId dw =
+        g.addNode("dw", "Conv", {v[4], constant("w3", {4, 1, 3, 3}), constant("b3", {4})}, {v[5]});
+    g.node(dw).attributes.push_back(graph::Attribute{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}});
+    g.node(dw).attributes.push_back(graph::Attribute{"group", int64_t{4}, {}});
+    g.addNode("clip2", "Clip", {v[5], zero, six}, {v[6]});
+    g.addOutput(v[6]);
+    return g;
+}
+
+TEST(Executor, FusedRunMatchesUnfusedTrace) {
+    auto exec = Executor::create(makeResidualBlock());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal(0.0F, 2.0F);
+    Tensor x = Tensor::allocate(DataType::Float, {1, 4, 6, 6});
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+        x.mutableData<float>()[i] = normal(rng);
+    }
+    RunStats stats;
+    stats.profile = true;
+    auto fused = exec->run(std::span(&x, 1), &stats);
+    ASSERT_TRUE(fused.ok()) << fused.error().toString();
+    // Every Relu, Add and Clip ran inside a Conv.
+    ASSERT_EQ(stats.secondsByOpType.size(), 1U);
+    EXPECT_EQ(stats.secondsByOpType.begin()->first, "Conv");
+    // forwardWithTrace runs node by node: the same values, and the clamps did bite.
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok()) << trace.error().toString();
+    const Tensor& unfused = trace->values[exec->graph().outputs()[0].index()];
+    const Tensor& sum = trace->values[exec->graph().findValue("s")->index()];
+    bool clamped = false;
+    for (int64_t i = 0; i < sum.numElements(); ++i) {
+        clamped = clamped || sum.data<float>()[i] < 0.0F || sum.data<float>()[i] > 6.0F;
+    }
+    EXPECT_TRUE(clamped);
+    for (int64_t i = 0; i < unfused.numElements(); ++i) {
+        EXPECT_NEAR((*fused)[0].data<float>()[i], unfused.data<float>()[i], 1e-5F) << i;
+    }
 }
 
 } // namespace

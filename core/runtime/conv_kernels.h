@@ -1,0 +1,38 @@
+// Direct convolution kernels and the epilogue they share: a depthwise 2-D convolution that reads
+// a zero-padded, stride-deinterleaved copy of each input plane (so every kernel tap is a
+// contiguous, vectorisable run), and the epilogue y = clamp(acc + bias + residual, lo, hi) that
+// lets the executor fuse a following Relu/Clip (and a residual Add) into the convolution instead
+// of running them as separate passes over memory.
+#pragma once
+
+#include "core/runtime/im2col.h"
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+namespace qs::runtime {
+
+/// Attributes the executor sets on its private copy of a Conv node when it fuses a following
+/// activation (Relu: min 0; Clip: its bounds). A fused residual Add arrives as input 3.
+inline constexpr std::string_view kFusedMinAttr = "qs_fused_min";
+inline constexpr std::string_view kFusedMaxAttr = "qs_fused_max";
+
+/// What happens to each accumulated output value before it is stored.
+struct ConvEpilogue {
+    const float* bias = nullptr;     ///< per output channel, or nullptr
+    const float* residual = nullptr; ///< same layout as the output, or nullptr
+    float lo = -std::numeric_limits<float>::infinity();
+    float hi = std::numeric_limits<float>::infinity();
+};
+
+/// Applies the epilogue in place to `rows` output channels starting at `channel0`, each holding
+/// pixels [p0, p1) at `y + row * ld` (the residual uses the same offsets).
+void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
+                   int64_t p0, int64_t p1, float* y, const float* residual);
+
+/// Depthwise convolution (one filter per channel) of every image and channel, epilogue included.
+void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
+                     float* y);
+
+} // namespace qs::runtime

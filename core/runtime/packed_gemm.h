@@ -1,0 +1,51 @@
+// The GEMM behind Conv: C[M x N] = A[M x K] B[K x N] with A the weights (output channels x
+// input taps) and B the im2col matrix (input taps x output pixels), blocked as in BLIS (Goto and
+// van de Geijn, "Anatomy of high-performance matrix multiplication", TOMS 2008): A in panels of
+// kGemmRows rows (packed once per call, or ahead of time), B packed by the caller straight from the
+// image into strips of kGemmCols columns, a 6 x 16 register-tile micro-kernel (AVX2 + FMA when
+// built for it), and the convolution epilogue applied to each finished tile while it is in cache.
+#pragma once
+
+#include "core/runtime/conv_kernels.h"
+#include "core/runtime/im2col.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace qs::runtime {
+
+inline constexpr int64_t kGemmRows = 6;           ///< rows of A per panel (micro-tile height)
+inline constexpr int64_t kGemmCols = kStripWidth; ///< columns of B per strip (micro-tile width)
+
+/// Floats packWeights writes for an [m x k] matrix.
+int64_t packedWeightsSize(int64_t m, int64_t k);
+
+/// Packs row-major A [m x k] (row stride lda) into panels of kGemmRows rows: panel r holds, for
+/// each k, rows r kGemmRows .. + kGemmRows - 1 (zero past m).
+void packWeights(const float* a, int64_t m, int64_t k, int64_t lda, float* packed);
+
+/// Floats packGroupedWeights writes for `filters` rows of `depth` weights in `group` groups.
+int64_t packedGroupedWeightsSize(int64_t filters, int64_t depth, int64_t group);
+
+/// Packs Conv weights [filters, depth] (depth = C / group x kernel size) group by group, each
+/// group's filters / group rows as packWeights does; groups follow each other.
+void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t group,
+                        float* packed);
+
+/// Writes columns [j0, j0 + count) of all k rows of B as strips: strip s holds, for each row,
+/// columns j0 + s kGemmCols .. + kGemmCols - 1 (zero past the end).
+using PackColumns = std::function<void(int64_t j0, int64_t count, float* strips)>;
+
+struct GemmOutput {
+    float* c = nullptr; ///< row-major [m x n], row stride ldc
+    int64_t ldc = 0;
+    const float* residual = nullptr; ///< same layout as c (the epilogue's), or nullptr
+    int64_t channel0 = 0;            ///< channel of row 0 (bias index)
+};
+
+/// C = epilogue(A B) for packed A [m x k] and B supplied by packColumns; threads split N.
+void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
+                const PackColumns& packColumns, const GemmOutput& out,
+                const ConvEpilogue& epilogue);
+
+} // namespace qs::runtime
