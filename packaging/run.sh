@@ -79,11 +79,13 @@ step() {
 step - info "$model"
 step info.json info --json "$model"
 step - quantize "$model" --hw cpu --preset performance --setup-out "$out_dir/setup.json" \
-    --proposal-out "$out_dir/proposal.json" --dot-out "$out_dir/setup.dot"
+    --proposal-out "$out_dir/proposal.json" --dot-out "$out_dir/setup.dot" \
+    --calib-random 32 --report "$out_dir/quantize_report.json" \
+    --encodings-out "$out_dir/encodings.json" --out "$out_dir/model.qdq.onnx"
 step - compress-weights "$model" --mode int8_asym --out "$out_dir/model.int8.onnx"
 step - convert-fp16 "$model" --out "$out_dir/model.fp16.onnx"
 if "$cli" render --help >/dev/null 2>&1; then
-    step - render "$model" --out "$out_dir/graph.svg"
+    step - render "$model" --setup "$out_dir/setup.json" --out "$out_dir/graph.svg"
 fi
 
 echo "run.sh: outputs are in $out_dir"
