@@ -110,7 +110,8 @@ private:
             lo[c] = static_cast<float>(params.quantMin - params.zeroPoint[c]) * params.scale[c];
             hi[c] = static_cast<float>(params.quantMax - params.zeroPoint[c]) * params.scale[c];
         }
-        const graph::TensorShape& shape = m_graph.value(input).shape;
+        const graph::TensorShape shape =
+            m_graph.value(input).shape; // a copy: adding values below reallocates
         std::vector<int64_t> dims;
         if (params.isPerChannel()) {
             const auto axis = static_cast<size_t>(*params.channelAxis);
