@@ -9,6 +9,8 @@
 
 #include <Eigen/Core>
 
+#include <span>
+
 namespace qs::runtime {
 namespace {
 
@@ -20,6 +22,37 @@ struct ConvTShape {
     Conv2d p{}; ///< the equivalent Conv: image = our output, conv output = our input
     Shape outShape;
 };
+
+struct ConvTGeometry {
+    std::span<const int64_t> strides;
+    std::span<const int64_t> dilations;
+    std::span<const int64_t> outPad;
+};
+
+/// Output spatial dims from output_shape, SAME_* auto_pad (both also set `pads`) or the pads.
+std::vector<int64_t> outputDims(const OpContext& ctx, const Tensor& x, const Tensor& w,
+                                const ConvTGeometry& geo, std::vector<int64_t>& pads) {
+    const size_t rank = x.rank() - 2;
+    const std::vector<int64_t> outputShape = ctx.intsAttr("output_shape");
+    const std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
+    const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    std::vector<int64_t> out(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        const int64_t in = x.dim(static_cast<int64_t>(d) + 2);
+        const int64_t span = (w.dim(static_cast<int64_t>(d) + 2) - 1) * geo.dilations[d] + 1;
+        const int64_t full = geo.strides[d] * (in - 1) + geo.outPad[d] + span;
+        if (outputShape.empty() && !same) {
+            out[d] = full - pads[d] - pads[d + rank];
+            continue;
+        }
+        out[d] =
+            !outputShape.empty() ? outputShape[outputShape.size() - rank + d] : in * geo.strides[d];
+        const int64_t total = std::max<int64_t>(0, full - out[d]);
+        pads[d] = autoPad == "SAME_LOWER" ? total - total / 2 : total / 2;
+        pads[d + rank] = total - pads[d];
+    }
+    return out;
+}
 
 // Shape rule: see the header comment.
 Result<ConvTShape> inferShape(const OpContext& ctx) {
@@ -51,24 +84,8 @@ Result<ConvTShape> inferShape(const OpContext& ctx) {
     if (pads.empty()) {
         pads.assign(2 * rank, 0);
     }
-    const std::vector<int64_t> outputShape = ctx.intsAttr("output_shape");
-    const std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
-    std::vector<int64_t> out(rank);
-    for (size_t d = 0; d < rank; ++d) {
-        const int64_t in = x.dim(static_cast<int64_t>(d) + 2);
-        const int64_t span = (w.dim(static_cast<int64_t>(d) + 2) - 1) * dilations[d] + 1;
-        const int64_t full = strides[d] * (in - 1) + outPad[d] + span;
-        if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-            out[d] =
-                !outputShape.empty() ? outputShape[outputShape.size() - rank + d] : in * strides[d];
-            const int64_t total = std::max<int64_t>(0, full - out[d]);
-            const bool lower = autoPad == "SAME_LOWER";
-            pads[d] = lower ? total - total / 2 : total / 2;
-            pads[d + rank] = total - pads[d];
-        } else {
-            out[d] = full - pads[d] - pads[d + rank];
-        }
-    }
+    const std::vector<int64_t> out =
+        outputDims(ctx, x, w, {.strides = strides, .dilations = dilations, .outPad = outPad}, pads);
     ConvTShape s;
     Conv2d& p = s.p;
     p.n = x.dim(0);
@@ -105,6 +122,23 @@ void addBias(const OpContext& ctx, const Conv2d& p, float* y) {
     }
 }
 
+/// Adds xv * kernel[ky, kx] to each output pixel the input pixel (iy, ix) reaches.
+void scatterPixel(const Conv2d& p, float xv, const float* kernel, int64_t iy, int64_t ix,
+                  float* plane) {
+    for (int64_t ky = 0; ky < p.kh; ++ky) {
+        const int64_t oy = iy * p.sh + ky * p.dh - p.pt;
+        if (oy < 0 || oy >= p.h) {
+            continue;
+        }
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+            const int64_t ox = ix * p.sw + kx * p.dw - p.pl;
+            if (ox >= 0 && ox < p.w) {
+                plane[oy * p.w + ox] += xv * kernel[ky * p.kw + kx];
+            }
+        }
+    }
+}
+
 Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(ConvTShape s, inferShape(ctx));
     const Conv2d& p = s.p;
@@ -121,18 +155,9 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
                 for (int64_t ix = 0; ix < p.ow; ++ix) {
                     const float xv = x[((n * p.m + ci) * p.oh + iy) * p.ow + ix];
                     for (int64_t mo = 0; mo < mPerGroup; ++mo) {
-                        for (int64_t ky = 0; ky < p.kh; ++ky) {
-                            const int64_t oy = iy * p.sh + ky * p.dh - p.pt;
-                            for (int64_t kx = 0; kx < p.kw; ++kx) {
-                                const int64_t ox = ix * p.sw + kx * p.dw - p.pl;
-                                if (oy < 0 || oy >= p.h || ox < 0 || ox >= p.w) {
-                                    continue;
-                                }
-                                const float wv = w[((ci * mPerGroup + mo) * p.kh + ky) * p.kw + kx];
-                                py[((n * p.c + g * mPerGroup + mo) * p.h + oy) * p.w + ox] +=
-                                    xv * wv;
-                            }
-                        }
+                        // This input pixel times w[ci, mo] lands on every output it reaches.
+                        scatterPixel(p, xv, w + (ci * mPerGroup + mo) * p.kh * p.kw, iy, ix,
+                                     py + (n * p.c + g * mPerGroup + mo) * p.h * p.w);
                     }
                 }
             }
