@@ -1,3 +1,4 @@
+#include "tests/gui/recording_reporter.h"
 #include "tests/gui/test_models.h"
 #include "ui/actions.h"
 #include "ui/graph_document.h"
@@ -29,26 +30,8 @@ namespace {
 
 constexpr int kTimeoutMs = 20000;
 
-/// What the window told the user, instead of modal message boxes.
-struct Messages {
-    QStringList errors;
-    QStringList notices;
-};
-
-class RecordingReporter final : public MessageReporter {
-public:
-    explicit RecordingReporter(Messages& messages)
-        : m_messages(messages) {}
-
-    void error(const QString&, const QString& text) override { m_messages.errors.push_back(text); }
-
-    void notice(const QString&, const QString& text) override {
-        m_messages.notices.push_back(text);
-    }
-
-private:
-    Messages& m_messages;
-};
+using test::Messages;
+using test::RecordingReporter;
 
 class MainWindowTest : public ::testing::Test {
 protected:
