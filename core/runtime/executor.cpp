@@ -5,6 +5,7 @@
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/processor_support.h"
 #include "core/runtime/type_dispatch.h"
+#include "core/runtime/winograd.h"
 
 #include <algorithm>
 #include <chrono>
@@ -289,6 +290,37 @@ void Executor::planLifetimes() {
     }
 }
 
+namespace {
+
+/// Whether the Conv kernel will run `node` (weights `w`) through Winograd, decided from the
+/// attributes alone (the kernel decides again from the same fields).
+bool runsAsWinograd(const graph::Node& node, const Tensor& w) {
+    if (w.rank() != 4) {
+        return false;
+    }
+    const auto pair = [&node](std::string_view name) {
+        std::vector<int64_t> v = node.intsAttr(name);
+        return v.empty() ? std::array<int64_t, 2>{1, 1}
+                         : (v.size() == 2 ? std::array<int64_t, 2>{v[0], v[1]}
+                                          : std::array<int64_t, 2>{0, 0});
+    };
+    const auto strides = pair("strides");
+    const auto dilations = pair("dilations");
+    Conv2d p{};
+    p.m = w.dim(0);
+    p.c = w.dim(1) * node.intAttr("group", 1);
+    p.group = node.intAttr("group", 1);
+    p.kh = w.dim(2);
+    p.kw = w.dim(3);
+    p.sh = strides[0];
+    p.sw = strides[1];
+    p.dh = dilations[0];
+    p.dw = dilations[1];
+    return winogradApplies(p);
+}
+
+} // namespace
+
 // Weights of Conv steps that run as a GEMM (not depthwise) are packed into the GEMM's panel
 // layout here, once, and reach the kernel as input 4; in fp16 mode the kernel must see the
 // rounded weights, so it packs them itself.
@@ -307,6 +339,12 @@ void Executor::prepackWeights() {
         const int64_t group = node.intAttr("group", 1);
         if (!w.defined() || w.dtype() != DataType::Float || w.rank() < 3 || w.rank() > 4 ||
             group <= 0 || w.dim(0) % group != 0 || (w.dim(1) == 1 && w.dim(0) == group)) {
+            continue;
+        }
+        if (runsAsWinograd(node, w)) {
+            Tensor packed = allocateFloat({winogradWeightsSize(w.dim(0), w.dim(1))});
+            packWinogradWeights(w.data<float>(), w.dim(0), w.dim(1), packed.mutableData<float>());
+            m_packedWeights[step] = std::move(packed);
             continue;
         }
         const int64_t depth = w.numElements() / w.dim(0);

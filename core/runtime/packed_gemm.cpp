@@ -36,8 +36,8 @@ struct TileStore {
 
 #if defined(__AVX2__) && defined(__FMA__)
 /// tile (6 x 16, row stride ldt) (+)= a (depth x 6, packed) * b (depth x 16, packed).
-inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
-                        const TileStore& how) {
+inline void microKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
+                        int64_t ldt, const TileStore& how) {
     __m256 c00 = _mm256_setzero_ps();
     __m256 c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps();
@@ -72,7 +72,7 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
         c50 = _mm256_fmadd_ps(av, b0, c50);
         c51 = _mm256_fmadd_ps(av, b1, c51);
         a += kGemmRows;
-        b += kGemmCols;
+        b += bStep;
     }
     const __m256 lower = _mm256_set1_ps(how.lo);
     const __m256 upper = _mm256_set1_ps(how.hi);
@@ -110,13 +110,13 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
 }
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
-inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
-                        const TileStore& how) {
+inline void microKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
+                        int64_t ldt, const TileStore& how) {
     float acc[kTile] = {};
     for (int64_t k = 0; k < depth; ++k) {
         for (int64_t r = 0; r < kGemmRows; ++r) {
             for (int64_t c = 0; c < kGemmCols; ++c) {
-                acc[r * kGemmCols + c] += a[k * kGemmRows + r] * b[k * kGemmCols + c];
+                acc[r * kGemmCols + c] += a[k * kGemmRows + r] * b[k * bStep + c];
             }
         }
     }
@@ -144,6 +144,7 @@ struct TileJob {
     int64_t n;
     bool first;
     bool last;
+    int64_t bStep; ///< floats from one row of a B strip to the next
 
     /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
     /// column col0: full-width tiles in place, a narrower last one through a scratch tile.
@@ -164,7 +165,7 @@ struct TileJob {
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
             }
-            microKernel(depth, a, b + s * stripStride, c + col, out.ldc, how);
+            microKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how);
         }
     }
 
@@ -173,7 +174,7 @@ struct TileJob {
         const int64_t cols = n - col;
         float* c = out.c + row * out.ldc + col;
         float scratch[kTile];
-        microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
+        microKernel(depth, a, b, bStep, scratch, kGemmCols, TileStore{});
         for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < cols; ++j) {
                 float& dst = c[r * out.ldc + j];
@@ -199,19 +200,26 @@ int64_t columnBlock(int64_t n) {
     return std::max(kGemmCols, ((even + kGemmCols - 1) / kGemmCols) * kGemmCols);
 }
 
-/// All tiles of columns [j0, j0 + count) once their B strips are packed.
-void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float* strips, int64_t j0,
-                        int64_t count, const GemmOutput& out, const ConvEpilogue& epilogue,
-                        int64_t n) {
+/// Where the strips of B lie: row k of strip s at b + s stripStep + k rowStep (packed strips:
+/// rowStep kGemmCols, stripStep k kGemmCols; a row-major matrix: rowStep ldb, stripStep kGemmCols).
+struct StripLayout {
+    int64_t rowStep;
+    int64_t stripStep;
+};
+
+/// All tiles of columns [j0, j0 + count) once their B strips are in place.
+void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float* strips,
+                        const StripLayout& layout, int64_t j0, int64_t count, const GemmOutput& out,
+                        const ConvEpilogue& epilogue, int64_t n) {
     const int64_t stripCount = (count + kGemmCols - 1) / kGemmCols;
     // Equal depth blocks: a short last block would reload and store C for little work.
     const int64_t blocks = (k + kDepthBlock - 1) / kDepthBlock;
     const int64_t step = (k + blocks - 1) / blocks;
+    const int64_t stripStride = layout.stripStep;
     for (int64_t k0 = 0; k0 < k; k0 += step) {
         const int64_t depth = std::min(step, k - k0);
-        const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
-        const float* b = strips + k0 * kGemmCols;
-        const int64_t stripStride = k * kGemmCols;
+        const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k, layout.rowStep};
+        const float* b = strips + k0 * layout.rowStep;
         if (depth * count * static_cast<int64_t>(sizeof(float)) <= kPanelOuterBytes) {
             // Shallow: one A panel (L1) against every strip of the block (L2); the tiles of a
             // panel run along the same rows of C, so its stores stream into few cache lines.
@@ -277,9 +285,15 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
             const int64_t j0 = blockIndex * block;
             const int64_t count = std::min(block, n - j0);
             packColumns(j0, count, strips.data());
-            columnBlockProduct(m, k, packedA, strips.data(), j0, count, out, epilogue, n);
+            columnBlockProduct(m, k, packedA, strips.data(), StripLayout{kGemmCols, k * kGemmCols},
+                               j0, count, out, epilogue, n);
         }
     });
+}
+
+void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
+                   int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue) {
+    columnBlockProduct(m, k, packedA, b, StripLayout{ldb, kGemmCols}, 0, n, out, epilogue, n);
 }
 
 } // namespace qs::runtime

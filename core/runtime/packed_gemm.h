@@ -48,4 +48,11 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue);
 
+/// C = epilogue(A B) for packed A [m x k] and a row-major B [k x n] with row stride ldb, read in
+/// place (columns up to n rounded up to kGemmCols must be readable), on the calling thread. For
+/// a B that stays in cache, such as a block of Winograd-transformed tiles; ldb should not be a
+/// multiple of 128 floats, whose rows would share cache sets.
+void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
+                   int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue);
+
 } // namespace qs::runtime

@@ -20,6 +20,7 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/im2col.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/packed_gemm.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/winograd.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce.cpp
   ${CMAKE_CURRENT_LIST_DIR}/index_map.cpp

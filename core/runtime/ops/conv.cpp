@@ -16,6 +16,7 @@
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/winograd.h"
 
 #include <Eigen/Core>
 
@@ -235,17 +236,31 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
     }
 }
 
-/// Weights the executor packed ahead of time (input 4 of its private node), checked for size.
-Result<const float*> prepackedWeights(const OpContext& ctx, const Conv2d& p) {
+/// Weights the executor packed ahead of time (input 4 of its private node) as `expected` floats.
+Result<const float*> prepackedWeights(const OpContext& ctx, int64_t expected) {
     if (!ctx.has(4)) {
         return nullptr;
     }
     const Tensor& packed = ctx.input(4);
-    if (packed.dtype() != graph::DataType::Float ||
-        packed.numElements() != packedGroupedWeightsSize(p.m, p.colRows(), p.group)) {
+    if (packed.dtype() != graph::DataType::Float || packed.numElements() != expected) {
         return ctx.error(Errc::InvalidArgument, "the prepacked weights do not fit the weights");
     }
     return packed.data<float>();
+}
+
+/// Winograd F(2x2, 3x3) with the executor's transformed weights, else transformed here.
+Result<std::vector<Tensor>> winogradForward(const OpContext& ctx, const Conv2d& p,
+                                            const ConvEpilogue& e, Tensor y) {
+    QS_ASSIGN_OR_RETURN(const float* prepacked,
+                        prepackedWeights(ctx, winogradWeightsSize(p.m, p.c)));
+    thread_local std::vector<float> packed;
+    if (prepacked == nullptr) {
+        packed.resize(static_cast<size_t>(winogradWeightsSize(p.m, p.c)));
+        packWinogradWeights(ctx.input(1).data<float>(), p.m, p.c, packed.data());
+        prepacked = packed.data();
+    }
+    winogradConv2d(p, ctx.input(0).data<float>(), prepacked, e, y.mutableData<float>());
+    return std::vector<Tensor>{y};
 }
 
 // Fast kernel.
@@ -259,10 +274,15 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     Tensor y = allocateFloat(s.outShape);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
+    if (winogradApplies(p)) {
+        return winogradForward(ctx, p, e, y);
+    }
     if (p.isDepthwise()) {
         depthwiseConv2d(p, x, w, e, y.mutableData<float>());
     } else {
-        QS_ASSIGN_OR_RETURN(const float* prepacked, prepackedWeights(ctx, p));
+        QS_ASSIGN_OR_RETURN(
+            const float* prepacked,
+            prepackedWeights(ctx, packedGroupedWeightsSize(p.m, p.colRows(), p.group)));
         gemmConv2d(p, x, w, prepacked, e, y.mutableData<float>());
     }
     return std::vector<Tensor>{y};
@@ -547,6 +567,32 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
     return out;
 }
 
+/// Winograd F(2x2, 3x3) samples (3x3, stride 1, at least 16 channels and filters): odd output
+/// sizes (a last tile half outside), no pads and asymmetric pads, rows of more than 8 tiles (the
+/// vector loop and its overlapping last step), batch 2 and the fused epilogue.
+std::vector<OpSample> winogradSamples(std::mt19937& rng) {
+    std::vector<OpSample> out;
+    out.push_back({"winograd pad 1 odd output batch 2",
+                   {intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {2, 16, 9, 13}), randomTensor(rng, {16, 16, 3, 3}),
+                    randomTensor(rng, {16})},
+                   {}});
+    out.push_back({"winograd no pads 25 filters",
+                   {},
+                   {randomTensor(rng, {1, 16, 10, 22}), randomTensor(rng, {25, 16, 3, 3})},
+                   {}});
+    out.push_back({"winograd asym pads wide rows",
+                   {intsAttribute("pads", {2, 0, 0, 2})},
+                   {randomTensor(rng, {1, 20, 7, 37}), randomTensor(rng, {16, 20, 3, 3}),
+                    randomTensor(rng, {16})},
+                   {}});
+    out.push_back(fusedSample(rng, "fused residual + clip, winograd",
+                              {intsAttribute("pads", {1, 1, 1, 1})},
+                              {randomTensor(rng, {2, 16, 12, 18}),
+                               randomTensor(rng, {17, 16, 3, 3}), randomTensor(rng, {17})}));
+    return out;
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
     std::vector<OpSample> out = {
         {"3x3 pad 1",
@@ -580,6 +626,9 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {}},
     };
     for (OpSample& sample : depthwiseSamples(rng)) {
+        out.push_back(std::move(sample));
+    }
+    for (OpSample& sample : winogradSamples(rng)) {
         out.push_back(std::move(sample));
     }
     out.push_back(fusedSample(rng, "fused residual + clip, 3x3",

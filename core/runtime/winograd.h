@@ -1,0 +1,36 @@
+// Winograd's minimal filtering F(2x2, 3x3) for 3x3 stride-1 convolutions (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", CVPR 2016): each 2x2 output tile comes from a
+// 4x4 input tile as Y = A^T [(G g G^T) . (B^T d B)] A, so a 3x3 convolution costs 16 GEMMs of
+// (filters x channels) x (channels x tiles), one per tile position, instead of one GEMM with
+// 9 x channels of depth: 2.25 times fewer multiplications. The transforms only add, subtract and
+// halve, so the result stays within a few float ulps of the direct sum.
+#pragma once
+
+#include "core/runtime/conv_kernels.h"
+#include "core/runtime/im2col.h"
+
+#include <cstdint>
+
+namespace qs::runtime {
+
+/// Positions of a 4x4 transformed tile: one GEMM each.
+inline constexpr int64_t kWinogradPositions = 16;
+
+/// True when `p` runs through Winograd: 3x3 kernel, stride 1, dilation 1, one group, and enough
+/// filters and channels that the 16 smaller GEMMs still fill the micro-kernel.
+bool winogradApplies(const Conv2d& p);
+
+/// Floats packWinogradWeights writes for `filters` x `channels` 3x3 filters.
+int64_t winogradWeightsSize(int64_t filters, int64_t channels);
+
+/// Transforms weights [filters, channels, 3, 3] to U = G g G^T and packs each of the 16 positions'
+/// [filters x channels] matrix into GEMM panels (packWeights), position after position.
+void packWinogradWeights(const float* w, int64_t filters, int64_t channels, float* packed);
+
+/// The convolution `p` (winogradApplies) of every image with weights packed by
+/// packWinogradWeights, epilogue included (its residual must not be `y` itself). Tiles run in
+/// blocks of `blockTiles` (0: sized for the caches; tests pass small blocks).
+void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
+                    const ConvEpilogue& epilogue, float* y, int64_t blockTiles = 0);
+
+} // namespace qs::runtime

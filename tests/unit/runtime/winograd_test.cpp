@@ -1,0 +1,149 @@
+// Winograd F(2x2, 3x3) against the defining sum, block by block: the op samples run it with the
+// automatic block size only, which holds every small image in one block.
+#include "core/runtime/parallel.h"
+#include "core/runtime/winograd.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace qs::runtime {
+namespace {
+
+struct Case {
+    int64_t n, c, h, w, m, pt, pl, pb, pr;
+};
+
+Conv2d geometry(const Case& k) {
+    return Conv2d{k.n,
+                  k.c,
+                  k.h,
+                  k.w,
+                  k.m,
+                  3,
+                  3,
+                  1,
+                  1,
+                  1,
+                  1,
+                  k.pt,
+                  k.pl,
+                  k.h + k.pt + k.pb - 2,
+                  k.w + k.pl + k.pr - 2,
+                  1};
+}
+
+/// y = clamp(conv(x, w) + bias + residual, lo, hi) by the defining sum, in double.
+std::vector<float> directConv(const Conv2d& p, const std::vector<float>& x,
+                              const std::vector<float>& w, const ConvEpilogue& e) {
+    std::vector<float> y(static_cast<size_t>(p.n * p.m * p.oh * p.ow));
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t f = 0; f < p.m; ++f) {
+            for (int64_t oy = 0; oy < p.oh; ++oy) {
+                for (int64_t ox = 0; ox < p.ow; ++ox) {
+                    double sum = e.bias != nullptr ? e.bias[f] : 0.0;
+                    for (int64_t c = 0; c < p.c; ++c) {
+                        for (int64_t i = 0; i < 3; ++i) {
+                            for (int64_t j = 0; j < 3; ++j) {
+                                const int64_t iy = oy + i - p.pt;
+                                const int64_t ix = ox + j - p.pl;
+                                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) {
+                                    continue;
+                                }
+                                sum += static_cast<double>(x[static_cast<size_t>(
+                                           ((n * p.c + c) * p.h + iy) * p.w + ix)]) *
+                                       w[static_cast<size_t>(((f * p.c + c) * 3 + i) * 3 + j)];
+                            }
+                        }
+                    }
+                    const auto at = static_cast<size_t>(((n * p.m + f) * p.oh + oy) * p.ow + ox);
+                    if (e.residual != nullptr) {
+                        sum += e.residual[at];
+                    }
+                    y[at] = std::clamp(static_cast<float>(sum), e.lo, e.hi);
+                }
+            }
+        }
+    }
+    return y;
+}
+
+std::vector<float> randomVector(std::mt19937& rng, int64_t size) {
+    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+    std::vector<float> v(static_cast<size_t>(size));
+    for (float& x : v) {
+        x = dist(rng);
+    }
+    return v;
+}
+
+class WinogradTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
+    const int threadsBefore = numThreads();
+    setNumThreads(GetParam());
+    std::mt19937 rng(7);
+    // Blocks of 1, 5, 16 and 37 tiles cut tile rows and images at every place, including a
+    // block that ends one tile into the next image.
+    const std::vector<Case> cases = {
+        {1, 16, 8, 8, 16, 1, 1, 1, 1},   // even output, one image
+        {2, 16, 7, 9, 18, 1, 1, 1, 1},   // odd output, batch 2
+        {3, 17, 5, 23, 16, 0, 2, 2, 0},  // asymmetric pads, rows of 12 tiles
+        {1, 24, 11, 40, 19, 2, 1, 0, 1}, // rows of 20 tiles: vector loop with an overlapping tail
+    };
+    for (const Case& k : cases) {
+        const Conv2d p = geometry(k);
+        SCOPED_TRACE(::testing::Message()
+                     << "n " << k.n << " c " << k.c << " " << k.h << "x" << k.w << " m " << k.m);
+        const std::vector<float> x = randomVector(rng, p.n * p.c * p.h * p.w);
+        const std::vector<float> w = randomVector(rng, p.m * p.c * 9);
+        const std::vector<float> bias = randomVector(rng, p.m);
+        const std::vector<float> residual = randomVector(rng, p.n * p.m * p.oh * p.ow);
+        std::vector<float> packed(static_cast<size_t>(winogradWeightsSize(p.m, p.c)));
+        packWinogradWeights(w.data(), p.m, p.c, packed.data());
+        for (const bool fused : {false, true}) {
+            ConvEpilogue e;
+            if (fused) {
+                e = ConvEpilogue{bias.data(), residual.data(), 0.0F, 6.0F};
+            }
+            const std::vector<float> expected = directConv(p, x, w, e);
+            for (const int64_t block : {0, 1, 5, 16, 37}) {
+                std::vector<float> y(expected.size(), std::nanf(""));
+                winogradConv2d(p, x.data(), packed.data(), e, y.data(), block);
+                for (size_t i = 0; i < y.size(); ++i) {
+                    ASSERT_NEAR(y[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i]))
+                        << "block " << block << (fused ? " fused" : "") << " element " << i;
+                }
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, WinogradTest, ::testing::Values(1, 2));
+
+TEST(Winograd, AppliesOnlyTo3x3Stride1UngroupedConvolutions) {
+    Conv2d p{1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 8, 8, 1};
+    EXPECT_TRUE(winogradApplies(p));
+    Conv2d strided = p;
+    strided.sh = 2;
+    EXPECT_FALSE(winogradApplies(strided));
+    Conv2d dilated = p;
+    dilated.dw = 2;
+    EXPECT_FALSE(winogradApplies(dilated));
+    Conv2d grouped = p;
+    grouped.group = 2;
+    EXPECT_FALSE(winogradApplies(grouped));
+    Conv2d wide = p;
+    wide.kw = 5;
+    EXPECT_FALSE(winogradApplies(wide));
+    Conv2d narrow = p;
+    narrow.c = 8;
+    EXPECT_FALSE(winogradApplies(narrow));
+}
+
+} // namespace
+} // namespace qs::runtime
