@@ -97,14 +97,26 @@ Result<std::vector<Tensor>> broadcastVjp(const OpContext& ctx, std::span<const T
                                          std::span<const Tensor> outputGrads, FA fa, FB fb) {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    auto plan = makeBroadcastPlan({outputs[0].shape(), a.shape(), b.shape()});
-    QS_CHECK(plan.ok(), "forward shapes broadcast, so the backward ones do");
-    Tensor da = Tensor::zeros(graph::DataType::Float, a.shape());
-    Tensor db = Tensor::zeros(graph::DataType::Float, b.shape());
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
     const float* py = outputs[0].data<float>();
     const float* dy = outputGrads[0].data<float>();
+    if (a.shape() == b.shape() && a.shape() == outputs[0].shape()) {
+        // No broadcasting (a residual Add, say): one flat loop the compiler vectorises.
+        Tensor da = allocateFloat(a.shape());
+        Tensor db = allocateFloat(b.shape());
+        float* pda = da.mutableData<float>();
+        float* pdb = db.mutableData<float>();
+        for (int64_t i = 0; i < a.numElements(); ++i) {
+            pda[i] = dy[i] * static_cast<float>(fa(pa[i], pb[i], py[i]));
+            pdb[i] = dy[i] * static_cast<float>(fb(pa[i], pb[i], py[i]));
+        }
+        return std::vector<Tensor>{da, db};
+    }
+    auto plan = makeBroadcastPlan({outputs[0].shape(), a.shape(), b.shape()});
+    QS_CHECK(plan.ok(), "forward shapes broadcast, so the backward ones do");
+    Tensor da = Tensor::zeros(graph::DataType::Float, a.shape());
+    Tensor db = Tensor::zeros(graph::DataType::Float, b.shape());
     float* pda = da.mutableData<float>();
     float* pdb = db.mutableData<float>();
     forEachBroadcast(*plan, [&](int64_t, const int64_t* off) {

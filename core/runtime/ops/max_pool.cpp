@@ -11,32 +11,72 @@
 namespace qs::runtime {
 namespace {
 
-/// 2-D windows without dilation: clip each window to the image once instead of testing every
-/// kernel position.
-void forward2d(const PoolShape& s, const float* x, float* y) {
+/// 2-D windows without dilation, each clipped to the image once instead of testing every kernel
+/// position: fn(o, y0, y1, x0, x1) for every output o of one plane, the window covering input
+/// rows [y0, y1) and columns [x0, x1).
+template <typename Fn>
+void forEachClippedWindow(const PoolShape& s, Fn fn) {
     const ConvGeometry& g = s.geo;
     const int64_t h = g.input[0];
     const int64_t w = g.input[1];
+    for (int64_t oy = 0; oy < g.output[0]; ++oy) {
+        const int64_t y0 = std::max<int64_t>(0, oy * g.strides[0] - g.padsBegin[0]);
+        const int64_t y1 = std::min(h, oy * g.strides[0] - g.padsBegin[0] + g.kernel[0]);
+        for (int64_t ox = 0; ox < g.output[1]; ++ox) {
+            const int64_t x0 = std::max<int64_t>(0, ox * g.strides[1] - g.padsBegin[1]);
+            const int64_t x1 = std::min(w, ox * g.strides[1] - g.padsBegin[1] + g.kernel[1]);
+            fn(oy * g.output[1] + ox, y0, y1, x0, x1);
+        }
+    }
+}
+
+bool hasClippedWindows(const PoolShape& s) {
+    const ConvGeometry& g = s.geo;
+    return g.rank() == 2 && g.dilations[0] == 1 && g.dilations[1] == 1;
+}
+
+void forward2d(const PoolShape& s, const float* x, float* y) {
+    const int64_t w = s.geo.input[1];
     parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
             const float* xp = x + plane * s.inSize;
             float* yp = y + plane * s.outSize;
-            for (int64_t oy = 0; oy < g.output[0]; ++oy) {
-                const int64_t y0 = std::max<int64_t>(0, oy * g.strides[0] - g.padsBegin[0]);
-                const int64_t y1 = std::min(h, oy * g.strides[0] - g.padsBegin[0] + g.kernel[0]);
-                for (int64_t ox = 0; ox < g.output[1]; ++ox) {
-                    const int64_t x0 = std::max<int64_t>(0, ox * g.strides[1] - g.padsBegin[1]);
-                    const int64_t x1 =
-                        std::min(w, ox * g.strides[1] - g.padsBegin[1] + g.kernel[1]);
-                    float best = -std::numeric_limits<float>::infinity();
-                    for (int64_t iy = y0; iy < y1; ++iy) {
-                        for (int64_t ix = x0; ix < x1; ++ix) {
-                            best = std::max(best, xp[iy * w + ix]);
+            forEachClippedWindow(s, [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
+                float best = -std::numeric_limits<float>::infinity();
+                for (int64_t iy = y0; iy < y1; ++iy) {
+                    for (int64_t ix = x0; ix < x1; ++ix) {
+                        best = std::max(best, xp[iy * w + ix]);
+                    }
+                }
+                yp[o] = best;
+            });
+        }
+    });
+}
+
+/// dx of forward2d: each dy goes to the first maximum of its window (none for a window of -inf).
+void backward2d(const PoolShape& s, const float* x, const float* dy, float* dx) {
+    const int64_t w = s.geo.input[1];
+    parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const float* xp = x + plane * s.inSize;
+            const float* dyp = dy + plane * s.outSize;
+            float* dxp = dx + plane * s.inSize;
+            forEachClippedWindow(s, [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
+                float best = -std::numeric_limits<float>::infinity();
+                int64_t where = -1;
+                for (int64_t iy = y0; iy < y1; ++iy) {
+                    for (int64_t ix = x0; ix < x1; ++ix) {
+                        if (xp[iy * w + ix] > best) {
+                            best = xp[iy * w + ix];
+                            where = iy * w + ix;
                         }
                     }
-                    yp[oy * g.output[1] + ox] = best;
                 }
-            }
+                if (where >= 0) {
+                    dxp[where] += dyp[o];
+                }
+            });
         }
     });
 }
@@ -79,9 +119,7 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         return out;
     }
     QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
-    const ConvGeometry& g = s.geo;
-    if (g.rank() != 2 || g.dilations[0] != 1 || g.dilations[1] != 1 ||
-        ctx.intAttr("storage_order", 0) != 0) {
+    if (!hasClippedWindows(s) || ctx.intAttr("storage_order", 0) != 0) {
         return reference(ctx);
     }
     Tensor y = allocateFloat(s.outShape);
@@ -96,6 +134,10 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const float* dy = outputGrads[0].data<float>();
     Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
     float* pdx = dx.mutableData<float>();
+    if (hasClippedWindows(s)) {
+        backward2d(s, x, dy, pdx);
+        return std::vector<Tensor>{dx};
+    }
     for (int64_t plane = 0; plane < s.planes; ++plane) {
         const float* xp = x + plane * s.inSize;
         for (int64_t o = 0; o < s.outSize; ++o) {
@@ -126,6 +168,11 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {intsAttribute("kernel_shape", {2, 2}), intsAttribute("strides", {2, 2}),
           intAttribute("ceil_mode", 1)},
          {randomDistinct(rng, {2, 1, 5, 5})},
+         {}},
+        // Dilated windows take the any-rank loops, forward and backward.
+        {"2x2 dilation 2",
+         {intsAttribute("kernel_shape", {2, 2}), intsAttribute("dilations", {2, 2})},
+         {randomDistinct(rng, {1, 2, 6, 7})},
          {}},
     };
 }
