@@ -37,12 +37,19 @@ struct DatasetOptionHelp {
 void addDatasetOptions(CLI::App& app, runtime::DatasetSource& source,
                        const DatasetOptionHelp& help);
 
-/// A text progress bar on stderr, redrawn in place; never cancels.
+/// A text progress bar on stderr, redrawn in place on a terminal; into a file or a pipe (a CI log)
+/// one line per tenth of the work instead of carriage-return redraws. Never cancels.
 class StderrProgressBar final : public Progress {
 public:
+    StderrProgressBar();
+
     void report(double fraction, std::string_view what) override;
 
     bool isCancelled() const override { return false; }
+
+private:
+    bool m_terminal;
+    int m_lastTenth = -1;
 };
 
 Command addInfoCommand(CLI::App& parent);

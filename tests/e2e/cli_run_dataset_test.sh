@@ -12,6 +12,10 @@ source "$(dirname "$0")/expect.sh"
     fail "cannot write the .npy input"
 expect 0 'output 0: \[5,10\]' -- run "$demo" --input "$tmp/x.npy"
 expect 0 'ran 3 sample\(s\) in 3 batch\(es\)' -- run "$demo" --random 3
+# Progress into a pipe (not a terminal): whole lines, no carriage-return redraws.
+progress=$("$cli" run "$demo" --random 3 2>&1 >/dev/null)
+grep -qE '^progress 100% ' <<<"$progress" || fail "no final progress line in: $progress"
+if grep -q $'\r' <<<"$progress"; then fail "carriage returns in piped progress: $progress"; fi
 # A static batch of 1: N random samples are N runs of it.
 expect 0 'output 0: \[3,10\]' -- run "$demo" --random 3 --input-shape input=1,3,96,96
 expect 2 'give exactly one dataset: --input, --images or --random' -- run "$demo"
