@@ -300,15 +300,11 @@ Command addQuantizeCommand(CLI::App& parent) {
     app->add_option("--proposal-out", options->proposalOut,
                     "Proposal JSON with all candidate configs");
     app->add_option("--dot-out", options->dotOut, "DOT debug view of the final setup");
-    auto* images = app->add_option("--calib-images", options->calibration.imagesDir,
-                                   "Calibrate on a folder of PNG/JPEG/BMP images (resized to the "
-                                   "NCHW input, ImageNet mean/std)");
-    auto* npy = app->add_option("--calib-npy", options->calibration.npyFiles,
-                                "Calibrate on .npy samples (axis 0), one file per model input");
-    auto* random = app->add_option("--calib-random", options->calibration.randomSamples,
-                                   "Calibrate on N seeded standard-normal samples");
-    images->excludes(npy)->excludes(random);
-    npy->excludes(random);
+    addDatasetOptions(*app, options->calibration,
+                      {.npy = "Calibrate on .npy samples (axis 0), one file per model input",
+                       .images = "Calibrate on a folder of PNG/JPEG/BMP images (resized to the "
+                                 "NCHW input, ImageNet mean/std)",
+                       .random = "Calibrate on N seeded standard-normal samples"});
     app->add_option("--calib-samples", options->calibration.maxSamples,
                     "Use at most N samples of --calib-images / --calib-npy")
         ->capture_default_str();
