@@ -236,77 +236,83 @@ TransitionStatus Solver::checkTransitionViaPath(int id, const Path& path,
     return TransitionStatus::ShouldTransition;
 }
 
-std::set<int> Solver::activeQuantizersDominatedBy(int nodeIndex) const {
-    std::set<int> out;
+namespace {
+
+/// What a downstream walk does after visiting a node.
+enum class Walk { Descend, Prune, Finish };
+
+/// Depth-first over the nodes below `start` (its successors, theirs, ...; not `start` itself),
+/// each once; `visit(node)` says whether to go below the node, not to, or to end the walk.
+template <typename Visit>
+void walkDownstream(const InsertionPointGraph& graph, int start, Visit visit) {
     std::set<int> seen;
-    std::vector<int> stack = m_graph.successors(nodeIndex);
+    std::vector<int> stack = graph.successors(start);
     while (!stack.empty()) {
         const int current = stack.back();
         stack.pop_back();
         if (!seen.insert(current).second) {
             continue;
         }
-        const int at = m_pqAt[static_cast<size_t>(current)];
-        if (node(current).isInsertionPoint() && at >= 0) {
-            const PropagatingQuantizer& q = m_pqs[static_cast<size_t>(at)];
-            if (q.alive && !q.finished) {
-                out.insert(at);
-            }
-            continue;
+        const Walk next = visit(current);
+        if (next == Walk::Finish) {
+            return;
         }
-        for (const int next : m_graph.successors(current)) {
-            stack.push_back(next);
+        if (next == Walk::Descend) {
+            for (const int below : graph.successors(current)) {
+                stack.push_back(below);
+            }
         }
     }
+}
+
+} // namespace
+
+std::set<int> Solver::activeQuantizersDominatedBy(int nodeIndex) const {
+    std::set<int> out;
+    walkDownstream(m_graph, nodeIndex, [&](int current) {
+        const int at = m_pqAt[static_cast<size_t>(current)];
+        if (!node(current).isInsertionPoint() || at < 0) {
+            return Walk::Descend;
+        }
+        const PropagatingQuantizer& q = m_pqs[static_cast<size_t>(at)];
+        if (q.alive && !q.finished) {
+            out.insert(at);
+        }
+        return Walk::Prune;
+    });
     return out;
 }
 
 std::vector<int> Solver::nonAgnosticOpsDominatedBy(int nodeIndex) const {
     std::vector<int> out;
-    std::set<int> seen;
-    std::vector<int> stack = m_graph.successors(nodeIndex);
-    while (!stack.empty()) {
-        const int current = stack.back();
-        stack.pop_back();
-        if (!seen.insert(current).second) {
-            continue;
-        }
+    walkDownstream(m_graph, nodeIndex, [&](int current) {
         if (node(current).type == IpNodeType::Operator &&
             m_trait[static_cast<size_t>(current)] != QuantizationTrait::QuantizationAgnostic) {
             out.push_back(current);
-            continue;
+            return Walk::Prune;
         }
-        for (const int next : m_graph.successors(current)) {
-            stack.push_back(next);
-        }
-    }
+        return Walk::Descend;
+    });
     std::sort(out.begin(), out.end());
     return out;
 }
 
 bool Solver::isDominatingOutputs(int nodeIndex) const {
-    std::set<int> seen;
-    std::vector<int> stack = m_graph.successors(nodeIndex);
-    while (!stack.empty()) {
-        const int current = stack.back();
-        stack.pop_back();
-        if (!seen.insert(current).second) {
-            continue;
-        }
+    bool found = false;
+    walkDownstream(m_graph, nodeIndex, [&](int current) {
         const IpNode& c = node(current);
-        if (c.type == IpNodeType::Operator) {
-            if (c.kind == OperatorKind::ModelOutput) {
-                return true;
-            }
-            if (m_trait[static_cast<size_t>(current)] != QuantizationTrait::QuantizationAgnostic) {
-                continue;
-            }
+        if (c.type != IpNodeType::Operator) {
+            return Walk::Descend;
         }
-        for (const int next : m_graph.successors(current)) {
-            stack.push_back(next);
+        if (c.kind == OperatorKind::ModelOutput) {
+            found = true;
+            return Walk::Finish;
         }
-    }
-    return false;
+        return m_trait[static_cast<size_t>(current)] == QuantizationTrait::QuantizationAgnostic
+                   ? Walk::Descend
+                   : Walk::Prune;
+    });
+    return found;
 }
 
 bool Solver::allOutputsQuantized(int nodeIndex) const {
