@@ -381,21 +381,19 @@ void packWinogradWeights(const float* w, int64_t filters, int64_t channels, floa
         for (int64_t c = 0; c < channels; ++c) {
             const float* g = w + (f * channels + c) * 9;
             // G g: 4 rows of 3.
-            std::array<float, 12> gg{};
-            for (int64_t j = 0; j < 3; ++j) {
-                const float g0 = g[0 * 3 + j];
-                const float g1 = g[1 * 3 + j];
-                const float g2 = g[2 * 3 + j];
-                gg[0 * 3 + j] = g0;
-                gg[1 * 3 + j] = 0.5F * (g0 + g1 + g2);
-                gg[2 * 3 + j] = 0.5F * (g0 - g1 + g2);
-                gg[3 * 3 + j] = g2;
+            std::array<std::array<float, 3>, 4> gg{};
+            for (size_t j = 0; j < 3; ++j) {
+                const float g0 = g[j];
+                const float g1 = g[3 + j];
+                const float g2 = g[6 + j];
+                gg[0][j] = g0;
+                gg[1][j] = 0.5F * (g0 + g1 + g2);
+                gg[2][j] = 0.5F * (g0 - g1 + g2);
+                gg[3][j] = g2;
             }
             // (G g) G^T: 4 x 4.
             for (int64_t i = 0; i < 4; ++i) {
-                const float a0 = gg[i * 3 + 0];
-                const float a1 = gg[i * 3 + 1];
-                const float a2 = gg[i * 3 + 2];
+                const auto& [a0, a1, a2] = gg[static_cast<size_t>(i)];
                 const std::array<float, 4> row{a0, 0.5F * (a0 + a1 + a2), 0.5F * (a0 - a1 + a2),
                                                a2};
                 for (int64_t k = 0; k < 4; ++k) {
