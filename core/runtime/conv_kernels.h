@@ -35,4 +35,8 @@ void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows,
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
                      float* y);
 
+/// dx of a 3x3, stride-2, dilation-1 depthwise convolution with begin pads of 0 or 1, written
+/// over dx (y = conv(x) of p, dy of y's shape); false, leaving dx alone, for any other geometry.
+bool depthwiseInputGradStride2(const Conv2d& p, const float* w, const float* dy, float* dx);
+
 } // namespace qs::runtime
