@@ -212,8 +212,7 @@ struct Depthwise3x3Run {
     int64_t ow = 0;    ///< row length of the output
     int64_t count = 0; ///< outputs: whole rows
     float* y = nullptr;
-    const float* firstColumns = nullptr; ///< columns of outputs 0 .. kLanes - 1
-    const float* lastColumns = nullptr;  ///< columns of the last kLanes outputs
+    const float* lastColumns = nullptr; ///< columns of the last kLanes outputs
 };
 
 /// One output of the run, with its column `col`; kC<j> is the column offset of kernel column j.
@@ -287,7 +286,6 @@ void depthwise3x3(const Depthwise3x3Run& r) {
     const Packet hi = pset1<Packet>(r.hi);
     const Packet rowLength = pset1<Packet>(static_cast<float>(r.ow));
     const Packet lastCol = pset1<Packet>(static_cast<float>(r.ow - 1));
-    const Packet step = pset1<Packet>(static_cast<float>(kLanes));
     // Advancing by kLanes columns wraps past the row end at most this many times.
     const int64_t wraps = 1 + (kLanes - 1) / r.ow;
     const auto store = [&](int64_t f, const Packet& col) {
@@ -305,13 +303,38 @@ void depthwise3x3(const Depthwise3x3Run& r) {
         }
         Eigen::internal::pstoreu(y + f, pmin(pmax(acc, lo), hi));
     };
-    Packet col = ploadu<Packet>(r.firstColumns);
+    // Vectors clear of both row ends (most of a wide row) skip the masks: nine multiply-adds in
+    // three chains.
+    const auto storeInterior = [&](int64_t f) {
+        const float* in = src + f;
+        const auto row = [&](size_t i, const Packet& start) {
+            Packet sum = pmadd(w.v[3 * i], ploadu<Packet>(in + o[3 * i]), start);
+            sum = pmadd(w.v[3 * i + 1], ploadu<Packet>(in + o[3 * i + 1]), sum);
+            return pmadd(w.v[3 * i + 2], ploadu<Packet>(in + o[3 * i + 2]), sum);
+        };
+        const Packet zero = Eigen::internal::pzero(bias);
+        Packet acc = padd(padd(row(0, bias), row(1, zero)), row(2, zero));
+        if (residual != nullptr) {
+            acc = padd(acc, ploadu<Packet>(residual + f));
+        }
+        Eigen::internal::pstoreu(y + f, pmin(pmax(acc, lo), hi));
+    };
+    const Packet lanes = Eigen::internal::plset<Packet>(0.0F);
+    int64_t firstColumn = 0; // column of output f
     int64_t f = 0;
     for (; f + kLanes <= count; f += kLanes) {
-        store(f, col);
-        col = padd(col, step);
-        for (int64_t k = 0; k < wraps; ++k) {
-            col = psub(col, pand(pcmp_le(rowLength, col), rowLength));
+        if (firstColumn >= 1 && firstColumn + kLanes < r.ow) {
+            storeInterior(f);
+        } else {
+            Packet col = padd(pset1<Packet>(static_cast<float>(firstColumn)), lanes);
+            for (int64_t k = 0; k < wraps; ++k) {
+                col = psub(col, pand(pcmp_le(rowLength, col), rowLength));
+            }
+            store(f, col);
+        }
+        firstColumn += kLanes;
+        while (firstColumn >= r.ow) {
+            firstColumn -= r.ow;
         }
     }
     if (f < count) {
@@ -374,7 +397,6 @@ public:
         r.lo = lo;
         r.hi = hi;
         r.ow = m_p.ow;
-        r.firstColumns = m_firstColumns.data();
         r.lastColumns = m_lastColumns.data();
         const int64_t direct = directRows();
         const auto band = [&](int64_t r0, int64_t r1, bool staged) {
@@ -409,9 +431,8 @@ private:
         , m_rows(rows)
         , m_cols(cols)
         , m_kernel(kernel) {
-        // Runs cover whole rows, so both depend on the row length only.
+        // Runs cover whole rows, so these depend on the row length only.
         for (int64_t l = 0; l < kLanes; ++l) {
-            m_firstColumns[static_cast<size_t>(l)] = static_cast<float>(l % p.ow);
             m_lastColumns[static_cast<size_t>(l)] =
                 static_cast<float>((((l - kLanes) % p.ow) + p.ow) % p.ow);
         }
@@ -459,6 +480,17 @@ private:
         const int64_t s = m_p.sh;
         const int64_t ow = m_p.ow;
         const int64_t size = blockSize(r1 - r0);
+        if (s == 1 && m_p.w == ow) {
+            // The rows inside the image are contiguous lines already: one copy (small planes are
+            // staged whole, and a call per line would cost more than the convolution).
+            const int64_t first = std::max<int64_t>(r0 - 1, 0);
+            const int64_t last = std::min(r1, m_p.h - 1);
+            const auto line = [&](int64_t k) { return staging + 1 + (k - r0 + 1) * ow; };
+            std::fill(staging, line(first), 0.0F);
+            std::copy_n(x + first * ow, (last - first + 1) * ow, line(first));
+            std::fill(line(last + 1), staging + size, 0.0F);
+            return;
+        }
         for (int64_t qr = 0; qr < s; ++qr) {
             for (int64_t qc = 0; qc < s; ++qc) {
                 float* block = staging + (qr * s + qc) * size;
@@ -520,7 +552,6 @@ private:
     AxisTaps m_rows;
     AxisTaps m_cols;
     Depthwise3x3Fn m_kernel;
-    std::array<float, kLanes> m_firstColumns{};
     std::array<float, kLanes> m_lastColumns{};
 };
 
