@@ -677,34 +677,25 @@ private:
     std::array<Phase, 4> m_phases{};
 };
 
-} // namespace
-
-void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
-                   int64_t p0, int64_t p1, float* y, const float* residual) {
-    for (int64_t r = 0; r < rows; ++r) {
-        const float bias = epilogue.bias != nullptr ? epilogue.bias[channel0 + r] : 0.0F;
-        const float* res = residual != nullptr ? residual + r * ld + p0 : nullptr;
-        float* row = y + r * ld + p0;
-        epilogueRow(row, bias, res, epilogue.lo, epilogue.hi, p1 - p0, row);
-    }
+/// Every plane through the 3x3 fast path.
+void depthwise3x3Conv2d(const Depthwise3x3& fast, const Conv2d& p, const float* x, const float* w,
+                        const ConvEpilogue& epilogue, float* y) {
+    parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> staging(static_cast<size_t>(fast.stagingSize()));
+        for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t c = nc % p.c;
+            const float* res =
+                epilogue.residual != nullptr ? epilogue.residual + nc * p.outPixels() : nullptr;
+            fast.run(x + nc * p.h * p.w, w + c * 9,
+                     epilogue.bias != nullptr ? epilogue.bias[c] : 0.0F, res, epilogue.lo,
+                     epilogue.hi, staging.data(), y + nc * p.outPixels());
+        }
+    });
 }
 
-void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
-                     float* y) {
-    if (const auto fast = Depthwise3x3::plan(p)) {
-        parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
-            std::vector<float> staging(static_cast<size_t>(fast->stagingSize()));
-            for (int64_t nc = begin; nc < end; ++nc) {
-                const int64_t c = nc % p.c;
-                const float* res =
-                    epilogue.residual != nullptr ? epilogue.residual + nc * p.outPixels() : nullptr;
-                fast->run(x + nc * p.h * p.w, w + c * 9,
-                          epilogue.bias != nullptr ? epilogue.bias[c] : 0.0F, res, epilogue.lo,
-                          epilogue.hi, staging.data(), y + nc * p.outPixels());
-            }
-        });
-        return;
-    }
+/// Every plane through its zero-padded phase planes, then the epilogue row by row.
+void depthwisePhasePlanes(const Conv2d& p, const float* x, const float* w,
+                          const ConvEpilogue& epilogue, float* y) {
     const PhasePlanes planes(p);
     const auto taps = static_cast<int>(planes.tapOffsets.size());
     const int64_t flat = planes.flatOutputs(p);
@@ -732,6 +723,27 @@ void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const Conv
             }
         }
     });
+}
+
+} // namespace
+
+void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
+                   int64_t p0, int64_t p1, float* y, const float* residual) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float bias = epilogue.bias != nullptr ? epilogue.bias[channel0 + r] : 0.0F;
+        const float* res = residual != nullptr ? residual + r * ld + p0 : nullptr;
+        float* row = y + r * ld + p0;
+        epilogueRow(row, bias, res, epilogue.lo, epilogue.hi, p1 - p0, row);
+    }
+}
+
+void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
+                     float* y) {
+    if (const auto fast = Depthwise3x3::plan(p)) {
+        depthwise3x3Conv2d(*fast, p, x, w, epilogue, y);
+    } else {
+        depthwisePhasePlanes(p, x, w, epilogue, y);
+    }
 }
 
 bool depthwiseInputGradStride2(const Conv2d& p, const float* w, const float* dy, float* dx) {

@@ -1,8 +1,9 @@
-// Direct convolution kernels and the epilogue they share: a depthwise 2-D convolution that reads
-// a zero-padded, stride-deinterleaved copy of each input plane (so every kernel tap is a
-// contiguous, vectorisable run), and the epilogue y = clamp(acc + bias + residual, lo, hi) that
-// lets the executor fuse a following Relu/Clip (and a residual Add) into the convolution instead
-// of running them as separate passes over memory.
+// Direct convolution kernels and the epilogue they share: a depthwise 2-D convolution (3x3 with
+// stride 1 or 2 as one masked vector pass over whole output rows, other shapes over a zero-padded,
+// stride-deinterleaved copy of each input plane, so every kernel tap is a contiguous, vectorisable
+// run), the input gradient of the 3x3 stride-2 one, and the epilogue
+// y = clamp(acc + bias + residual, lo, hi) that lets the executor fuse a following Relu/Clip (and a
+// residual Add) into the convolution instead of running them as separate passes over memory.
 #pragma once
 
 #include "core/runtime/im2col.h"
