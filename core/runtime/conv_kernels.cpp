@@ -524,29 +524,51 @@ private:
         const int64_t pairs = std::min(count, width / 2);
         int64_t m = 0;
 #ifdef __AVX2__
-        // 16 columns at a time: pick the even and odd ones within each 128-bit lane, then put the
-        // lanes' halves in order.
-        for (; m + 8 <= pairs; m += 8) {
-            const __m256 a = _mm256_loadu_ps(src + 2 * m);
-            const __m256 b = _mm256_loadu_ps(src + 2 * m + 8);
-            const __m256 evens = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-            const __m256 odds = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-            constexpr int kLaneOrder = _MM_SHUFFLE(3, 1, 2, 0);
-            _mm256_storeu_ps(even + m, _mm256_castpd_ps(_mm256_permute4x64_pd(
-                                           _mm256_castps_pd(evens), kLaneOrder)));
-            _mm256_storeu_ps(odd + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odds),
-                                                                             kLaneOrder)));
+        // Rows of MobileNet-sized planes are short: whole vectors only, the last one overlapping
+        // the one before (rewriting the same values), 128-bit ones below 8 pairs.
+        if (pairs >= 8) {
+            for (; m < pairs; m += 8) {
+                splitColumns8(src, std::min(m, pairs - 8), even, odd);
+            }
+        } else if (pairs >= 4) {
+            for (; m < pairs; m += 4) {
+                splitColumns4(src, std::min(m, pairs - 4), even, odd);
+            }
         }
 #endif
         for (; m < pairs; ++m) {
             even[m] = src[2 * m];
             odd[m] = src[2 * m + 1];
         }
-        for (int64_t m = pairs; m < count; ++m) {
+        for (m = pairs; m < count; ++m) {
             even[m] = 2 * m < width ? src[2 * m] : 0.0F;
             odd[m] = 2 * m + 1 < width ? src[2 * m + 1] : 0.0F;
         }
     }
+
+#ifdef __AVX2__
+    /// Pairs m .. m + 7: pick the even and odd columns within each 128-bit lane, then put the
+    /// lanes' halves in order.
+    static void splitColumns8(const float* src, int64_t m, float* even, float* odd) {
+        const __m256 a = _mm256_loadu_ps(src + 2 * m);
+        const __m256 b = _mm256_loadu_ps(src + 2 * m + 8);
+        const __m256 evens = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 odds = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        constexpr int kLaneOrder = _MM_SHUFFLE(3, 1, 2, 0);
+        _mm256_storeu_ps(
+            even + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), kLaneOrder)));
+        _mm256_storeu_ps(
+            odd + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odds), kLaneOrder)));
+    }
+
+    /// Pairs m .. m + 3.
+    static void splitColumns4(const float* src, int64_t m, float* even, float* odd) {
+        const __m128 a = _mm_loadu_ps(src + 2 * m);
+        const __m128 b = _mm_loadu_ps(src + 2 * m + 4);
+        _mm_storeu_ps(even + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm_storeu_ps(odd + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+#endif
 
     Conv2d m_p;
     AxisTaps m_rows;
