@@ -591,6 +591,11 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
                    {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1})},
                    {randomTensor(rng, {1, 2, 2, 3}), randomTensor(rng, {2, 1, 3, 3})},
                    {}});
+    out.push_back(
+        {"depthwise 3x3 stride 1 bottom pad 2, width 8",
+         {intAttribute("group", 2), intsAttribute("pads", {1, 1, 2, 1})},
+         {randomTensor(rng, {1, 2, 6, 8}), randomTensor(rng, {2, 1, 3, 3}), randomTensor(rng, {2})},
+         {}});
     out.push_back({"depthwise 3x3 stride 1 one column",
                    {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1})},
                    {randomTensor(rng, {1, 2, 9, 1}), randomTensor(rng, {2, 1, 3, 3})},
