@@ -4,9 +4,14 @@
 
 #include <Eigen/Core>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace qs::runtime {
@@ -163,20 +168,556 @@ void depthwiseFlat(const float* src, const int64_t* offsets, int taps, const flo
     }
 }
 
-} // namespace
+/// The 3x3 fast path along one axis (rows or columns): tap t of output index o reads input index
+/// s o + t - pad = s (o + offset[t]) + phase[t], that is element o + offset[t] of the phase line
+/// `phase[t]`, which holds input s m + phase[t] at index m (zero past the input) and has as many
+/// elements as the output.
+struct AxisTaps {
+    std::array<int64_t, 3> phase{};
+    std::array<int64_t, 3> offset{};
+};
 
-void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
-                   int64_t p0, int64_t p1, float* y, const float* residual) {
-    for (int64_t r = 0; r < rows; ++r) {
-        const float bias = epilogue.bias != nullptr ? epilogue.bias[channel0 + r] : 0.0F;
-        const float* res = residual != nullptr ? residual + r * ld + p0 : nullptr;
-        float* row = y + r * ld + p0;
-        epilogueRow(row, bias, res, epilogue.lo, epilogue.hi, p1 - p0, row);
+/// The taps of one axis, or nothing when a tap reaches further than one element either side, or
+/// past the end of its phase line onto input data: the flat loop reads that neighbour as padding.
+std::optional<AxisTaps> axisTaps(int64_t in, int64_t out, int64_t stride, int64_t pad) {
+    if (stride < 1 || stride > 2) {
+        return std::nullopt;
+    }
+    AxisTaps taps;
+    for (size_t t = 0; t < 3; ++t) {
+        const int64_t d = static_cast<int64_t>(t) - pad;
+        const int64_t q = ((d % stride) + stride) % stride;
+        const int64_t c = (d - q) / stride;
+        if (c < -1 || c > 1 || (c == 1 && stride * out + q < in)) {
+            return std::nullopt;
+        }
+        taps.phase[t] = q;
+        taps.offset[t] = c;
+    }
+    return taps;
+}
+
+/// One pass of the 3x3 kernel over whole output rows: tap t = 3 i + j of flat output f reads
+/// src[f + offsets[t]]; the flat index runs across row ends, so a tap that steps one column left
+/// (right) of the output reads the previous (next) row there and is masked off in the first (last)
+/// column.
+struct Depthwise3x3Run {
+    const float* src = nullptr;
+    std::array<int64_t, 9> offsets{};
+    const float* w = nullptr; ///< the channel's 9 weights
+    float bias = 0.0F;
+    const float* residual = nullptr; ///< same layout as y, or nullptr
+    float lo = 0.0F;
+    float hi = 0.0F;
+    int64_t ow = 0;    ///< row length of the output
+    int64_t count = 0; ///< outputs: whole rows
+    float* y = nullptr;
+    const float* lastColumns = nullptr; ///< columns of the last kLanes outputs
+};
+
+/// One output of the run, with its column `col`; kC<j> is the column offset of kernel column j.
+template <int kC0, int kC1, int kC2>
+float depthwise3x3Scalar(const Depthwise3x3Run& r, int64_t f, int64_t col) {
+    const std::array<int, 3> shifts{kC0, kC1, kC2};
+    float acc = r.bias;
+    for (size_t j = 0; j < 3; ++j) {
+        if ((shifts[j] < 0 && col == 0) || (shifts[j] > 0 && col == r.ow - 1)) {
+            continue;
+        }
+        for (size_t i = 0; i < 3; ++i) {
+            acc += r.w[3 * i + j] * r.src[f + r.offsets[3 * i + j]];
+        }
+    }
+    acc += r.residual != nullptr ? r.residual[f] : 0.0F;
+    return std::min(std::max(acc, r.lo), r.hi);
+}
+
+/// Keeps the kernel column's partial sum where its tap lies inside the row (kShift: -1 drops
+/// column 0, +1 drops column ow - 1, 0 keeps all).
+template <int kShift>
+Packet maskColumn(const Packet& sum, const Packet& col, const Packet& lastCol) {
+    using Eigen::internal::pand;
+    using Eigen::internal::pcmp_lt;
+    if constexpr (kShift < 0) {
+        return pand(sum, pcmp_lt(Eigen::internal::pzero(col), col));
+    } else if constexpr (kShift > 0) {
+        return pand(sum, pcmp_lt(col, lastCol));
+    } else {
+        return sum;
     }
 }
 
-void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
-                     float* y) {
+/// The 9 weights broadcast to packets (std::array drops Packet's alignment attribute).
+struct TapPackets {
+    Packet v[9]; // NOLINT(*-avoid-c-arrays)
+};
+
+template <int kC0, int kC1, int kC2>
+void depthwise3x3(const Depthwise3x3Run& r) {
+    using Eigen::internal::padd;
+    using Eigen::internal::pand;
+    using Eigen::internal::pcmp_le;
+    using Eigen::internal::ploadu;
+    using Eigen::internal::pmadd;
+    using Eigen::internal::pmax;
+    using Eigen::internal::pmin;
+    using Eigen::internal::pmul;
+    using Eigen::internal::pset1;
+    using Eigen::internal::psub;
+    const int64_t count = r.count;
+    if (count < kLanes) {
+        for (int64_t f = 0; f < count; ++f) {
+            r.y[f] = depthwise3x3Scalar<kC0, kC1, kC2>(r, f, f % r.ow);
+        }
+        return;
+    }
+    // Everything the loop reads lives in locals: through `r` the compiler would reload it after
+    // every store to y, which may alias any float.
+    const float* src = r.src;
+    const float* residual = r.residual;
+    float* y = r.y;
+    const std::array<int64_t, 9> o = r.offsets;
+    TapPackets w{};
+    for (size_t t = 0; t < 9; ++t) {
+        w.v[t] = pset1<Packet>(r.w[t]);
+    }
+    const Packet bias = pset1<Packet>(r.bias);
+    const Packet lo = pset1<Packet>(r.lo);
+    const Packet hi = pset1<Packet>(r.hi);
+    const Packet rowLength = pset1<Packet>(static_cast<float>(r.ow));
+    const Packet lastCol = pset1<Packet>(static_cast<float>(r.ow - 1));
+    // Advancing by kLanes columns wraps past the row end at most this many times.
+    const int64_t wraps = 1 + (kLanes - 1) / r.ow;
+    const auto store = [&](int64_t f, const Packet& col) {
+        const float* in = src + f;
+        const auto column = [&](size_t j) {
+            Packet sum = pmul(w.v[j], ploadu<Packet>(in + o[j]));
+            sum = pmadd(w.v[3 + j], ploadu<Packet>(in + o[3 + j]), sum);
+            return pmadd(w.v[6 + j], ploadu<Packet>(in + o[6 + j]), sum);
+        };
+        Packet acc = padd(bias, maskColumn<kC0>(column(0), col, lastCol));
+        acc = padd(acc, maskColumn<kC1>(column(1), col, lastCol));
+        acc = padd(acc, maskColumn<kC2>(column(2), col, lastCol));
+        if (residual != nullptr) {
+            acc = padd(acc, ploadu<Packet>(residual + f));
+        }
+        Eigen::internal::pstoreu(y + f, pmin(pmax(acc, lo), hi));
+    };
+    // Vectors clear of both row ends (most of a wide row) skip the masks: nine multiply-adds in
+    // three chains.
+    const auto storeInterior = [&](int64_t f) {
+        const float* in = src + f;
+        const auto row = [&](size_t i, const Packet& start) {
+            Packet sum = pmadd(w.v[3 * i], ploadu<Packet>(in + o[3 * i]), start);
+            sum = pmadd(w.v[3 * i + 1], ploadu<Packet>(in + o[3 * i + 1]), sum);
+            return pmadd(w.v[3 * i + 2], ploadu<Packet>(in + o[3 * i + 2]), sum);
+        };
+        const Packet zero = Eigen::internal::pzero(bias);
+        Packet acc = padd(padd(row(0, bias), row(1, zero)), row(2, zero));
+        if (residual != nullptr) {
+            acc = padd(acc, ploadu<Packet>(residual + f));
+        }
+        Eigen::internal::pstoreu(y + f, pmin(pmax(acc, lo), hi));
+    };
+    const Packet lanes = Eigen::internal::plset<Packet>(0.0F);
+    int64_t firstColumn = 0; // column of output f
+    int64_t f = 0;
+    for (; f + kLanes <= count; f += kLanes) {
+        if (firstColumn >= 1 && firstColumn + kLanes < r.ow) {
+            storeInterior(f);
+        } else {
+            Packet col = padd(pset1<Packet>(static_cast<float>(firstColumn)), lanes);
+            for (int64_t k = 0; k < wraps; ++k) {
+                col = psub(col, pand(pcmp_le(rowLength, col), rowLength));
+            }
+            store(f, col);
+        }
+        firstColumn += kLanes;
+        while (firstColumn >= r.ow) {
+            firstColumn -= r.ow;
+        }
+    }
+    if (f < count) {
+        // The last vector overlaps the previous one: it rewrites the same values.
+        store(count - kLanes, ploadu<Packet>(r.lastColumns));
+    }
+}
+
+using Depthwise3x3Fn = void (*)(const Depthwise3x3Run&);
+
+/// The instance for the column offsets of `cols`, or nullptr for a combination without one.
+Depthwise3x3Fn depthwise3x3For(const AxisTaps& cols) {
+    const auto& c = cols.offset;
+    if (c == std::array<int64_t, 3>{-1, 0, 1}) {
+        return depthwise3x3<-1, 0, 1>;
+    }
+    if (c == std::array<int64_t, 3>{-1, 0, 0}) {
+        return depthwise3x3<-1, 0, 0>;
+    }
+    if (c == std::array<int64_t, 3>{0, 0, 1}) {
+        return depthwise3x3<0, 0, 1>;
+    }
+    if (c == std::array<int64_t, 3>{-1, -1, 0}) {
+        return depthwise3x3<-1, -1, 0>;
+    }
+    return nullptr;
+}
+
+/// A 3x3 depthwise convolution (dilation 1, stride 1 or 2) as flat passes over whole output rows.
+/// Stride 2 first splits each plane into its four stride phases; stride 1 with the output as large
+/// as the input reads the input itself except near the top and bottom, where a staged copy with
+/// zero rows stands in for the padding.
+class Depthwise3x3 {
+public:
+    static std::optional<Depthwise3x3> plan(const Conv2d& p) {
+        if (p.kh != 3 || p.kw != 3 || p.dh != 1 || p.dw != 1 || p.sh != p.sw) {
+            return std::nullopt;
+        }
+        const auto rows = axisTaps(p.h, p.oh, p.sh, p.pt);
+        const auto cols = axisTaps(p.w, p.ow, p.sw, p.pl);
+        if (!rows || !cols) {
+            return std::nullopt;
+        }
+        const Depthwise3x3Fn kernel = depthwise3x3For(*cols);
+        if (kernel == nullptr) {
+            return std::nullopt;
+        }
+        return Depthwise3x3(p, *rows, *cols, kernel);
+    }
+
+    /// Floats of staging buffer one channel needs.
+    int64_t stagingSize() const { return m_p.sh * m_p.sw * blockSize(m_p.oh); }
+
+    /// One plane: x [h, w] -> y [oh, ow], residual as y (or nullptr).
+    void run(const float* x, const float* w, float bias, const float* residual, float lo, float hi,
+             float* staging, float* y) const {
+        Depthwise3x3Run r;
+        r.w = w;
+        r.bias = bias;
+        r.lo = lo;
+        r.hi = hi;
+        r.ow = m_p.ow;
+        r.lastColumns = m_lastColumns.data();
+        const int64_t direct = directRows();
+        const auto band = [&](int64_t r0, int64_t r1, bool staged) {
+            if (r1 <= r0) {
+                return;
+            }
+            if (staged) {
+                stage(x, r0, r1, staging);
+                r.src = staging;
+                r.offsets = stagedOffsets(r1 - r0);
+            } else {
+                r.src = x + r0 * m_p.w;
+                r.offsets = directOffsets();
+            }
+            r.residual = residual != nullptr ? residual + r0 * m_p.ow : nullptr;
+            r.y = y + r0 * m_p.ow;
+            r.count = (r1 - r0) * m_p.ow;
+            m_kernel(r);
+        };
+        if (direct == 0) {
+            band(0, m_p.oh, true);
+            return;
+        }
+        band(0, 2, true);
+        band(2, 2 + direct, false);
+        band(2 + direct, m_p.oh, true);
+    }
+
+private:
+    Depthwise3x3(const Conv2d& p, const AxisTaps& rows, const AxisTaps& cols, Depthwise3x3Fn kernel)
+        : m_p(p)
+        , m_rows(rows)
+        , m_cols(cols)
+        , m_kernel(kernel) {
+        // Runs cover whole rows, so these depend on the row length only.
+        for (int64_t l = 0; l < kLanes; ++l) {
+            m_lastColumns[static_cast<size_t>(l)] =
+                static_cast<float>((((l - kLanes) % p.ow) + p.ow) % p.ow);
+        }
+    }
+
+    /// Below this many rows one staged band beats three runs.
+    static constexpr int64_t kMinDirectRows = 16;
+
+    /// Output rows [2, 2 + directRows()) read the input in place (stride 1, output as large as
+    /// the input, so rows 1 .. h - 2 around them exist); 0 when the plane is too small.
+    int64_t directRows() const {
+        if (m_p.sh != 1 || m_p.h != m_p.oh || m_p.w != m_p.ow || m_p.oh < kMinDirectRows) {
+            return 0;
+        }
+        return m_p.oh - 4;
+    }
+
+    std::array<int64_t, 9> directOffsets() const {
+        std::array<int64_t, 9> offsets{};
+        for (size_t t = 0; t < 9; ++t) {
+            offsets[t] = (m_rows.offset[t / 3]) * m_p.w + m_cols.offset[t % 3];
+        }
+        return offsets;
+    }
+
+    /// One phase's lines for a band of `rows` output rows: phase rows r0 - 1 .. r1, after one
+    /// leading zero and before one trailing zero (the masked reads one step past a line).
+    int64_t blockSize(int64_t rows) const { return (rows + 2) * m_p.ow + 2; }
+
+    std::array<int64_t, 9> stagedOffsets(int64_t rows) const {
+        std::array<int64_t, 9> offsets{};
+        for (size_t t = 0; t < 9; ++t) {
+            const size_t i = t / 3;
+            const size_t j = t % 3;
+            const int64_t block = m_rows.phase[i] * m_p.sw + m_cols.phase[j];
+            offsets[t] =
+                block * blockSize(rows) + 1 + (m_rows.offset[i] + 1) * m_p.ow + m_cols.offset[j];
+        }
+        return offsets;
+    }
+
+    /// Fills every phase's lines for output rows [r0, r1): line m of phase (qr, qc) at phase row
+    /// k holds x[s k + qr, s m + qc], zero outside the input.
+    void stage(const float* x, int64_t r0, int64_t r1, float* staging) const {
+        const int64_t s = m_p.sh;
+        const int64_t ow = m_p.ow;
+        const int64_t size = blockSize(r1 - r0);
+        if (s == 1 && m_p.w == ow) {
+            // The rows inside the image are contiguous lines already: one copy (small planes are
+            // staged whole, and a call per line would cost more than the convolution).
+            const int64_t first = std::max<int64_t>(r0 - 1, 0);
+            const int64_t last = std::min(r1, m_p.h - 1);
+            const auto line = [&](int64_t k) { return staging + 1 + (k - r0 + 1) * ow; };
+            std::fill(staging, line(first), 0.0F);
+            std::copy_n(x + first * ow, (last - first + 1) * ow, line(first));
+            std::fill(line(last + 1), staging + size, 0.0F);
+            return;
+        }
+        for (int64_t qr = 0; qr < s; ++qr) {
+            for (int64_t qc = 0; qc < s; ++qc) {
+                float* block = staging + (qr * s + qc) * size;
+                block[0] = 0.0F;
+                block[size - 1] = 0.0F;
+            }
+            for (int64_t k = r0 - 1; k <= r1; ++k) {
+                const int64_t iy = s * k + qr;
+                float* line = staging + qr * s * size + 1 + (k - r0 + 1) * ow;
+                if (iy < 0 || iy >= m_p.h) {
+                    for (int64_t qc = 0; qc < s; ++qc) {
+                        std::fill_n(line + qc * size, ow, 0.0F);
+                    }
+                    continue;
+                }
+                const float* src = x + iy * m_p.w;
+                if (s == 1) {
+                    const int64_t n = std::min(ow, m_p.w);
+                    std::copy_n(src, n, line);
+                    std::fill(line + n, line + ow, 0.0F);
+                    continue;
+                }
+                splitColumns(src, m_p.w, ow, line, line + size);
+            }
+        }
+    }
+
+    /// even[m] = src[2 m], odd[m] = src[2 m + 1] for m < count, zero past the row's `width`.
+    static void splitColumns(const float* src, int64_t width, int64_t count, float* even,
+                             float* odd) {
+        const int64_t pairs = std::min(count, width / 2);
+        int64_t m = 0;
+#ifdef __AVX2__
+        // Rows of MobileNet-sized planes are short: whole vectors only, the last one overlapping
+        // the one before (rewriting the same values), 128-bit ones below 8 pairs.
+        if (pairs >= 8) {
+            for (; m < pairs; m += 8) {
+                splitColumns8(src, std::min(m, pairs - 8), even, odd);
+            }
+        } else if (pairs >= 4) {
+            for (; m < pairs; m += 4) {
+                splitColumns4(src, std::min(m, pairs - 4), even, odd);
+            }
+        }
+#endif
+        for (; m < pairs; ++m) {
+            even[m] = src[2 * m];
+            odd[m] = src[2 * m + 1];
+        }
+        for (m = pairs; m < count; ++m) {
+            even[m] = 2 * m < width ? src[2 * m] : 0.0F;
+            odd[m] = 2 * m + 1 < width ? src[2 * m + 1] : 0.0F;
+        }
+    }
+
+#ifdef __AVX2__
+    /// Pairs m .. m + 7: pick the even and odd columns within each 128-bit lane, then put the
+    /// lanes' halves in order.
+    static void splitColumns8(const float* src, int64_t m, float* even, float* odd) {
+        const __m256 a = _mm256_loadu_ps(src + 2 * m);
+        const __m256 b = _mm256_loadu_ps(src + 2 * m + 8);
+        const __m256 evens = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 odds = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        constexpr int kLaneOrder = _MM_SHUFFLE(3, 1, 2, 0);
+        _mm256_storeu_ps(
+            even + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), kLaneOrder)));
+        _mm256_storeu_ps(
+            odd + m, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odds), kLaneOrder)));
+    }
+
+    /// Pairs m .. m + 3.
+    static void splitColumns4(const float* src, int64_t m, float* even, float* odd) {
+        const __m128 a = _mm_loadu_ps(src + 2 * m);
+        const __m128 b = _mm_loadu_ps(src + 2 * m + 4);
+        _mm_storeu_ps(even + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm_storeu_ps(odd + m, _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+#endif
+
+    Conv2d m_p;
+    AxisTaps m_rows;
+    AxisTaps m_cols;
+    Depthwise3x3Fn m_kernel;
+    std::array<float, kLanes> m_lastColumns{};
+};
+
+/// dst[2 m] = even[m], dst[2 m + 1] = odd[m] for the first `width` elements of dst.
+void interleave2(const float* even, const float* odd, int64_t width, float* dst) {
+    int64_t m = 0;
+#ifdef __AVX2__
+    for (; 2 * m + 16 <= width; m += 8) {
+        const __m256 a = _mm256_loadu_ps(even + m);
+        const __m256 b = _mm256_loadu_ps(odd + m);
+        // Pairs within each 128-bit lane, then the lanes in order.
+        const __m256 low = _mm256_unpacklo_ps(a, b);
+        const __m256 high = _mm256_unpackhi_ps(a, b);
+        _mm256_storeu_ps(dst + 2 * m, _mm256_permute2f128_ps(low, high, 0x20));
+        _mm256_storeu_ps(dst + 2 * m + 8, _mm256_permute2f128_ps(low, high, 0x31));
+    }
+#endif
+    for (; 2 * m < width; ++m) {
+        dst[2 * m] = even[m];
+        if (2 * m + 1 < width) {
+            dst[2 * m + 1] = odd[m];
+        }
+    }
+}
+
+/// dx of a 3x3, stride-2 depthwise convolution by phases: dx[2 a + rho, 2 b + pi] gets the taps
+/// (i, j) with i = rho + pt and j = pi + pl modulo 2, each from dy[a + dr, b + dc] with
+/// dr = (rho + pt - i) / 2 and dc = (pi + pl - j) / 2, both in {-1, 0, 1}. So the four phases take
+/// 1, 2, 2 and 4 taps, 9 multiply-adds per 4 inputs, where correlating with the flipped kernel
+/// after spreading dy by the stride costs 9 per input. dy is read from a copy with a zero border.
+class DepthwiseStride2InputGrad {
+public:
+    explicit DepthwiseStride2InputGrad(const Conv2d& p)
+        : m_p(p) {
+        m_halfWidth = (p.w + 1) / 2;
+        m_stagedRows = std::max(p.oh, (p.h + 1) / 2) + 2;
+        // One zero column each side, and a vector's slack for the last, overlapping loads.
+        m_rowLength = std::max(p.ow, m_halfWidth) + 2 + kLanes;
+        for (int64_t rho = 0; rho < 2; ++rho) {
+            for (int64_t pi = 0; pi < 2; ++pi) {
+                Phase& phase = m_phases[static_cast<size_t>(rho * 2 + pi)];
+                size_t n = 0;
+                for (int64_t i = (rho + p.pt) % 2; i < 3; i += 2) {
+                    for (int64_t j = (pi + p.pl) % 2; j < 3; j += 2) {
+                        phase.taps[n] = i * 3 + j;
+                        phase.offsets[n] =
+                            ((rho + p.pt - i) / 2 + 1) * m_rowLength + (pi + p.pl - j) / 2 + 1;
+                        ++n;
+                    }
+                }
+                // Unused taps read the border with weight 0.
+                for (; n < 4; ++n) {
+                    phase.taps[n] = -1;
+                    phase.offsets[n] = 0;
+                }
+            }
+        }
+    }
+
+    int64_t scratchSize() const {
+        return m_stagedRows * m_rowLength + 4 * m_halfWidth + 4 * kLanes;
+    }
+
+    void run(const float* w, const float* dy, float* scratch, float* dx) const {
+        float* staged = scratch;
+        stage(dy, staged);
+        // Phase lines for one dx row pair's two column phases, padded to whole vectors.
+        const int64_t lineLength = ((m_halfWidth + kLanes - 1) / kLanes) * kLanes;
+        float* evenLine = staged + m_stagedRows * m_rowLength;
+        float* oddLine = evenLine + lineLength;
+        for (int64_t a = 0; 2 * a < m_p.h; ++a) {
+            for (int64_t rho = 0; rho < 2 && 2 * a + rho < m_p.h; ++rho) {
+                const float* base = staged + a * m_rowLength;
+                phaseLine(m_phases[static_cast<size_t>(rho * 2)], w, base, lineLength, evenLine);
+                phaseLine(m_phases[static_cast<size_t>(rho * 2 + 1)], w, base, lineLength, oddLine);
+                interleave2(evenLine, oddLine, m_p.w, dx + (2 * a + rho) * m_p.w);
+            }
+        }
+    }
+
+private:
+    struct Phase {
+        std::array<int64_t, 4> taps{};    ///< kernel tap, -1 for none
+        std::array<int64_t, 4> offsets{}; ///< in the staged dy, from row a, column b
+    };
+
+    /// out[b] = sum over the phase's taps of w[tap] staged[b + offset], whole vectors.
+    static void phaseLine(const Phase& phase, const float* w, const float* base, int64_t count,
+                          float* out) {
+        using Eigen::internal::ploadu;
+        using Eigen::internal::pmadd;
+        using Eigen::internal::pset1;
+        using Eigen::internal::pstoreu;
+        const auto weight = [&](size_t t) {
+            return pset1<Packet>(phase.taps[t] < 0 ? 0.0F : w[phase.taps[t]]);
+        };
+        const Packet w0 = weight(0);
+        const Packet w1 = weight(1);
+        const Packet w2 = weight(2);
+        const Packet w3 = weight(3);
+        const std::array<int64_t, 4> o = phase.offsets;
+        for (int64_t b = 0; b < count; b += kLanes) {
+            Packet acc = Eigen::internal::pmul(w0, ploadu<Packet>(base + b + o[0]));
+            acc = pmadd(w1, ploadu<Packet>(base + b + o[1]), acc);
+            acc = pmadd(w2, ploadu<Packet>(base + b + o[2]), acc);
+            acc = pmadd(w3, ploadu<Packet>(base + b + o[3]), acc);
+            pstoreu(out + b, acc);
+        }
+    }
+
+    /// dy with a zero border: dy[r, c] at staged[(r + 1) rowLength + c + 1].
+    void stage(const float* dy, float* staged) const {
+        std::fill_n(staged, m_stagedRows * m_rowLength, 0.0F);
+        for (int64_t r = 0; r < m_p.oh; ++r) {
+            std::copy_n(dy + r * m_p.ow, m_p.ow, staged + (r + 1) * m_rowLength + 1);
+        }
+    }
+
+    Conv2d m_p;
+    int64_t m_halfWidth = 0;
+    int64_t m_stagedRows = 0;
+    int64_t m_rowLength = 0;
+    std::array<Phase, 4> m_phases{};
+};
+
+/// Every plane through the 3x3 fast path.
+void depthwise3x3Conv2d(const Depthwise3x3& fast, const Conv2d& p, const float* x, const float* w,
+                        const ConvEpilogue& epilogue, float* y) {
+    parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> staging(static_cast<size_t>(fast.stagingSize()));
+        for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t c = nc % p.c;
+            const float* res =
+                epilogue.residual != nullptr ? epilogue.residual + nc * p.outPixels() : nullptr;
+            fast.run(x + nc * p.h * p.w, w + c * 9,
+                     epilogue.bias != nullptr ? epilogue.bias[c] : 0.0F, res, epilogue.lo,
+                     epilogue.hi, staging.data(), y + nc * p.outPixels());
+        }
+    });
+}
+
+/// Every plane through its zero-padded phase planes, then the epilogue row by row.
+void depthwisePhasePlanes(const Conv2d& p, const float* x, const float* w,
+                          const ConvEpilogue& epilogue, float* y) {
     const PhasePlanes planes(p);
     const auto taps = static_cast<int>(planes.tapOffsets.size());
     const int64_t flat = planes.flatOutputs(p);
@@ -204,6 +745,43 @@ void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const Conv
             }
         }
     });
+}
+
+} // namespace
+
+void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
+                   int64_t p0, int64_t p1, float* y, const float* residual) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float bias = epilogue.bias != nullptr ? epilogue.bias[channel0 + r] : 0.0F;
+        const float* res = residual != nullptr ? residual + r * ld + p0 : nullptr;
+        float* row = y + r * ld + p0;
+        epilogueRow(row, bias, res, epilogue.lo, epilogue.hi, p1 - p0, row);
+    }
+}
+
+void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
+                     float* y) {
+    if (const auto fast = Depthwise3x3::plan(p)) {
+        depthwise3x3Conv2d(*fast, p, x, w, epilogue, y);
+    } else {
+        depthwisePhasePlanes(p, x, w, epilogue, y);
+    }
+}
+
+bool depthwiseInputGradStride2(const Conv2d& p, const float* w, const float* dy, float* dx) {
+    if (p.kh != 3 || p.kw != 3 || p.sh != 2 || p.sw != 2 || p.dh != 1 || p.dw != 1 || p.pt < 0 ||
+        p.pt > 1 || p.pl < 0 || p.pl > 1) {
+        return false;
+    }
+    const DepthwiseStride2InputGrad kernel(p);
+    parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(static_cast<size_t>(kernel.scratchSize()));
+        for (int64_t nc = begin; nc < end; ++nc) {
+            kernel.run(w + (nc % p.c) * 9, dy + nc * p.outPixels(), scratch.data(),
+                       dx + nc * p.h * p.w);
+        }
+    });
+    return true;
 }
 
 } // namespace qs::runtime

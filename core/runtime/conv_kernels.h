@@ -1,8 +1,9 @@
-// Direct convolution kernels and the epilogue they share: a depthwise 2-D convolution that reads
-// a zero-padded, stride-deinterleaved copy of each input plane (so every kernel tap is a
-// contiguous, vectorisable run), and the epilogue y = clamp(acc + bias + residual, lo, hi) that
-// lets the executor fuse a following Relu/Clip (and a residual Add) into the convolution instead
-// of running them as separate passes over memory.
+// Direct convolution kernels and the epilogue they share: a depthwise 2-D convolution (3x3 with
+// stride 1 or 2 as one masked vector pass over whole output rows, other shapes over a zero-padded,
+// stride-deinterleaved copy of each input plane, so every kernel tap is a contiguous, vectorisable
+// run), the input gradient of the 3x3 stride-2 one, and the epilogue
+// y = clamp(acc + bias + residual, lo, hi) that lets the executor fuse a following Relu/Clip (and a
+// residual Add) into the convolution instead of running them as separate passes over memory.
 #pragma once
 
 #include "core/runtime/im2col.h"
@@ -34,5 +35,9 @@ void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows,
 /// Depthwise convolution (one filter per channel) of every image and channel, epilogue included.
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
                      float* y);
+
+/// dx of a 3x3, stride-2, dilation-1 depthwise convolution with begin pads of 0 or 1, written
+/// over dx (y = conv(x) of p, dy of y's shape); false, leaving dx alone, for any other geometry.
+bool depthwiseInputGradStride2(const Conv2d& p, const float* w, const float* dy, float* dx);
 
 } // namespace qs::runtime

@@ -571,7 +571,7 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
 
 Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
                                     std::vector<Tensor>& grads, const std::vector<bool>& kept,
-                                    RunStats* stats) const {
+                                    const std::vector<bool>& wanted, RunStats* stats) const {
     const graph::Node& node = m_graph.node(m_order[step]);
     const auto traced = [&](ValueId id) {
         return id.valid() ? toCompute(trace.values[id.index()], true) : Tensor();
@@ -587,14 +587,28 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     if (!any || m_ops[step]->vjp == nullptr) {
         return false;
     }
-    std::vector<Tensor> inputs;
+    // This node was the only producer of its outputs' gradients' consumers: release them.
+    const auto releaseOutputGrads = [&] {
+        for (const ValueId out : node.outputs) {
+            if (out.valid() && !kept[out.index()]) {
+                grads[out.index()] = Tensor();
+            }
+        }
+    };
     uint64_t mask = 0;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
+    for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
         const ValueId in = node.inputs[i];
-        inputs.push_back(traced(in));
-        if (i < 64 && in.valid() && !m_graph.value(in).isInitializer()) {
+        if (in.valid() && !m_graph.value(in).isInitializer() && wanted[in.index()]) {
             mask |= uint64_t{1} << i;
         }
+    }
+    if (mask == 0) {
+        releaseOutputGrads();
+        return false;
+    }
+    std::vector<Tensor> inputs;
+    for (const ValueId in : node.inputs) {
+        inputs.push_back(traced(in));
     }
     const OpContext ctx{node, inputs, m_opset, mask};
     const auto opStart = std::chrono::steady_clock::now();
@@ -604,12 +618,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
         stats->secondsByOpType[node.opType] +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
     }
-    // This node was the only producer of its outputs' gradients' consumers: release them.
-    for (const ValueId out : node.outputs) {
-        if (out.valid() && !kept[out.index()]) {
-            grads[out.index()] = Tensor();
-        }
-    }
+    releaseOutputGrads();
     accumulateInputGrads(m_graph, node, inputGrads, grads);
     return true;
 }
@@ -627,10 +636,30 @@ Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
         Tensor g = toCompute(grad, true);
         grads[id.index()] = grads[id.index()].defined() ? addTensors(grads[id.index()], g) : g;
     }
+    const std::vector<bool> wanted = wantedGradients(kept);
     for (size_t step = m_order.size(); step-- > 0;) {
-        QS_TRY(backwardStep(step, trace, grads, kept, stats));
+        QS_TRY(backwardStep(step, trace, grads, kept, wanted, stats));
     }
     return grads;
+}
+
+std::vector<bool> Executor::wantedGradients(const std::vector<bool>& kept) const {
+    // A kept value's gradient flows back through every value computed from it (its
+    // descendants), so those are wanted; any other (e.g. a graph input nobody keeps) is not.
+    std::vector<bool> wanted = kept;
+    for (const NodeId id : m_order) {
+        const graph::Node& node = m_graph.node(id);
+        const bool fromWanted =
+            std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+                return in.valid() && wanted[in.index()] && !m_graph.value(in).isInitializer();
+            });
+        for (const ValueId out : node.outputs) {
+            if (out.valid() && fromWanted) {
+                wanted[out.index()] = true;
+            }
+        }
+    }
+    return wanted;
 }
 
 } // namespace qs::runtime

@@ -86,9 +86,14 @@ private:
 
     Result<std::vector<Tensor>> graphOutputs(const std::vector<Tensor>& values) const;
 
-    /// Back-propagates through one step; false when no gradient reached it.
+    /// Back-propagates through one step, asking its VJP only for the gradients of `wanted`
+    /// inputs; false when no gradient reached it or none of its inputs' is wanted.
     Result<bool> backwardStep(size_t step, const ForwardTrace& trace, std::vector<Tensor>& grads,
-                              const std::vector<bool>& kept, RunStats* stats) const;
+                              const std::vector<bool>& kept, const std::vector<bool>& wanted,
+                              RunStats* stats) const;
+
+    /// Values whose gradient backward() needs: the kept ones and every value computed from one.
+    std::vector<bool> wantedGradients(const std::vector<bool>& kept) const;
 
     /// Plans the fusions run() uses (see fusion in executor.cpp).
     void planFusions();

@@ -11,16 +11,22 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return broadcastForward<false>(ctx, [](auto a, auto b) { return a + b; });
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
+// VJP: both inputs get dy, summed over the axes they were broadcast along; an input of the
+// output's shape shares dy itself (a residual Add passes megabytes through unchanged).
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
-    return broadcastVjp(
-        ctx, outputs, outputGrads,
-        []([[maybe_unused]] float a, [[maybe_unused]] float b, [[maybe_unused]] float y) {
-            return 1.0F;
-        },
-        []([[maybe_unused]] float a, [[maybe_unused]] float b, [[maybe_unused]] float y) {
-            return 1.0F;
-        });
+    const Tensor& dy = outputGrads[0];
+    if (dy.dtype() != graph::DataType::Float) {
+        return ctx.error(Errc::Unsupported, "gradients need float values");
+    }
+    std::vector<Tensor> grads(ctx.numInputs());
+    for (size_t i = 0; i < 2; ++i) {
+        if (!ctx.wantsGrad(i)) {
+            continue;
+        }
+        grads[i] = reduceToShape(dy, ctx.input(i).shape());
+    }
+    return grads;
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {

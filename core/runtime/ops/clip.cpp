@@ -3,6 +3,8 @@
 
 #include "core/runtime/elementwise.h"
 
+#include <Eigen/Core>
+
 #include <limits>
 
 namespace qs::runtime {
@@ -54,16 +56,49 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
+/// dx[i] = lo < x[i] < hi ? dy[i] : 0, over [begin, end): a select by a comparison mask, one
+/// vector at a time (the pass is bound by memory, so it must not fall back to scalar code).
+void maskGradient(const float* x, const float* dy, float lo, float hi, int64_t begin, int64_t end,
+                  float* dx) {
+    using Packet = Eigen::internal::packet_traits<float>::type;
+    constexpr int64_t kLanes = Eigen::internal::packet_traits<float>::size;
+    using Eigen::internal::pand;
+    using Eigen::internal::pcmp_lt;
+    using Eigen::internal::ploadu;
+    using Eigen::internal::pset1;
+    using Eigen::internal::pstoreu;
+    const Packet l = pset1<Packet>(lo);
+    const Packet h = pset1<Packet>(hi);
+    int64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes) {
+        const Packet v = ploadu<Packet>(x + i);
+        const Packet inside = pand(pcmp_lt(l, v), pcmp_lt(v, h));
+        pstoreu(dx + i, pand(inside, ploadu<Packet>(dy + i)));
+    }
+    for (; i < end; ++i) {
+        dx[i] = (x[i] > lo && x[i] < hi) ? dy[i] : 0.0F;
+    }
+}
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     // Named copies: clang before 16 cannot capture structured bindings.
     const auto range = bounds(ctx);
     const float lo = range.first;
     const float hi = range.second;
-    return unaryFloatVjp(ctx, outputs, outputGrads, [lo, hi](float x, float) {
-        // Branch-free: the comparison outcome is data-dependent.
-        return static_cast<float>((x > lo) & (x < hi));
-    });
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != graph::DataType::Float) {
+        return ctx.error(Errc::Unsupported, "gradients need a float input");
+    }
+    Tensor dx = allocateFloat(x.shape());
+    const float* px = x.data<float>();
+    const float* dy = outputGrads[0].data<float>();
+    float* out = dx.mutableData<float>();
+    parallelFor(x.numElements(), 1 << 14,
+                [&](int64_t begin, int64_t end) { maskGradient(px, dy, lo, hi, begin, end, out); });
+    std::vector<Tensor> grads(ctx.numInputs());
+    grads[0] = dx;
+    return grads;
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {
@@ -73,7 +108,13 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {randomTensor(rng, {3, 4}, -1.0F, 1.0F), Tensor::scalar<float>(-0.5F),
           Tensor::scalar<float>(0.5F)},
          {0}},
-        {"max only", {}, {randomTensor(rng, {3, 4}), Tensor(), Tensor::scalar<float>(0.25F)}, {0}}};
+        {"max only", {}, {randomTensor(rng, {3, 4}), Tensor(), Tensor::scalar<float>(0.25F)}, {0}},
+        // Relu6 over more than one vector plus a tail, the form MobileNets use.
+        {"0..6, 2x3x7",
+         {},
+         {randomTensor(rng, {2, 3, 7}, -3.0F, 9.0F), Tensor::scalar<float>(0.0F),
+          Tensor::scalar<float>(6.0F)},
+         {0}}};
 }
 
 const OpDef kClip{.opType = "Clip",

@@ -6,9 +6,9 @@
 // The executor may fuse a following Relu/Clip and a residual Add into its private copy of the
 // node: y = clamp(conv + residual, qs_fused_min, qs_fused_max), residual = input 3; it also passes
 // the weights packed once, at creation, as input 4.
-// VJP: dx = col2im(W^T dy), dw = dy col^T, db = sum dy (Eigen GEMMs); stride-1 depthwise dx is
-// the direct kernel with the flipped filter. With a fused activation dy is first zeroed where the
-// output sits on a clamp bound.
+// VJP: dx = col2im(W^T dy), dw = dy col^T (Eigen GEMMs), db = sum dy, each only when asked for;
+// depthwise dx is the direct kernel with the flipped filter. With a fused activation dy is first
+// zeroed where the output sits on a clamp bound.
 
 #include "core/runtime/conv_geometry.h"
 #include "core/runtime/conv_kernels.h"
@@ -378,10 +378,14 @@ std::vector<float> spreadByStrides(const Conv2d& p, const float* dy, int64_t hei
     return spread;
 }
 
-/// dx of a depthwise convolution is itself one: dy (spread by the strides) correlated with the
-/// flipped kernel, padded by (k - 1) d - pad, which the direct forward kernel computes
-/// (overwriting dx). Returns false, leaving dx alone, for pads beyond the kernel's reach.
+/// dx of a depthwise convolution, overwriting dx: 3x3 stride 2 by its own kernel, else as a
+/// depthwise convolution itself: dy (spread by the strides) correlated with the flipped kernel,
+/// padded by (k - 1) d - pad, which the direct forward kernel computes. Returns false, leaving dx
+/// alone, for pads beyond the kernel's reach.
 bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
+    if (depthwiseInputGradStride2(p, w, dy, dx)) {
+        return true;
+    }
     Conv2d q = p;
     q.h = (p.oh - 1) * p.sh + 1;
     q.w = (p.ow - 1) * p.sw + 1;
@@ -425,35 +429,72 @@ Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Te
     return masked;
 }
 
-/// Adds dx (and dw when asked for) of a GEMM-based convolution: dx = col2im(W^T dy) (W^T dy
-/// straight into dx for pointwise), dw = dy im2col(x)^T.
-void gemmBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
-                  float* dw) {
+/// im2col columns of the backward pass, reused across calls: the columns of a large layer are
+/// megabytes of fresh pages otherwise.
+std::vector<float>& columnScratch() {
+    thread_local std::vector<float> col;
+    return col;
+}
+
+/// dx of a GEMM-based convolution, per (image, group): W^T dy straight into dx for pointwise
+/// convolutions (every element written once), else into columns that col2im adds into dx (which
+/// must start at zero). Eigen's GEMM: it packs W^T from the weights as they are, which beats
+/// transposing and packing them for the forward pass's packed GEMM on every call.
+void gemmInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
-    // Reused across calls: the columns of a large layer are megabytes of fresh pages otherwise.
-    thread_local std::vector<float> col;
-    col.resize(static_cast<size_t>(rows * pixels));
+    std::vector<float>& col = columnScratch();
+    if (!p.isPointwise()) {
+        col.resize(static_cast<size_t>(rows * pixels));
+    }
     for (int64_t n = 0; n < p.n; ++n) {
         for (int64_t grp = 0; grp < p.group; ++grp) {
-            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
             const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
             const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-            if (dw != nullptr) {
-                im2col(p, xg, 0, pixels, col.data());
-                RowMap(dw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
-                    dyg * ConstRowMap(col.data(), rows, pixels).transpose();
-            }
+            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
             if (p.isPointwise()) {
-                RowMap(dxg, rows, pixels).noalias() += wg.transpose() * dyg;
+                RowMap(dxg, rows, pixels).noalias() = wg.transpose() * dyg;
             } else {
-                RowMap colGrad(col.data(), rows, pixels);
-                colGrad.noalias() = wg.transpose() * dyg;
+                RowMap(col.data(), rows, pixels).noalias() = wg.transpose() * dyg;
                 col2im(p, col.data(), dxg);
             }
         }
     }
+}
+
+/// Adds dw of a GEMM-based convolution: dw = dy im2col(x)^T per (image, group).
+void gemmWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw) {
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    std::vector<float>& col = columnScratch();
+    col.resize(static_cast<size_t>(rows * pixels));
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
+            const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
+            im2col(p, xg, 0, pixels, col.data());
+            RowMap(dw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
+                dyg * ConstRowMap(col.data(), rows, pixels).transpose();
+        }
+    }
+}
+
+/// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both
+/// depthwise) or the GEMM.
+Tensor inputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy) {
+    if (p.isDepthwise()) {
+        Tensor dx = allocateFloat(shape);
+        if (depthwiseInputGrad(p, w, dy, dx.mutableData<float>())) {
+            return dx;
+        }
+        dx = Tensor::zeros(graph::DataType::Float, shape);
+        depthwiseBackward(p, nullptr, w, dy, dx.mutableData<float>(), nullptr);
+        return dx;
+    }
+    Tensor dx =
+        p.isPointwise() ? allocateFloat(shape) : Tensor::zeros(graph::DataType::Float, shape);
+    gemmInputGrad(p, w, dy, dx.mutableData<float>());
+    return dx;
 }
 
 /// db[m] = sum over images and pixels of dy[n, m, :].
@@ -483,19 +524,18 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
     if (ctx.has(3) && ctx.wantsGrad(3)) {
         grads[3] = sumGrad;
     }
-    Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
-    Tensor dw =
-        ctx.wantsGrad(1) ? Tensor::zeros(graph::DataType::Float, ctx.input(1).shape()) : Tensor();
-    float* pdx = dx.mutableData<float>();
-    float* pdw = dw.defined() ? dw.mutableData<float>() : nullptr;
-    if (p.isDepthwise()) {
-        const bool direct = depthwiseInputGrad(p, w, dy, pdx);
-        depthwiseBackward(p, x, w, dy, direct ? nullptr : pdx, pdw);
-    } else {
-        gemmBackward(p, x, w, dy, pdx, pdw);
+    if (ctx.wantsGrad(0)) {
+        grads[0] = inputGrad(p, ctx.input(0).shape(), w, dy);
     }
-    grads[0] = dx;
-    grads[1] = dw;
+    if (ctx.wantsGrad(1)) {
+        Tensor dw = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
+        if (p.isDepthwise()) {
+            depthwiseBackward(p, x, w, dy, nullptr, dw.mutableData<float>());
+        } else {
+            gemmWeightGrad(p, x, dy, dw.mutableData<float>());
+        }
+        grads[1] = dw;
+    }
     if (ctx.has(2) && ctx.wantsGrad(2)) {
         grads[2] = biasGrad(p, ctx.input(2).shape(), dy);
     }
@@ -558,6 +598,48 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
     out.push_back({"depthwise 9x9 (tap count not unrolled)",
                    {intAttribute("group", 2), intsAttribute("pads", {4, 4, 4, 4})},
                    {randomTensor(rng, {1, 2, 10, 11}), randomTensor(rng, {2, 1, 9, 9})},
+                   {}});
+    // The 3x3 fast path (conv_kernels.cpp): stride 1 tall enough to read the input in place
+    // between staged top and bottom bands, odd widths, planes smaller than one vector, and each
+    // stride-2 column pattern (begin pads 0, 1, 2; rows and columns differing).
+    out.push_back({"depthwise 3x3 stride 1 in place, batch 2, odd width",
+                   {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {2, 3, 20, 13}), randomTensor(rng, {3, 1, 3, 3}),
+                    randomTensor(rng, {3})},
+                   {}});
+    out.push_back({"depthwise 3x3 stride 1 below one vector",
+                   {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {1, 2, 2, 3}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back(
+        {"depthwise 3x3 stride 1 bottom pad 2, width 8",
+         {intAttribute("group", 2), intsAttribute("pads", {1, 1, 2, 1})},
+         {randomTensor(rng, {1, 2, 6, 8}), randomTensor(rng, {2, 1, 3, 3}), randomTensor(rng, {2})},
+         {}});
+    out.push_back({"depthwise 3x3 stride 1 one column",
+                   {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {1, 2, 9, 1}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise 3x3 stride 2 pads 0 (end 1)",
+                   {intAttribute("group", 2), intsAttribute("pads", {0, 0, 1, 1}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {2, 2, 8, 20}), randomTensor(rng, {2, 1, 3, 3}),
+                    randomTensor(rng, {2})},
+                   {}});
+    out.push_back({"depthwise 3x3 stride 2 pads top 1 left 0, odd height",
+                   {intAttribute("group", 2), intsAttribute("pads", {1, 0, 1, 1}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {1, 2, 9, 10}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise 3x3 stride 2 pads 2",
+                   {intAttribute("group", 2), intsAttribute("pads", {2, 2, 1, 1}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {1, 2, 7, 19}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise 3x3 stride 2 below one vector",
+                   {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {1, 2, 3, 4}), randomTensor(rng, {2, 1, 3, 3})},
                    {}});
     out.push_back(
         {"depthwise 1-D stride 2",
@@ -637,6 +719,10 @@ std::vector<OpSample> samples(std::mt19937& rng) {
                                randomTensor(rng, {4})}));
     out.push_back(fusedSample(rng, "fused residual + clip, pointwise, no bias", {},
                               {randomTensor(rng, {2, 5, 3, 7}), randomTensor(rng, {6, 5, 1, 1})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, depthwise stride 1 in place, batch 2",
+                              {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1})},
+                              {randomTensor(rng, {2, 2, 17, 11}), randomTensor(rng, {2, 1, 3, 3}),
+                               randomTensor(rng, {2})}));
     out.push_back(fusedSample(rng, "fused residual + clip, depthwise stride 2",
                               {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
                                intsAttribute("strides", {2, 2})},

@@ -115,26 +115,53 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
+/// dA = alpha dY B'^T, or its transpose for transA; products of the maps, no transposed copies
+/// (a classifier's B is megabytes).
+Tensor inputGradA(const GemmShape& s, const ConstRowMap& b, const ConstRowMap& dy,
+                  const Shape& shape) {
+    Tensor da = allocateFloat(shape);
+    Eigen::Map<RowMatrix> out(da.mutableData<float>(), shape[0], shape[1]);
+    if (!s.transA && s.transB) {
+        out.noalias() = s.alpha * (dy * b);
+    } else if (!s.transA) {
+        out.noalias() = s.alpha * (dy * b.transpose());
+    } else if (s.transB) {
+        out.noalias() = s.alpha * (b.transpose() * dy.transpose());
+    } else {
+        out.noalias() = s.alpha * (b * dy.transpose());
+    }
+    return da;
+}
+
+/// dB = alpha A'^T dY, or its transpose (alpha dY^T A') for transB.
+Tensor inputGradB(const GemmShape& s, const ConstRowMap& a, const ConstRowMap& dy,
+                  const Shape& shape) {
+    Tensor db = allocateFloat(shape);
+    Eigen::Map<RowMatrix> out(db.mutableData<float>(), shape[0], shape[1]);
+    if (!s.transB && s.transA) {
+        out.noalias() = s.alpha * (a * dy);
+    } else if (!s.transB) {
+        out.noalias() = s.alpha * (a.transpose() * dy);
+    } else if (s.transA) {
+        out.noalias() = s.alpha * (dy.transpose() * a.transpose());
+    } else {
+        out.noalias() = s.alpha * (dy.transpose() * a);
+    }
+    return db;
+}
+
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(GemmShape s, inferShape(ctx));
     const ConstRowMap a(ctx.input(0).data<float>(), ctx.input(0).dim(0), ctx.input(0).dim(1));
     const ConstRowMap b(ctx.input(1).data<float>(), ctx.input(1).dim(0), ctx.input(1).dim(1));
     const ConstRowMap dy(outputGrads[0].data<float>(), s.m, s.n);
-    const RowMatrix aEff = s.transA ? RowMatrix(a.transpose()) : RowMatrix(a);
-    const RowMatrix bEff = s.transB ? RowMatrix(b.transpose()) : RowMatrix(b);
     std::vector<Tensor> grads(ctx.numInputs());
-    Tensor da = allocateFloat(ctx.input(0).shape());
-    const RowMatrix daEff = s.alpha * (dy * bEff.transpose());
-    Eigen::Map<RowMatrix>(da.mutableData<float>(), a.rows(), a.cols()) =
-        s.transA ? RowMatrix(daEff.transpose()) : daEff;
-    grads[0] = da;
+    if (ctx.wantsGrad(0)) {
+        grads[0] = inputGradA(s, b, dy, ctx.input(0).shape());
+    }
     if (ctx.wantsGrad(1)) {
-        Tensor db = allocateFloat(ctx.input(1).shape());
-        const RowMatrix dbEff = s.alpha * (aEff.transpose() * dy);
-        Eigen::Map<RowMatrix>(db.mutableData<float>(), b.rows(), b.cols()) =
-            s.transB ? RowMatrix(dbEff.transpose()) : dbEff;
-        grads[1] = db;
+        grads[1] = inputGradB(s, a, dy, ctx.input(1).shape());
     }
     if (ctx.has(2) && ctx.wantsGrad(2)) {
         Tensor dc = reduceToShape(outputGrads[0], ctx.input(2).shape());
@@ -160,6 +187,10 @@ std::vector<OpSample> samples(std::mt19937& rng) {
         {"transA no C",
          {intAttribute("transA", 1)},
          {randomTensor(rng, {4, 2}), randomTensor(rng, {4, 3})},
+         {}},
+        {"transA transB alpha",
+         {intAttribute("transA", 1), intAttribute("transB", 1), floatAttribute("alpha", -1.5F)},
+         {randomTensor(rng, {4, 2}), randomTensor(rng, {3, 4}), randomTensor(rng, {2, 1})},
          {}},
     };
 }

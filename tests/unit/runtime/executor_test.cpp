@@ -88,6 +88,34 @@ TEST(Executor, BackwardThroughChain) {
     }
 }
 
+TEST(Executor, BackwardWithKeepSkipsGradientsNoKeptValueNeeds) {
+    auto exec = Executor::create(makeChain());
+    ASSERT_TRUE(exec.ok());
+    const Tensor x = Tensor::fromVector<float>({2, 3}, {-1, 2, -1, 3, -1, 4});
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok());
+    const graph::Graph& g = exec->graph();
+    const std::pair<ValueId, Tensor> seed{*g.findValue("y"),
+                                          Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6})};
+    // Keeping b needs only relu2's VJP; relu1's (down to the graph input x) is skipped.
+    const ValueId kept = *g.findValue("b");
+    auto grads = exec->backward(*trace, std::span(&seed, 1), std::span(&kept, 1));
+    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    const Tensor& db = (*grads)[kept.index()];
+    ASSERT_TRUE(db.defined());
+    // b = relu(x) + w > 0 everywhere, so db is the seed.
+    for (int64_t i = 0; i < 6; ++i) {
+        EXPECT_FLOAT_EQ(db.data<float>()[i], static_cast<float>(i + 1));
+    }
+    EXPECT_FALSE((*grads)[g.findValue("x")->index()].defined());
+    EXPECT_FALSE((*grads)[g.findValue("a")->index()].defined());
+    // Keeping x still reaches it.
+    const ValueId input = *g.findValue("x");
+    auto all = exec->backward(*trace, std::span(&seed, 1), std::span(&input, 1));
+    ASSERT_TRUE(all.ok());
+    EXPECT_TRUE((*all)[input.index()].defined());
+}
+
 TEST(Executor, Fp16ModeStaysClose) {
     auto exec = Executor::create(makeChain(), ExecutorOptions{.fp16 = true});
     ASSERT_TRUE(exec.ok());
