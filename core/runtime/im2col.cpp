@@ -1,5 +1,14 @@
 #include "core/runtime/im2col.h"
 
+#include "core/runtime/parallel.h"
+
+#include <array>
+#include <cstring>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace qs::runtime {
 
 // Row (c, i, j), column (oy, ox) of the im2col matrix holds x[c, oy sh + i dh - pt, ox sw + j dw -
@@ -42,11 +51,6 @@ void copyRun(const Conv2d& p, const float* src, int64_t off, int64_t ox, int64_t
     };
     const int64_t t0 = std::min(count, start >= 0 ? 0 : steps(-start));
     const int64_t t1 = std::max(t0, std::min(count, start >= p.w ? 0 : steps(p.w - start)));
-    if (p.sw == 1 && t0 == 0 && t1 == kStripWidth) {
-        // The common case, a whole strip inside the image: a fixed-length copy.
-        std::copy_n(src + start, kStripWidth, dst);
-        return;
-    }
     for (int64_t t = 0; t < t0; ++t) {
         dst[t] = 0.0F;
     }
@@ -94,6 +98,97 @@ void forEachRun(const Conv2d& p, const float* x, const TapRow& tap, int64_t p0, 
     }
 }
 
+/// Ceiling of a / b for a > -b (which the padding and phase offsets below satisfy).
+int64_t ceilDiv(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+/// dst[t] = src[t stride], t < count.
+void copyStrided(const float* src, int64_t stride, int64_t count, float* dst) {
+    int64_t t = 0;
+#if defined(__AVX2__)
+    if (stride == 2) {
+        // 8 outputs from 16 inputs (the last one unused, so stop while it is still in the run):
+        // the even lanes of each 128-bit half, then the halves put in order.
+        for (; t + 9 <= count; t += 8) {
+            const __m256 a = _mm256_loadu_ps(src + 2 * t);
+            const __m256 b = _mm256_loadu_ps(src + 2 * t + 8);
+            const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+            _mm256_storeu_ps(dst + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                          _mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0))));
+        }
+    }
+#endif
+    if (stride == 1) {
+        std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(float));
+        return;
+    }
+    for (; t < count; ++t) {
+        dst[t] = src[t * stride];
+    }
+}
+
+/// Padded columns phase, phase + sw, ... (phase + length sw excluded) of input row `row`, where
+/// padded column X holds input column X - pl (zero outside the image).
+void copyPhase(const Conv2d& p, const float* row, int64_t phase, int64_t length, float* dst) {
+    const int64_t lo = std::clamp<int64_t>(ceilDiv(p.pl - phase, p.sw), 0, length);
+    const int64_t hi = std::clamp<int64_t>(ceilDiv(p.w + p.pl - phase, p.sw), lo, length);
+    std::fill(dst, dst + lo, 0.0F);
+    copyStrided(row + lo * p.sw + phase - p.pl, p.sw, hi - lo, dst + lo);
+    std::fill(dst + hi, dst + length, 0.0F);
+}
+
+/// One run of a strip: strip columns [begin, end) read source offset `offset` + column (never
+/// negative: column t is output pixel q0 + t, at least t pixels and so t floats into the source).
+struct StripRun {
+    int64_t begin;
+    int64_t end;
+    int64_t offset;
+};
+
+/// Writes every row of one strip made of several runs (a strip across output rows, or the
+/// last, narrower strip of a block): each run's columns loaded from its source, zeros elsewhere.
+void packRuns(const float* data, const std::vector<int64_t>& rowOffsets, const StripRun* runs,
+              int64_t count, float* dst) {
+#if defined(__AVX2__)
+    // Masked loads: columns outside a run are neither read nor kept.
+    __m256i masks[2 * kStripWidth]; // NOLINT(*-avoid-c-arrays): std::array drops the alignment
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t k = 0; k < count; ++k) {
+        for (int half = 0; half < 2; ++half) {
+            const __m256i column = _mm256_add_epi32(lane, _mm256_set1_epi32(8 * half));
+            const __m256i from = _mm256_set1_epi32(static_cast<int>(runs[k].begin));
+            const __m256i to = _mm256_set1_epi32(static_cast<int>(runs[k].end));
+            masks[2 * k + half] = _mm256_andnot_si256(_mm256_cmpgt_epi32(from, column),
+                                                      _mm256_cmpgt_epi32(to, column));
+        }
+    }
+    for (int64_t r = 0; r < static_cast<int64_t>(rowOffsets.size()); ++r) {
+        const float* row = data + rowOffsets[static_cast<size_t>(r)];
+        __m256 lo = _mm256_setzero_ps();
+        __m256 hi = _mm256_setzero_ps();
+        for (int64_t k = 0; k < count; ++k) {
+            const float* src = row + runs[k].offset;
+            lo = _mm256_or_ps(lo, _mm256_maskload_ps(src, masks[2 * k]));
+            hi = _mm256_or_ps(hi, _mm256_maskload_ps(src + 8, masks[2 * k + 1]));
+        }
+        _mm256_storeu_ps(dst + r * kStripWidth, lo);
+        _mm256_storeu_ps(dst + r * kStripWidth + 8, hi);
+    }
+#else
+    for (int64_t r = 0; r < static_cast<int64_t>(rowOffsets.size()); ++r) {
+        const float* row = data + rowOffsets[static_cast<size_t>(r)];
+        float* out = dst + r * kStripWidth;
+        std::fill(out, out + kStripWidth, 0.0F);
+        for (int64_t k = 0; k < count; ++k) {
+            for (int64_t t = runs[k].begin; t < runs[k].end; ++t) {
+                out[t] = row[runs[k].offset + t];
+            }
+        }
+    }
+#endif
+}
+
 } // namespace
 
 void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col) {
@@ -108,23 +203,104 @@ void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col)
     }
 }
 
-void im2colStrips(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* strips) {
-    const int64_t rows = p.colRows();
-    const int64_t width = p1 - p0;
-    if (width % kStripWidth != 0) {
-        // The last strip's columns past p1 stay zero.
-        float* last = strips + (width / kStripWidth) * rows * kStripWidth;
-        std::fill(last, last + rows * kStripWidth, 0.0F);
+Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& storage) {
+    const int64_t channels = p.cg();
+    const int64_t taps = p.kh * p.kw;
+    m_rowOffsets.resize(static_cast<size_t>(p.colRows()));
+    if (taps == 1) {
+        // Row c of the im2col matrix is channel c sampled at the output pixels: x itself, or a
+        // copy of the pixels read, output row after output row.
+        const int64_t pixels = p.outPixels();
+        for (int64_t c = 0; c < channels; ++c) {
+            m_rowOffsets[static_cast<size_t>(c)] = c * pixels;
+        }
+        m_rowStep = p.ow;
+        m_runLength = pixels;
+        if (p.isPointwise()) {
+            m_data = x;
+            return;
+        }
+        storage.resize(static_cast<size_t>(channels * pixels));
+        float* copy = storage.data();
+        parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t c = begin; c < end; ++c) {
+                for (int64_t oy = 0; oy < p.oh; ++oy) {
+                    float* dst = copy + c * pixels + oy * p.ow;
+                    const int64_t iy = oy * p.sh - p.pt;
+                    if (iy < 0 || iy >= p.h) {
+                        std::fill(dst, dst + p.ow, 0.0F);
+                    } else {
+                        copyPhase(p, x + (c * p.h + iy) * p.w, 0, p.ow, dst);
+                    }
+                }
+            }
+        });
+        m_data = copy;
+        return;
     }
-    for (int64_t row = 0; row < rows; ++row) {
-        const TapRow tap(p, row);
-        forEachRun(p, x, tap, p0, p1, kStripWidth,
-                   [&](int64_t q, int64_t ox, int64_t count, const float* src) {
-                       const int64_t column = q - p0;
-                       float* dst = strips + ((column / kStripWidth) * rows + row) * kStripWidth +
-                                    column % kStripWidth;
-                       copyRun(p, src, tap.off, ox, count, dst);
-                   });
+    // Padded rows Y = oy sh + i dh and columns X = ox sw + j dw, columns split by X mod sw:
+    // tap (c, i, j) of output pixel (oy, ox) sits at plane c, row oy sh + i dh, phase (j dw) mod
+    // sw, index ox + (j dw) div sw — contiguous in ox.
+    const int64_t height = (p.oh - 1) * p.sh + (p.kh - 1) * p.dh + 1;
+    const int64_t width = (p.ow - 1) * p.sw + (p.kw - 1) * p.dw + 1;
+    const int64_t phaseLength = ceilDiv(width, p.sw);
+    const int64_t rowStride = p.sw * phaseLength;
+    const int64_t plane = height * rowStride;
+    storage.resize(static_cast<size_t>(channels * plane));
+    float* copy = storage.data();
+    parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            for (int64_t row = 0; row < height; ++row) {
+                float* dst = copy + c * plane + row * rowStride;
+                const int64_t iy = row - p.pt;
+                if (iy < 0 || iy >= p.h) {
+                    std::fill(dst, dst + rowStride, 0.0F);
+                    continue;
+                }
+                for (int64_t phase = 0; phase < p.sw; ++phase) {
+                    copyPhase(p, x + (c * p.h + iy) * p.w, phase, phaseLength,
+                              dst + phase * phaseLength);
+                }
+            }
+        }
+    });
+    for (int64_t r = 0; r < p.colRows(); ++r) {
+        const int64_t c = r / taps;
+        const int64_t i = (r / p.kw) % p.kh;
+        const int64_t reach = (r % p.kw) * p.dw;
+        m_rowOffsets[static_cast<size_t>(r)] =
+            c * plane + i * p.dh * rowStride + (reach % p.sw) * phaseLength + reach / p.sw;
+    }
+    m_data = copy;
+    m_rowStep = p.sh * rowStride;
+    m_runLength = p.ow;
+}
+
+void Im2colSource::packStrips(int64_t p0, int64_t p1, float* strips) const {
+    const auto rows = static_cast<int64_t>(m_rowOffsets.size());
+    for (int64_t q0 = p0; q0 < p1; q0 += kStripWidth) {
+        const int64_t width = std::min(kStripWidth, p1 - q0);
+        float* dst = strips + ((q0 - p0) / kStripWidth) * rows * kStripWidth;
+        // The strip's columns in runs within one output row.
+        std::array<StripRun, kStripWidth> runs{};
+        int64_t count = 0;
+        int64_t oy = q0 / m_runLength;
+        int64_t ox = q0 % m_runLength;
+        for (int64_t t = 0; t < width; ox = 0, ++oy) {
+            const int64_t length = std::min(width - t, m_runLength - ox);
+            runs[static_cast<size_t>(count++)] = {t, t + length, oy * m_rowStep + ox - t};
+            t += length;
+        }
+        if (count == 1 && width == kStripWidth) {
+            // The common case, one run over the whole strip: a fixed-length copy per row.
+            const float* src = m_data + runs[0].offset;
+            for (int64_t r = 0; r < rows; ++r) {
+                std::memcpy(dst + r * kStripWidth, src + m_rowOffsets[static_cast<size_t>(r)],
+                            kStripWidth * sizeof(float));
+            }
+            continue;
+        }
+        packRuns(m_data, m_rowOffsets, runs.data(), count, dst);
     }
 }
 

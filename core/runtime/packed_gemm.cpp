@@ -108,6 +108,107 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
     store(4, c40, c41);
     store(5, c50, c51);
 }
+
+/// Edge tiles of at most 4 columns: a column at a time, the 6 rows of a packed A step in the lanes
+/// of one vector (lanes 6 and 7 read the next step and are dropped), so a tile costs kCols
+/// multiply-adds per step instead of the full tile's 12. Independent sums over interleaved steps
+/// hide the multiply-add latency. Writes columns [0, kCols) of tile (6 x 16, row stride kGemmCols).
+template <int kCols>
+void columnKernel(int64_t depth, const float* a, const float* b, float* tile) {
+    constexpr int kUnroll = kCols <= 2 ? 4 : 2;
+    __m256 acc[kUnroll][kCols]; // NOLINT(*-avoid-c-arrays): std::array drops the alignment
+    for (auto& steps : acc) {
+        for (__m256& sum : steps) {
+            sum = _mm256_setzero_ps();
+        }
+    }
+    const auto step = [&](int u, __m256 column, int64_t k) {
+        for (int j = 0; j < kCols; ++j) {
+            acc[u][j] =
+                _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + k * kGemmCols + j), acc[u][j]);
+        }
+    };
+    // Full loads read 2 floats past the step, so the last step loads under a mask: the end of A
+    // may be the end of the buffer.
+    int64_t k = 0;
+    for (; k + kUnroll < depth; k += kUnroll) {
+        for (int u = 0; u < kUnroll; ++u) {
+            step(u, _mm256_loadu_ps(a + (k + u) * kGemmRows), k + u);
+        }
+    }
+    for (; k + 1 < depth; ++k) {
+        step(0, _mm256_loadu_ps(a + k * kGemmRows), k);
+    }
+    if (k < depth) {
+        const __m256i rows = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+        step(0, _mm256_maskload_ps(a + k * kGemmRows, rows), k);
+    }
+    for (int j = 0; j < kCols; ++j) {
+        __m256 sum = acc[0][j];
+        for (int u = 1; u < kUnroll; ++u) {
+            sum = _mm256_add_ps(sum, acc[u][j]);
+        }
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, sum);
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            tile[r * kGemmCols + j] = lanes[r];
+        }
+    }
+}
+
+/// Edge tiles of at most 8 columns: the 6 x 16 micro-kernel on the strip's first 8 columns only,
+/// two steps at a time. Writes columns [0, 8) of tile (6 x 16, row stride kGemmCols).
+void halfKernel(int64_t depth, const float* a, const float* b, float* tile) {
+    __m256 even[kGemmRows]; // NOLINT(*-avoid-c-arrays): std::array drops the alignment
+    __m256 odd[kGemmRows];  // NOLINT(*-avoid-c-arrays)
+    for (int64_t r = 0; r < kGemmRows; ++r) {
+        even[r] = _mm256_setzero_ps();
+        odd[r] = _mm256_setzero_ps();
+    }
+    int64_t k = 0;
+    for (; k + 2 <= depth; k += 2) {
+        const __m256 b0 = _mm256_loadu_ps(b + k * kGemmCols);
+        const __m256 b1 = _mm256_loadu_ps(b + (k + 1) * kGemmCols);
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            even[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + k * kGemmRows + r), b0, even[r]);
+            odd[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + (k + 1) * kGemmRows + r), b1, odd[r]);
+        }
+    }
+    if (k < depth) {
+        const __m256 b0 = _mm256_loadu_ps(b + k * kGemmCols);
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            even[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + k * kGemmRows + r), b0, even[r]);
+        }
+    }
+    for (int64_t r = 0; r < kGemmRows; ++r) {
+        _mm256_storeu_ps(tile + r * kGemmCols, _mm256_add_ps(even[r], odd[r]));
+    }
+}
+
+/// scratch (6 x 16) = a b for an edge tile of `cols` columns, with the narrowest kernel that
+/// covers them (only the first `cols` columns of scratch are meaningful).
+void edgeKernel(int64_t depth, const float* a, const float* b, int64_t cols, float* scratch) {
+    switch (cols) {
+    case 1:
+        columnKernel<1>(depth, a, b, scratch);
+        return;
+    case 2:
+        columnKernel<2>(depth, a, b, scratch);
+        return;
+    case 3:
+        columnKernel<3>(depth, a, b, scratch);
+        return;
+    case 4:
+        columnKernel<4>(depth, a, b, scratch);
+        return;
+    default:
+        if (cols <= 8) {
+            halfKernel(depth, a, b, scratch);
+            return;
+        }
+        microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
+    }
+}
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
 inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
@@ -132,6 +233,11 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
             dst = v;
         }
     }
+}
+
+/// scratch (6 x 16) = a b for an edge tile (the portable build runs the full tile).
+void edgeKernel(int64_t depth, const float* a, const float* b, int64_t /*cols*/, float* scratch) {
+    microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
 }
 #endif
 
@@ -173,7 +279,7 @@ struct TileJob {
         const int64_t cols = n - col;
         float* c = out.c + row * out.ldc + col;
         float scratch[kTile];
-        microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
+        edgeKernel(depth, a, b, cols, scratch);
         for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < cols; ++j) {
                 float& dst = c[r * out.ldc + j];

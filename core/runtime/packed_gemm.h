@@ -3,7 +3,8 @@
 // van de Geijn, "Anatomy of high-performance matrix multiplication", TOMS 2008): A in panels of
 // kGemmRows rows (packed once per call, or ahead of time), B packed by the caller straight from the
 // image into strips of kGemmCols columns, a 6 x 16 register-tile micro-kernel (AVX2 + FMA when
-// built for it), and the convolution epilogue applied to each finished tile while it is in cache.
+// built for it; narrower ones for the last columns when N is not a multiple of 16), and the
+// convolution epilogue applied to each finished tile while it is in cache.
 #pragma once
 
 #include "core/runtime/conv_kernels.h"
