@@ -36,8 +36,11 @@ struct TileStore {
 
 #if defined(__AVX2__) && defined(__FMA__)
 /// tile (6 x 16, row stride ldt) (+)= a (depth x 6, packed) * b (depth x 16, packed).
+/// nextA (or nullptr): the A block that runs after this one, prefetched in step. With few
+/// columns (small N) a block of A is done quickly, and the weights of a layer, used once per
+/// image, come from memory in short runs that the hardware prefetcher picks up late.
 inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
-                        const TileStore& how) {
+                        const TileStore& how, const float* nextA) {
     __m256 c00 = _mm256_setzero_ps();
     __m256 c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps();
@@ -51,6 +54,9 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
     __m256 c50 = _mm256_setzero_ps();
     __m256 c51 = _mm256_setzero_ps();
     for (int64_t k = 0; k < depth; ++k) {
+        if (nextA != nullptr) {
+            __builtin_prefetch(nextA + k * kGemmRows);
+        }
         const __m256 b0 = _mm256_loadu_ps(b);
         const __m256 b1 = _mm256_loadu_ps(b + 8);
         __m256 av = _mm256_broadcast_ss(a);
@@ -109,80 +115,127 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
     store(5, c50, c51);
 }
 
-/// Edge tiles of at most 4 columns: a column at a time, the 6 rows of a packed A step in the lanes
-/// of one vector (lanes 6 and 7 read the next step and are dropped), so a tile costs kCols
-/// multiply-adds per step instead of the full tile's 12. Independent sums over interleaved steps
-/// hide the multiply-add latency. Writes columns [0, kCols) of tile (6 x 16, row stride kGemmCols).
+/// Sums of one stream of steps of columnKernel: column j of the tile, row r in lane r. Named
+/// members rather than an array, so that they stay in registers.
 template <int kCols>
-void columnKernel(int64_t depth, const float* a, const float* b, float* tile) {
-    constexpr int kUnroll = kCols <= 2 ? 4 : 2;
-    __m256 acc[kUnroll][kCols]; // NOLINT(*-avoid-c-arrays): std::array drops the alignment
-    for (auto& steps : acc) {
-        for (__m256& sum : steps) {
-            sum = _mm256_setzero_ps();
+struct ColumnSums {
+    __m256 c0 = _mm256_setzero_ps();
+    __m256 c1 = _mm256_setzero_ps();
+    __m256 c2 = _mm256_setzero_ps();
+    __m256 c3 = _mm256_setzero_ps();
+
+    /// One step: the step's 6 rows of A (in lanes 0-5) times its kCols values of B.
+    void add(__m256 column, const float* b) {
+        c0 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b), c0);
+        if constexpr (kCols > 1) {
+            c1 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + 1), c1);
+        }
+        if constexpr (kCols > 2) {
+            c2 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + 2), c2);
+        }
+        if constexpr (kCols > 3) {
+            c3 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + 3), c3);
         }
     }
-    const auto step = [&](int u, __m256 column, int64_t k) {
-        for (int j = 0; j < kCols; ++j) {
-            acc[u][j] =
-                _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + k * kGemmCols + j), acc[u][j]);
+
+    void add(const ColumnSums& other) {
+        c0 = _mm256_add_ps(c0, other.c0);
+        c1 = _mm256_add_ps(c1, other.c1);
+        c2 = _mm256_add_ps(c2, other.c2);
+        c3 = _mm256_add_ps(c3, other.c3);
+    }
+
+    /// Columns [0, kCols) of tile (row stride kGemmCols).
+    void store(float* tile) const {
+        alignas(32) float lanes[4][8]; // NOLINT(*-avoid-c-arrays)
+        _mm256_store_ps(lanes[0], c0);
+        _mm256_store_ps(lanes[1], c1);
+        _mm256_store_ps(lanes[2], c2);
+        _mm256_store_ps(lanes[3], c3);
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            for (int j = 0; j < kCols; ++j) {
+                tile[r * kGemmCols + j] = lanes[j][r];
+            }
         }
-    };
-    // Full loads read 2 floats past the step, so the last step loads under a mask: the end of A
-    // may be the end of the buffer.
+    }
+};
+
+/// Edge tiles of at most 4 columns: a column at a time, the 6 rows of a packed A step in the lanes
+/// of one vector (lanes 6 and 7 read the next step and are dropped), so a step costs kCols
+/// multiply-adds instead of the full tile's 12. Two or four streams of interleaved steps hide the
+/// multiply-add latency. Writes columns [0, kCols) of tile (6 x 16, row stride kGemmCols).
+template <int kCols>
+void columnKernel(int64_t depth, const float* a, const float* b, float* tile) {
+    constexpr bool kFourStreams = kCols <= 2; // 4 x 4 sums would not fit in 16 registers
+    ColumnSums<kCols> s0;
+    ColumnSums<kCols> s1;
+    ColumnSums<kCols> s2;
+    ColumnSums<kCols> s3;
+    constexpr int64_t kGroup = kFourStreams ? 4 : 2;
+    // A full load reads 2 floats past its step, so the last step loads under a mask (the end of
+    // A may be the end of the buffer).
     int64_t k = 0;
-    for (; k + kUnroll < depth; k += kUnroll) {
-        for (int u = 0; u < kUnroll; ++u) {
-            step(u, _mm256_loadu_ps(a + (k + u) * kGemmRows), k + u);
+    for (; k + kGroup < depth; k += kGroup) {
+        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * kGemmCols);
+        s1.add(_mm256_loadu_ps(a + (k + 1) * kGemmRows), b + (k + 1) * kGemmCols);
+        if constexpr (kFourStreams) {
+            s2.add(_mm256_loadu_ps(a + (k + 2) * kGemmRows), b + (k + 2) * kGemmCols);
+            s3.add(_mm256_loadu_ps(a + (k + 3) * kGemmRows), b + (k + 3) * kGemmCols);
         }
     }
     for (; k + 1 < depth; ++k) {
-        step(0, _mm256_loadu_ps(a + k * kGemmRows), k);
+        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * kGemmCols);
     }
     if (k < depth) {
         const __m256i rows = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
-        step(0, _mm256_maskload_ps(a + k * kGemmRows, rows), k);
+        s0.add(_mm256_maskload_ps(a + k * kGemmRows, rows), b + k * kGemmCols);
     }
-    for (int j = 0; j < kCols; ++j) {
-        __m256 sum = acc[0][j];
-        for (int u = 1; u < kUnroll; ++u) {
-            sum = _mm256_add_ps(sum, acc[u][j]);
-        }
-        alignas(32) float lanes[8];
-        _mm256_store_ps(lanes, sum);
-        for (int64_t r = 0; r < kGemmRows; ++r) {
-            tile[r * kGemmCols + j] = lanes[r];
-        }
-    }
+    s0.add(s1);
+    s2.add(s3);
+    s0.add(s2);
+    s0.store(tile);
 }
 
-/// Edge tiles of at most 8 columns: the 6 x 16 micro-kernel on the strip's first 8 columns only,
-/// two steps at a time. Writes columns [0, 8) of tile (6 x 16, row stride kGemmCols).
-void halfKernel(int64_t depth, const float* a, const float* b, float* tile) {
-    __m256 even[kGemmRows]; // NOLINT(*-avoid-c-arrays): std::array drops the alignment
-    __m256 odd[kGemmRows];  // NOLINT(*-avoid-c-arrays)
-    for (int64_t r = 0; r < kGemmRows; ++r) {
-        even[r] = _mm256_setzero_ps();
-        odd[r] = _mm256_setzero_ps();
+/// Sums of one stream of steps of halfKernel: row r of the tile's first 8 columns.
+struct HalfTileSums {
+    __m256 r0 = _mm256_setzero_ps();
+    __m256 r1 = _mm256_setzero_ps();
+    __m256 r2 = _mm256_setzero_ps();
+    __m256 r3 = _mm256_setzero_ps();
+    __m256 r4 = _mm256_setzero_ps();
+    __m256 r5 = _mm256_setzero_ps();
+
+    /// One step: its 6 values of A times its first 8 values of B.
+    void add(const float* a, const float* b) {
+        const __m256 row = _mm256_loadu_ps(b);
+        r0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), row, r0);
+        r1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), row, r1);
+        r2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), row, r2);
+        r3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), row, r3);
+        r4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), row, r4);
+        r5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), row, r5);
     }
+};
+
+/// Edge tiles of at most 8 columns: the micro-kernel on the strip's first 8 columns only, two
+/// streams of steps. Writes columns [0, 8) of tile (6 x 16, row stride kGemmCols).
+void halfKernel(int64_t depth, const float* a, const float* b, float* tile) {
+    HalfTileSums even;
+    HalfTileSums odd;
     int64_t k = 0;
     for (; k + 2 <= depth; k += 2) {
-        const __m256 b0 = _mm256_loadu_ps(b + k * kGemmCols);
-        const __m256 b1 = _mm256_loadu_ps(b + (k + 1) * kGemmCols);
-        for (int64_t r = 0; r < kGemmRows; ++r) {
-            even[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + k * kGemmRows + r), b0, even[r]);
-            odd[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + (k + 1) * kGemmRows + r), b1, odd[r]);
-        }
+        even.add(a + k * kGemmRows, b + k * kGemmCols);
+        odd.add(a + (k + 1) * kGemmRows, b + (k + 1) * kGemmCols);
     }
     if (k < depth) {
-        const __m256 b0 = _mm256_loadu_ps(b + k * kGemmCols);
-        for (int64_t r = 0; r < kGemmRows; ++r) {
-            even[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + k * kGemmRows + r), b0, even[r]);
-        }
+        even.add(a + k * kGemmRows, b + k * kGemmCols);
     }
-    for (int64_t r = 0; r < kGemmRows; ++r) {
-        _mm256_storeu_ps(tile + r * kGemmCols, _mm256_add_ps(even[r], odd[r]));
-    }
+    _mm256_storeu_ps(tile, _mm256_add_ps(even.r0, odd.r0));
+    _mm256_storeu_ps(tile + kGemmCols, _mm256_add_ps(even.r1, odd.r1));
+    _mm256_storeu_ps(tile + 2 * kGemmCols, _mm256_add_ps(even.r2, odd.r2));
+    _mm256_storeu_ps(tile + 3 * kGemmCols, _mm256_add_ps(even.r3, odd.r3));
+    _mm256_storeu_ps(tile + 4 * kGemmCols, _mm256_add_ps(even.r4, odd.r4));
+    _mm256_storeu_ps(tile + 5 * kGemmCols, _mm256_add_ps(even.r5, odd.r5));
 }
 
 /// scratch (6 x 16) = a b for an edge tile of `cols` columns, with the narrowest kernel that
@@ -206,13 +259,13 @@ void edgeKernel(int64_t depth, const float* a, const float* b, int64_t cols, flo
             halfKernel(depth, a, b, scratch);
             return;
         }
-        microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
+        microKernel(depth, a, b, scratch, kGemmCols, TileStore{}, nullptr);
     }
 }
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
 inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
-                        const TileStore& how) {
+                        const TileStore& how, const float* /*nextA*/) {
     float acc[kTile] = {};
     for (int64_t k = 0; k < depth; ++k) {
         for (int64_t r = 0; r < kGemmRows; ++r) {
@@ -237,7 +290,7 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
 
 /// scratch (6 x 16) = a b for an edge tile (the portable build runs the full tile).
 void edgeKernel(int64_t depth, const float* a, const float* b, int64_t /*cols*/, float* scratch) {
-    microKernel(depth, a, b, scratch, kGemmCols, TileStore{});
+    microKernel(depth, a, b, scratch, kGemmCols, TileStore{}, nullptr);
 }
 #endif
 
@@ -252,9 +305,10 @@ struct TileJob {
     bool last;
 
     /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
-    /// column col0: full-width tiles in place, a narrower last one through a scratch tile.
-    void runPanel(int64_t depth, const float* a, const float* b, int64_t stripStride,
-                  int64_t strips, int64_t row, int64_t col0) const {
+    /// column col0: full-width tiles in place, a narrower last one through a scratch tile. The
+    /// first tile prefetches nextA, the A block that runs next (or nullptr).
+    void runPanel(int64_t depth, const float* a, const float* nextA, const float* b,
+                  int64_t stripStride, int64_t strips, int64_t row, int64_t col0) const {
         const int64_t rows = std::min(kGemmRows, m - row);
         TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, rows};
         if (last && epilogue.bias != nullptr) {
@@ -270,7 +324,8 @@ struct TileJob {
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
             }
-            microKernel(depth, a, b + s * stripStride, c + col, out.ldc, how);
+            microKernel(depth, a, b + s * stripStride, c + col, out.ldc, how,
+                        s == 0 ? nextA : nullptr);
         }
     }
 
@@ -323,7 +378,8 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
             // panel run along the same rows of C, so its stores stream into few cache lines.
             for (int64_t row = 0; row < m; row += kGemmRows) {
                 const float* a = packedA + (row * k + k0 * kGemmRows);
-                job.runPanel(depth, a, b, stripStride, stripCount, row, j0);
+                const float* nextA = row + kGemmRows < m ? a + kGemmRows * k : nullptr;
+                job.runPanel(depth, a, nextA, b, stripStride, stripCount, row, j0);
             }
             continue;
         }
@@ -331,7 +387,9 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         for (int64_t s = 0; s < stripCount; ++s) {
             for (int64_t row = 0; row < m; row += kGemmRows) {
                 const float* a = packedA + (row * k + k0 * kGemmRows);
-                job.runPanel(depth, a, b + s * stripStride, stripStride, 1, row,
+                // Only the first strip brings A in; later ones find it in L2.
+                const float* nextA = s == 0 && row + kGemmRows < m ? a + kGemmRows * k : nullptr;
+                job.runPanel(depth, a, nextA, b + s * stripStride, stripStride, 1, row,
                              j0 + s * kGemmCols);
             }
         }
