@@ -103,40 +103,105 @@ int64_t ceilDiv(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
 
-/// dst[t] = src[t stride], t < count.
-void copyStrided(const float* src, int64_t stride, int64_t count, float* dst) {
-    int64_t t = 0;
+/// Floats a source row may be written past its end (whole vectors); each plane of the copy ends
+/// in this much slack, so that threads filling neighbouring planes never overlap.
+constexpr int64_t kRowSlack = 8;
+
+int64_t roundUp8(int64_t n) {
+    return (n + 7) / 8 * 8;
+}
+
+/// dst[X] = row[X - pl] for padded columns X in [0, width), zero outside the image, in whole
+/// vectors (zeros up to the next multiple of 8): rows are short (9 floats at 7x7), and a library
+/// call or two per row would cost more than the copy.
+void padRow(const Conv2d& p, const float* row, int64_t width, float* dst) {
 #if defined(__AVX2__)
-    if (stride == 2) {
-        // 8 outputs from 16 inputs (the last one unused, so stop while it is still in the run):
-        // the even lanes of each 128-bit half, then the halves put in order.
-        for (; t + 9 <= count; t += 8) {
-            const __m256 a = _mm256_loadu_ps(src + 2 * t);
-            const __m256 b = _mm256_loadu_ps(src + 2 * t + 8);
-            const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-            _mm256_storeu_ps(dst + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
-                                          _mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0))));
-        }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i before = _mm256_set1_epi32(-1);
+    const __m256i end = _mm256_set1_epi32(static_cast<int>(p.w));
+    for (int64_t x0 = 0; x0 < width; x0 += 8) {
+        const __m256i column =
+            _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(x0 - p.pl)));
+        const __m256i inside =
+            _mm256_and_si256(_mm256_cmpgt_epi32(column, before), _mm256_cmpgt_epi32(end, column));
+        // Masked-off lanes are not read, so the address may lie before the row.
+        _mm256_storeu_ps(dst + x0, _mm256_maskload_ps(row + (x0 - p.pl), inside));
+    }
+#else
+    for (int64_t col = 0; col < width; ++col) {
+        const int64_t ix = col - p.pl;
+        dst[col] = ix >= 0 && ix < p.w ? row[ix] : 0.0F;
     }
 #endif
-    if (stride == 1) {
-        std::memcpy(dst, src, static_cast<size_t>(count) * sizeof(float));
-        return;
-    }
-    for (; t < count; ++t) {
-        dst[t] = src[t * stride];
+}
+
+/// dst + f phaseLength, f < phases, holds padded[f], padded[f + sw], ... (phaseLength values,
+/// possibly followed by up to 7 more: whole vectors; the phases are written in order, so an
+/// overrun lands where a later write goes). `padded` must be readable up to
+/// 2 roundUp8(phaseLength) + 8 floats for sw = 2.
+void splitPhases(const float* padded, int64_t sw, int64_t phases, int64_t phaseLength, float* dst) {
+    for (int64_t f = 0; f < phases; ++f) {
+        float* out = dst + f * phaseLength;
+        int64_t i = 0;
+#if defined(__AVX2__)
+        if (sw == 2) {
+            // 8 outputs from 16 inputs: the even lanes of each 128-bit half, then the halves
+            // put in order.
+            for (; i < phaseLength; i += 8) {
+                const __m256 a = _mm256_loadu_ps(padded + f + 2 * i);
+                const __m256 b = _mm256_loadu_ps(padded + f + 2 * i + 8);
+                const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+                _mm256_storeu_ps(out + i, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                              _mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0))));
+            }
+            continue;
+        }
+#endif
+        for (; i < phaseLength; ++i) {
+            out[i] = padded[f + i * sw];
+        }
     }
 }
 
-/// Padded columns phase, phase + sw, ... (phase + length sw excluded) of input row `row`, where
-/// padded column X holds input column X - pl (zero outside the image).
-void copyPhase(const Conv2d& p, const float* row, int64_t phase, int64_t length, float* dst) {
-    const int64_t lo = std::clamp<int64_t>(ceilDiv(p.pl - phase, p.sw), 0, length);
-    const int64_t hi = std::clamp<int64_t>(ceilDiv(p.w + p.pl - phase, p.sw), lo, length);
-    std::fill(dst, dst + lo, 0.0F);
-    copyStrided(row + lo * p.sw + phase - p.pl, p.sw, hi - lo, dst + lo);
-    std::fill(dst + hi, dst + length, 0.0F);
-}
+/// How Im2colSource copies an image: `height` rows per plane, source row `rowOrigin` + row
+/// `rowStep` of the image (padding rows outside it), each row padded to `width` columns and
+/// split into `phases` phases of `phaseLength` (a plane row of phases x phaseLength floats).
+struct SourceCopy {
+    int64_t height;
+    int64_t rowOrigin;
+    int64_t rowStep;
+    int64_t width;
+    int64_t phases;
+    int64_t phaseLength;
+
+    int64_t rowStride() const { return phases * phaseLength; }
+
+    int64_t plane() const { return height * rowStride() + kRowSlack; }
+
+    /// Plane after plane (threads split the channels).
+    void fill(const Conv2d& p, const float* x, int64_t channels, float* copy) const {
+        parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
+            // Room for padRow's whole vectors and splitPhases' reads.
+            std::vector<float> padded(
+                static_cast<size_t>(std::max(roundUp8(width), 2 * roundUp8(phaseLength) + 8)),
+                0.0F);
+            for (int64_t c = begin; c < end; ++c) {
+                for (int64_t row = 0; row < height; ++row) {
+                    float* dst = copy + c * plane() + row * rowStride();
+                    const int64_t iy = rowOrigin + row * rowStep;
+                    if (iy < 0 || iy >= p.h) {
+                        std::fill(dst, dst + rowStride(), 0.0F);
+                    } else if (p.sw == 1) {
+                        padRow(p, x + (c * p.h + iy) * p.w, width, dst);
+                    } else {
+                        padRow(p, x + (c * p.h + iy) * p.w, width, padded.data());
+                        splitPhases(padded.data(), p.sw, phases, phaseLength, dst);
+                    }
+                }
+            }
+        });
+    }
+};
 
 /// One run of a strip: strip columns [begin, end) read source offset `offset` + column (never
 /// negative: column t is output pixel q0 + t, at least t pixels and so t floats into the source).
@@ -205,74 +270,56 @@ void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col)
 
 Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& storage) {
     const int64_t channels = p.cg();
-    const int64_t taps = p.kh * p.kw;
+    const int64_t pixels = p.outPixels();
     m_rowOffsets.resize(static_cast<size_t>(p.colRows()));
-    if (taps == 1) {
-        // Row c of the im2col matrix is channel c sampled at the output pixels: x itself, or a
-        // copy of the pixels read, output row after output row.
-        const int64_t pixels = p.outPixels();
+    if (p.isPointwise()) {
+        // Row c of the im2col matrix is channel c.
         for (int64_t c = 0; c < channels; ++c) {
             m_rowOffsets[static_cast<size_t>(c)] = c * pixels;
         }
+        m_data = x;
         m_rowStep = p.ow;
         m_runLength = pixels;
-        if (p.isPointwise()) {
-            m_data = x;
-            return;
+        return;
+    }
+    if (p.kh * p.kw == 1) {
+        // Row c is channel c sampled at the output pixels: a copy of the pixels read, output
+        // row after output row (phase 0 of each padded input row).
+        const SourceCopy layout{p.oh, -p.pt, p.sh, (p.ow - 1) * p.sw + 1, 1, p.ow};
+        storage.resize(static_cast<size_t>(channels * layout.plane()));
+        layout.fill(p, x, channels, storage.data());
+        for (int64_t c = 0; c < channels; ++c) {
+            m_rowOffsets[static_cast<size_t>(c)] = c * layout.plane();
         }
-        storage.resize(static_cast<size_t>(channels * pixels));
-        float* copy = storage.data();
-        parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
-            for (int64_t c = begin; c < end; ++c) {
-                for (int64_t oy = 0; oy < p.oh; ++oy) {
-                    float* dst = copy + c * pixels + oy * p.ow;
-                    const int64_t iy = oy * p.sh - p.pt;
-                    if (iy < 0 || iy >= p.h) {
-                        std::fill(dst, dst + p.ow, 0.0F);
-                    } else {
-                        copyPhase(p, x + (c * p.h + iy) * p.w, 0, p.ow, dst);
-                    }
-                }
-            }
-        });
-        m_data = copy;
+        m_data = storage.data();
+        m_rowStep = p.ow;
+        m_runLength = pixels;
         return;
     }
     // Padded rows Y = oy sh + i dh and columns X = ox sw + j dw, columns split by X mod sw:
-    // tap (c, i, j) of output pixel (oy, ox) sits at plane c, row oy sh + i dh, phase (j dw) mod
+    // tap (c, i, j) of output pixel (oy, ox) sits in plane c, row oy sh + i dh, phase (j dw) mod
     // sw, index ox + (j dw) div sw — contiguous in ox.
-    const int64_t height = (p.oh - 1) * p.sh + (p.kh - 1) * p.dh + 1;
     const int64_t width = (p.ow - 1) * p.sw + (p.kw - 1) * p.dw + 1;
-    const int64_t phaseLength = ceilDiv(width, p.sw);
-    const int64_t rowStride = p.sw * phaseLength;
-    const int64_t plane = height * rowStride;
-    storage.resize(static_cast<size_t>(channels * plane));
-    float* copy = storage.data();
-    parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) {
-            for (int64_t row = 0; row < height; ++row) {
-                float* dst = copy + c * plane + row * rowStride;
-                const int64_t iy = row - p.pt;
-                if (iy < 0 || iy >= p.h) {
-                    std::fill(dst, dst + rowStride, 0.0F);
-                    continue;
-                }
-                for (int64_t phase = 0; phase < p.sw; ++phase) {
-                    copyPhase(p, x + (c * p.h + iy) * p.w, phase, phaseLength,
-                              dst + phase * phaseLength);
-                }
-            }
+    const SourceCopy layout{
+        (p.oh - 1) * p.sh + (p.kh - 1) * p.dh + 1, -p.pt, 1, width, p.sw, ceilDiv(width, p.sw)};
+    storage.resize(static_cast<size_t>(channels * layout.plane()));
+    layout.fill(p, x, channels, storage.data());
+    std::vector<int64_t> tapOffsets;
+    for (int64_t i = 0; i < p.kh; ++i) {
+        for (int64_t j = 0; j < p.kw; ++j) {
+            const int64_t reach = j * p.dw;
+            tapOffsets.push_back(i * p.dh * layout.rowStride() +
+                                 (reach % p.sw) * layout.phaseLength + reach / p.sw);
         }
-    });
-    for (int64_t r = 0; r < p.colRows(); ++r) {
-        const int64_t c = r / taps;
-        const int64_t i = (r / p.kw) % p.kh;
-        const int64_t reach = (r % p.kw) * p.dw;
-        m_rowOffsets[static_cast<size_t>(r)] =
-            c * plane + i * p.dh * rowStride + (reach % p.sw) * phaseLength + reach / p.sw;
     }
-    m_data = copy;
-    m_rowStep = p.sh * rowStride;
+    auto offset = m_rowOffsets.begin();
+    for (int64_t c = 0; c < channels; ++c) {
+        for (const int64_t tap : tapOffsets) {
+            *offset++ = c * layout.plane() + tap;
+        }
+    }
+    m_data = storage.data();
+    m_rowStep = p.sh * layout.rowStride();
     m_runLength = p.ow;
 }
 

@@ -556,6 +556,10 @@ std::vector<OpSample> stridedSamples(std::mt19937& rng) {
                    {strides2, pads1},
                    {randomTensor(rng, {1, 4, 6, 7}), randomTensor(rng, {5, 4, 1, 1})},
                    {}});
+    out.push_back({"1x1 asym pads, stride 1, N = 35",
+                   {intsAttribute("pads", {1, 0, 0, 2})},
+                   {randomTensor(rng, {1, 3, 4, 5}), randomTensor(rng, {4, 3, 1, 1})},
+                   {}});
     out.push_back({"5x5 stride 3 dilation (1, 2) asym pads, N = 25",
                    {intsAttribute("strides", {3, 3}), intsAttribute("dilations", {1, 2}),
                     intsAttribute("pads", {2, 1, 2, 3})},
