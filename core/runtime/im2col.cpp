@@ -137,8 +137,8 @@ void padRow(const Conv2d& p, const float* row, int64_t width, float* dst) {
 
 /// dst + f phaseLength, f < phases, holds padded[f], padded[f + sw], ... (phaseLength values,
 /// possibly followed by up to 7 more: whole vectors; the phases are written in order, so an
-/// overrun lands where a later write goes). `padded` must be readable up to
-/// 2 roundUp8(phaseLength) + 8 floats for sw = 2.
+/// overrun lands where a later write goes). `padded` must be readable up to sw phaseLength
+/// floats, and 2 roundUp8(phaseLength) + 8 for sw = 2.
 void splitPhases(const float* padded, int64_t sw, int64_t phases, int64_t phaseLength, float* dst) {
     for (int64_t f = 0; f < phases; ++f) {
         float* out = dst + f * phaseLength;
@@ -181,9 +181,11 @@ struct SourceCopy {
     /// Plane after plane (threads split the channels).
     void fill(const Conv2d& p, const float* x, int64_t channels, float* copy) const {
         parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
-            // Room for padRow's whole vectors and splitPhases' reads.
+            // Room for padRow's whole vectors and splitPhases' reads (every phase entry, even
+            // past `width`; whole vectors for stride 2).
             std::vector<float> padded(
-                static_cast<size_t>(std::max(roundUp8(width), 2 * roundUp8(phaseLength) + 8)),
+                static_cast<size_t>(roundUp8(std::max(width, p.sw * phaseLength)) +
+                                    2 * roundUp8(phaseLength) + 8),
                 0.0F);
             for (int64_t c = begin; c < end; ++c) {
                 for (int64_t row = 0; row < height; ++row) {

@@ -566,6 +566,11 @@ std::vector<OpSample> stridedSamples(std::mt19937& rng) {
                    {randomTensor(rng, {1, 2, 13, 17}), randomTensor(rng, {3, 2, 5, 5}),
                     randomTensor(rng, {3})},
                    {}});
+    // Phases of 6 columns at stride 7: the last phase reaches past the 40 padded columns.
+    out.push_back({"3x3 strides (2, 7) dilation (1, 2), N = 24",
+                   {intsAttribute("strides", {2, 7}), intsAttribute("dilations", {1, 2})},
+                   {randomTensor(rng, {1, 2, 9, 41}), randomTensor(rng, {3, 2, 3, 3})},
+                   {}});
     out.push_back({"3x3 stride 2 depth 288, N = 49",
                    {strides2, pads1},
                    {randomTensor(rng, {1, 32, 14, 14}),
