@@ -18,6 +18,8 @@ constexpr int64_t kTile = kGemmRows * kGemmCols;
 constexpr int64_t kDepthBlock = 256;
 /// Columns of B per block.
 constexpr int64_t kMaxColumnBlock = 512;
+/// Below this many columns, threads split the rows of A rather than the columns.
+constexpr int64_t kRowSplitColumns = 256;
 /// Depth blocks of B up to this size run panel by panel, larger ones strip by strip.
 constexpr int64_t kPanelOuterBytes = int64_t{256} << 10;
 
@@ -360,6 +362,14 @@ int64_t columnBlock(int64_t n) {
     return std::max(kGemmCols, ((even + kGemmCols - 1) / kGemmCols) * kGemmCols);
 }
 
+/// This thread's buffer for `columns` columns of packed B, k deep. Reused across calls: packed B
+/// is the only per-call scratch, and fresh pages would cost page faults on every convolution.
+std::vector<float>& stripBuffer(int64_t k, int64_t columns) {
+    thread_local std::vector<float> strips;
+    strips.resize(static_cast<size_t>(k * ((columns + kGemmCols - 1) / kGemmCols) * kGemmCols));
+    return strips;
+}
+
 /// All tiles of columns [j0, j0 + count) once their B strips are packed.
 void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float* strips, int64_t j0,
                         int64_t count, const GemmOutput& out, const ConvEpilogue& epilogue,
@@ -430,13 +440,26 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
 void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue) {
+    if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
+        // Few columns: split the rows of A instead, so that A is read once and every thread
+        // gets as many tiles; B is packed once, by the calling thread.
+        std::vector<float>& strips = stripBuffer(k, n);
+        packColumns(0, n, strips.data());
+        parallelFor((m + kGemmRows - 1) / kGemmRows, 1, [&](int64_t begin, int64_t end) {
+            const int64_t row0 = begin * kGemmRows;
+            GemmOutput rows = out;
+            rows.c += row0 * out.ldc;
+            rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
+            rows.channel0 += row0;
+            columnBlockProduct(std::min(m, end * kGemmRows) - row0, k, packedA + row0 * k,
+                               strips.data(), 0, n, rows, epilogue, n);
+        });
+        return;
+    }
     const int64_t block = columnBlock(n);
     const int64_t blocks = (n + block - 1) / block;
     parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-        // Reused across calls: packed B is the only per-call scratch, and fresh pages would cost
-        // page faults on every convolution.
-        thread_local std::vector<float> strips;
-        strips.resize(static_cast<size_t>(k * ((block + kGemmCols - 1) / kGemmCols) * kGemmCols));
+        std::vector<float>& strips = stripBuffer(k, block);
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;
             const int64_t count = std::min(block, n - j0);
