@@ -40,7 +40,7 @@ inline constexpr int64_t kStripWidth = 16;
 /// pointwise convolution reads the image itself; a 1x1 kernel with strides or pads a copy of the
 /// pixels it reads; any other kernel a zero-padded copy whose columns are split into phases modulo
 /// the stride (as the depthwise kernel's), so that neither padding nor strides are left for the
-/// per-strip copies, which run once per output channel block and dominate the packing.
+/// per-strip copies, the packing's inner loop.
 class Im2colSource {
 public:
     /// Prepares x (channels cg() x h x w) for p; a copy goes to `storage`, which must outlive

@@ -44,7 +44,8 @@ struct GemmOutput {
     int64_t channel0 = 0;            ///< channel of row 0 (bias index)
 };
 
-/// C = epilogue(A B) for packed A [m x k] and B supplied by packColumns; threads split N.
+/// C = epilogue(A B) for packed A [m x k] and B supplied by packColumns; threads split N, or
+/// the rows of A when N is small.
 void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue);
