@@ -3,6 +3,7 @@
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -167,7 +168,7 @@ struct ColumnSums {
 /// multiply-adds instead of the full tile's 12. Two or four streams of interleaved steps hide the
 /// multiply-add latency. Writes columns [0, kCols) of tile (6 x 16, row stride kGemmCols).
 template <int kCols>
-void columnKernel(int64_t depth, const float* a, const float* b, float* tile) {
+void columnKernel(int64_t depth, const float* a, const float* b, int64_t ldb, float* tile) {
     constexpr bool kFourStreams = kCols <= 2; // 4 x 4 sums would not fit in 16 registers
     ColumnSums<kCols> s0;
     ColumnSums<kCols> s1;
@@ -178,19 +179,19 @@ void columnKernel(int64_t depth, const float* a, const float* b, float* tile) {
     // A may be the end of the buffer).
     int64_t k = 0;
     for (; k + kGroup < depth; k += kGroup) {
-        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * kGemmCols);
-        s1.add(_mm256_loadu_ps(a + (k + 1) * kGemmRows), b + (k + 1) * kGemmCols);
+        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * ldb);
+        s1.add(_mm256_loadu_ps(a + (k + 1) * kGemmRows), b + (k + 1) * ldb);
         if constexpr (kFourStreams) {
-            s2.add(_mm256_loadu_ps(a + (k + 2) * kGemmRows), b + (k + 2) * kGemmCols);
-            s3.add(_mm256_loadu_ps(a + (k + 3) * kGemmRows), b + (k + 3) * kGemmCols);
+            s2.add(_mm256_loadu_ps(a + (k + 2) * kGemmRows), b + (k + 2) * ldb);
+            s3.add(_mm256_loadu_ps(a + (k + 3) * kGemmRows), b + (k + 3) * ldb);
         }
     }
     for (; k + 1 < depth; ++k) {
-        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * kGemmCols);
+        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * ldb);
     }
     if (k < depth) {
         const __m256i rows = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
-        s0.add(_mm256_maskload_ps(a + k * kGemmRows, rows), b + k * kGemmCols);
+        s0.add(_mm256_maskload_ps(a + k * kGemmRows, rows), b + k * ldb);
     }
     s0.add(s1);
     s2.add(s3);
@@ -221,16 +222,16 @@ struct HalfTileSums {
 
 /// Edge tiles of at most 8 columns: the micro-kernel on the strip's first 8 columns only, two
 /// streams of steps. Writes columns [0, 8) of tile (6 x 16, row stride kGemmCols).
-void halfKernel(int64_t depth, const float* a, const float* b, float* tile) {
+void halfKernel(int64_t depth, const float* a, const float* b, int64_t ldb, float* tile) {
     HalfTileSums even;
     HalfTileSums odd;
     int64_t k = 0;
     for (; k + 2 <= depth; k += 2) {
-        even.add(a + k * kGemmRows, b + k * kGemmCols);
-        odd.add(a + (k + 1) * kGemmRows, b + (k + 1) * kGemmCols);
+        even.add(a + k * kGemmRows, b + k * ldb);
+        odd.add(a + (k + 1) * kGemmRows, b + (k + 1) * ldb);
     }
     if (k < depth) {
-        even.add(a + k * kGemmRows, b + k * kGemmCols);
+        even.add(a + k * kGemmRows, b + k * ldb);
     }
     _mm256_storeu_ps(tile, _mm256_add_ps(even.r0, odd.r0));
     _mm256_storeu_ps(tile + kGemmCols, _mm256_add_ps(even.r1, odd.r1));
@@ -241,29 +242,34 @@ void halfKernel(int64_t depth, const float* a, const float* b, float* tile) {
 }
 
 /// scratch (6 x 16) = a b for an edge tile of `cols` columns, with the narrowest kernel that
-/// covers them (only the first `cols` columns of scratch are meaningful).
-void edgeKernel(int64_t depth, const float* a, const float* b, int64_t cols, float* scratch) {
+/// covers them (only the first `cols` columns of scratch are meaningful). b has row stride ldb:
+/// kGemmCols for a strip, less for an edge copied out of its strip (up to 8 columns).
+void edgeKernel(int64_t depth, const float* a, const float* b, int64_t ldb, int64_t cols,
+                float* scratch) {
     switch (cols) {
     case 1:
-        columnKernel<1>(depth, a, b, scratch);
+        columnKernel<1>(depth, a, b, ldb, scratch);
         return;
     case 2:
-        columnKernel<2>(depth, a, b, scratch);
+        columnKernel<2>(depth, a, b, ldb, scratch);
         return;
     case 3:
-        columnKernel<3>(depth, a, b, scratch);
+        columnKernel<3>(depth, a, b, ldb, scratch);
         return;
     case 4:
-        columnKernel<4>(depth, a, b, scratch);
+        columnKernel<4>(depth, a, b, ldb, scratch);
         return;
     default:
         if (cols <= 8) {
-            halfKernel(depth, a, b, scratch);
+            halfKernel(depth, a, b, ldb, scratch);
             return;
         }
         microKernel(depth, a, b, scratch, kGemmCols, TileStore{}, nullptr);
     }
 }
+
+/// Edge strips of up to this many columns are copied out of their strip (see columnBlockProduct).
+constexpr int64_t kCompactEdgeCols = 8;
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
 inline void microKernel(int64_t depth, const float* a, const float* b, float* tile, int64_t ldt,
@@ -290,10 +296,13 @@ inline void microKernel(int64_t depth, const float* a, const float* b, float* ti
     }
 }
 
-/// scratch (6 x 16) = a b for an edge tile (the portable build runs the full tile).
-void edgeKernel(int64_t depth, const float* a, const float* b, int64_t /*cols*/, float* scratch) {
+/// scratch (6 x 16) = a b for an edge tile (the portable build runs the full tile, on strips).
+void edgeKernel(int64_t depth, const float* a, const float* b, int64_t /*ldb*/, int64_t /*cols*/,
+                float* scratch) {
     microKernel(depth, a, b, scratch, kGemmCols, TileStore{}, nullptr);
 }
+
+constexpr int64_t kCompactEdgeCols = 0;
 #endif
 
 /// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
@@ -305,6 +314,8 @@ struct TileJob {
     int64_t n;
     bool first;
     bool last;
+    const float* edge = nullptr; ///< the edge strip copied out (row stride edgeStride), or nullptr
+    int64_t edgeStride = kGemmCols;
 
     /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
     /// column col0: full-width tiles in place, a narrower last one through a scratch tile. The
@@ -336,7 +347,11 @@ struct TileJob {
         const int64_t cols = n - col;
         float* c = out.c + row * out.ldc + col;
         float scratch[kTile];
-        edgeKernel(depth, a, b, cols, scratch);
+        if (edge != nullptr) {
+            edgeKernel(depth, a, edge, edgeStride, cols, scratch);
+        } else {
+            edgeKernel(depth, a, b, kGemmCols, cols, scratch);
+        }
         for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < cols; ++j) {
                 float& dst = c[r * out.ldc + j];
@@ -378,11 +393,24 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     // Equal depth blocks: a short last block would reload and store C for little work.
     const int64_t blocks = (k + kDepthBlock - 1) / kDepthBlock;
     const int64_t step = (k + blocks - 1) / blocks;
+    // A narrow last strip, copied out per depth block: every panel reads it, and each of its rows
+    // is a cache line for 1 to 8 values (the bandwidth, not the arithmetic, bounded its kernel).
+    const int64_t edgeCols = j0 + count == n ? count % kGemmCols : 0;
+    const int64_t edgeStride = edgeCols <= 4 ? edgeCols : 8;
+    std::array<float, kDepthBlock * kCompactEdgeCols> edge{};
     for (int64_t k0 = 0; k0 < k; k0 += step) {
         const int64_t depth = std::min(step, k - k0);
-        const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
+        TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
         const float* b = strips + k0 * kGemmCols;
         const int64_t stripStride = k * kGemmCols;
+        if (edgeCols > 0 && edgeCols <= kCompactEdgeCols) {
+            const float* src = b + (stripCount - 1) * stripStride;
+            for (int64_t kk = 0; kk < depth; ++kk) {
+                std::copy_n(src + kk * kGemmCols, edgeStride, edge.data() + kk * edgeStride);
+            }
+            job.edge = edge.data();
+            job.edgeStride = edgeStride;
+        }
         if (depth * count * static_cast<int64_t>(sizeof(float)) <= kPanelOuterBytes) {
             // Shallow: one A panel (L1) against every strip of the block (L2); the tiles of a
             // panel run along the same rows of C, so its stores stream into few cache lines.

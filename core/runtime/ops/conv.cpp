@@ -576,6 +576,11 @@ std::vector<OpSample> stridedSamples(std::mt19937& rng) {
                    {randomTensor(rng, {1, 32, 14, 14}),
                     randomTensor(rng, {7, 32, 3, 3}, -0.2F, 0.2F), randomTensor(rng, {7})},
                    {}});
+    out.push_back({"3x3 stride 2, N = 306 (above the GEMM's row-split threshold)",
+                   {strides2, pads1},
+                   {randomTensor(rng, {1, 3, 33, 35}), randomTensor(rng, {5, 3, 3, 3}),
+                    randomTensor(rng, {5})},
+                   {}});
     out.push_back({"1-D stride 2, N = 3",
                    {intsAttribute("strides", {2})},
                    {randomTensor(rng, {1, 3, 7}), randomTensor(rng, {4, 3, 3})},
@@ -630,6 +635,9 @@ std::vector<OpSample> samples(std::mt19937& rng) {
     out.push_back(fusedSample(rng, "fused residual + clip, pointwise batch 2, N = 49", {},
                               {randomTensor(rng, {2, 8, 7, 7}), randomTensor(rng, {9, 8, 1, 1}),
                                randomTensor(rng, {9})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, pointwise, N = 289", {},
+                              {randomTensor(rng, {1, 6, 17, 17}), randomTensor(rng, {7, 6, 1, 1}),
+                               randomTensor(rng, {7})}));
     out.push_back(
         fusedSample(rng, "fused residual + clip, 3x3 stride 2 batch 2, N = 18",
                     {intsAttribute("strides", {2, 2}), intsAttribute("pads", {1, 1, 1, 1})},
