@@ -385,6 +385,13 @@ std::vector<float>& stripBuffer(int64_t k, int64_t columns) {
     return strips;
 }
 
+/// The first `columns` columns of `depth` rows of a strip, at row stride `columns`.
+void copyColumns(const float* strip, int64_t depth, int64_t columns, float* out) {
+    for (int64_t kk = 0; kk < depth; ++kk) {
+        std::copy_n(strip + kk * kGemmCols, columns, out + kk * columns);
+    }
+}
+
 /// All tiles of columns [j0, j0 + count) once their B strips are packed.
 void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float* strips, int64_t j0,
                         int64_t count, const GemmOutput& out, const ConvEpilogue& epilogue,
@@ -404,10 +411,7 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         const float* b = strips + k0 * kGemmCols;
         const int64_t stripStride = k * kGemmCols;
         if (edgeCols > 0 && edgeCols <= kCompactEdgeCols) {
-            const float* src = b + (stripCount - 1) * stripStride;
-            for (int64_t kk = 0; kk < depth; ++kk) {
-                std::copy_n(src + kk * kGemmCols, edgeStride, edge.data() + kk * edgeStride);
-            }
+            copyColumns(b + (stripCount - 1) * stripStride, depth, edgeStride, edge.data());
             job.edge = edge.data();
             job.edgeStride = edgeStride;
         }
