@@ -474,9 +474,12 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const ConvEpilogue& epilogue) {
     if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
         // Few columns: split the rows of A instead, so that A is read once and every thread
-        // gets as many tiles; B is packed once, by the calling thread.
+        // gets as many tiles; B is packed once, the threads taking strips.
         std::vector<float>& strips = stripBuffer(k, n);
-        packColumns(0, n, strips.data());
+        parallelFor((n + kGemmCols - 1) / kGemmCols, 1, [&](int64_t begin, int64_t end) {
+            packColumns(begin * kGemmCols, std::min(n, end * kGemmCols) - begin * kGemmCols,
+                        strips.data() + begin * k * kGemmCols);
+        });
         parallelFor((m + kGemmRows - 1) / kGemmRows, 1, [&](int64_t begin, int64_t end) {
             const int64_t row0 = begin * kGemmRows;
             GemmOutput rows = out;

@@ -34,7 +34,8 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
                         float* packed);
 
 /// Writes columns [j0, j0 + count) of all k rows of B as strips: strip s holds, for each row,
-/// columns j0 + s kGemmCols .. + kGemmCols - 1 (zero past the end).
+/// columns j0 + s kGemmCols .. + kGemmCols - 1 (zero past the end). Threads call it at once,
+/// for disjoint columns.
 using PackColumns = std::function<void(int64_t j0, int64_t count, float* strips)>;
 
 struct GemmOutput {
