@@ -1,5 +1,14 @@
 #include "core/runtime/im2col.h"
 
+#include "core/runtime/parallel.h"
+
+#include <array>
+#include <cstring>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace qs::runtime {
 
 // Row (c, i, j), column (oy, ox) of the im2col matrix holds x[c, oy sh + i dh - pt, ox sw + j dw -
@@ -42,11 +51,6 @@ void copyRun(const Conv2d& p, const float* src, int64_t off, int64_t ox, int64_t
     };
     const int64_t t0 = std::min(count, start >= 0 ? 0 : steps(-start));
     const int64_t t1 = std::max(t0, std::min(count, start >= p.w ? 0 : steps(p.w - start)));
-    if (p.sw == 1 && t0 == 0 && t1 == kStripWidth) {
-        // The common case, a whole strip inside the image: a fixed-length copy.
-        std::copy_n(src + start, kStripWidth, dst);
-        return;
-    }
     for (int64_t t = 0; t < t0; ++t) {
         dst[t] = 0.0F;
     }
@@ -94,6 +98,164 @@ void forEachRun(const Conv2d& p, const float* x, const TapRow& tap, int64_t p0, 
     }
 }
 
+/// Ceiling of a / b for a > -b (which the padding and phase offsets below satisfy).
+int64_t ceilDiv(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+/// Floats a source row may be written past its end (whole vectors); each plane of the copy ends
+/// in this much slack, so that threads filling neighbouring planes never overlap.
+constexpr int64_t kRowSlack = 8;
+
+int64_t roundUp8(int64_t n) {
+    return (n + 7) / 8 * 8;
+}
+
+/// dst[X] = row[X - pl] for padded columns X in [0, width), zero outside the image, in whole
+/// vectors (zeros up to the next multiple of 8): rows are short (9 floats at 7x7), and a library
+/// call or two per row would cost more than the copy.
+void padRow(const Conv2d& p, const float* row, int64_t width, float* dst) {
+#if defined(__AVX2__)
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i before = _mm256_set1_epi32(-1);
+    const __m256i end = _mm256_set1_epi32(static_cast<int>(p.w));
+    for (int64_t x0 = 0; x0 < width; x0 += 8) {
+        const __m256i column =
+            _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(x0 - p.pl)));
+        const __m256i inside =
+            _mm256_and_si256(_mm256_cmpgt_epi32(column, before), _mm256_cmpgt_epi32(end, column));
+        // Masked-off lanes are not read, so the address may lie before the row.
+        _mm256_storeu_ps(dst + x0, _mm256_maskload_ps(row + (x0 - p.pl), inside));
+    }
+#else
+    for (int64_t col = 0; col < width; ++col) {
+        const int64_t ix = col - p.pl;
+        dst[col] = ix >= 0 && ix < p.w ? row[ix] : 0.0F;
+    }
+#endif
+}
+
+/// dst + f phaseLength, f < phases, holds padded[f], padded[f + sw], ... (phaseLength values,
+/// possibly followed by up to 7 more: whole vectors; the phases are written in order, so an
+/// overrun lands where a later write goes). `padded` must be readable up to sw phaseLength
+/// floats, and 2 roundUp8(phaseLength) + 8 for sw = 2.
+void splitPhases(const float* padded, int64_t sw, int64_t phases, int64_t phaseLength, float* dst) {
+    for (int64_t f = 0; f < phases; ++f) {
+        float* out = dst + f * phaseLength;
+        int64_t i = 0;
+#if defined(__AVX2__)
+        if (sw == 2) {
+            // 8 outputs from 16 inputs: the even lanes of each 128-bit half, then the halves
+            // put in order.
+            for (; i < phaseLength; i += 8) {
+                const __m256 a = _mm256_loadu_ps(padded + f + 2 * i);
+                const __m256 b = _mm256_loadu_ps(padded + f + 2 * i + 8);
+                const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+                _mm256_storeu_ps(out + i, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                              _mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0))));
+            }
+            continue;
+        }
+#endif
+        for (; i < phaseLength; ++i) {
+            out[i] = padded[f + i * sw];
+        }
+    }
+}
+
+/// How Im2colSource copies an image: `height` rows per plane, source row `rowOrigin` + row
+/// `rowStep` of the image (padding rows outside it), each row padded to `width` columns and
+/// split into `phases` phases of `phaseLength` (a plane row of phases x phaseLength floats).
+struct SourceCopy {
+    int64_t height;
+    int64_t rowOrigin;
+    int64_t rowStep;
+    int64_t width;
+    int64_t phases;
+    int64_t phaseLength;
+
+    int64_t rowStride() const { return phases * phaseLength; }
+
+    int64_t plane() const { return height * rowStride() + kRowSlack; }
+
+    /// Plane after plane (threads split the channels).
+    void fill(const Conv2d& p, const float* x, int64_t channels, float* copy) const {
+        parallelFor(channels, 1, [&](int64_t begin, int64_t end) {
+            // Room for padRow's whole vectors and splitPhases' reads (every phase entry, even
+            // past `width`; whole vectors for stride 2).
+            std::vector<float> padded(
+                static_cast<size_t>(roundUp8(std::max(width, p.sw * phaseLength)) +
+                                    2 * roundUp8(phaseLength) + 8),
+                0.0F);
+            for (int64_t c = begin; c < end; ++c) {
+                for (int64_t row = 0; row < height; ++row) {
+                    float* dst = copy + c * plane() + row * rowStride();
+                    const int64_t iy = rowOrigin + row * rowStep;
+                    if (iy < 0 || iy >= p.h) {
+                        std::fill(dst, dst + rowStride(), 0.0F);
+                    } else if (p.sw == 1) {
+                        padRow(p, x + (c * p.h + iy) * p.w, width, dst);
+                    } else {
+                        padRow(p, x + (c * p.h + iy) * p.w, width, padded.data());
+                        splitPhases(padded.data(), p.sw, phases, phaseLength, dst);
+                    }
+                }
+            }
+        });
+    }
+};
+
+/// One run of a strip: strip columns [begin, end) read source offset `offset` + column (never
+/// negative: column t is output pixel q0 + t, at least t pixels and so t floats into the source).
+struct StripRun {
+    int64_t begin;
+    int64_t end;
+    int64_t offset;
+};
+
+/// Writes every row of one strip made of several runs (a strip across output rows, or the
+/// last, narrower strip of a block): each run's columns loaded from its source, zeros elsewhere.
+void packRuns(const float* data, const std::vector<int64_t>& rowOffsets, const StripRun* runs,
+              int64_t count, float* dst) {
+#if defined(__AVX2__)
+    // Masked loads: columns outside a run are neither read nor kept.
+    __m256i masks[2 * kStripWidth]; // NOLINT(*-avoid-c-arrays): std::array drops the alignment
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t k = 0; k < count; ++k) {
+        for (int half = 0; half < 2; ++half) {
+            const __m256i column = _mm256_add_epi32(lane, _mm256_set1_epi32(8 * half));
+            const __m256i from = _mm256_set1_epi32(static_cast<int>(runs[k].begin));
+            const __m256i to = _mm256_set1_epi32(static_cast<int>(runs[k].end));
+            masks[2 * k + half] = _mm256_andnot_si256(_mm256_cmpgt_epi32(from, column),
+                                                      _mm256_cmpgt_epi32(to, column));
+        }
+    }
+    for (int64_t r = 0; r < static_cast<int64_t>(rowOffsets.size()); ++r) {
+        const float* row = data + rowOffsets[static_cast<size_t>(r)];
+        __m256 lo = _mm256_setzero_ps();
+        __m256 hi = _mm256_setzero_ps();
+        for (int64_t k = 0; k < count; ++k) {
+            const float* src = row + runs[k].offset;
+            lo = _mm256_or_ps(lo, _mm256_maskload_ps(src, masks[2 * k]));
+            hi = _mm256_or_ps(hi, _mm256_maskload_ps(src + 8, masks[2 * k + 1]));
+        }
+        _mm256_storeu_ps(dst + r * kStripWidth, lo);
+        _mm256_storeu_ps(dst + r * kStripWidth + 8, hi);
+    }
+#else
+    for (int64_t r = 0; r < static_cast<int64_t>(rowOffsets.size()); ++r) {
+        const float* row = data + rowOffsets[static_cast<size_t>(r)];
+        float* out = dst + r * kStripWidth;
+        std::fill(out, out + kStripWidth, 0.0F);
+        for (int64_t k = 0; k < count; ++k) {
+            for (int64_t t = runs[k].begin; t < runs[k].end; ++t) {
+                out[t] = row[runs[k].offset + t];
+            }
+        }
+    }
+#endif
+}
+
 } // namespace
 
 void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col) {
@@ -108,23 +270,86 @@ void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col)
     }
 }
 
-void im2colStrips(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* strips) {
-    const int64_t rows = p.colRows();
-    const int64_t width = p1 - p0;
-    if (width % kStripWidth != 0) {
-        // The last strip's columns past p1 stay zero.
-        float* last = strips + (width / kStripWidth) * rows * kStripWidth;
-        std::fill(last, last + rows * kStripWidth, 0.0F);
+Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& storage) {
+    const int64_t channels = p.cg();
+    const int64_t pixels = p.outPixels();
+    m_rowOffsets.resize(static_cast<size_t>(p.colRows()));
+    if (p.isPointwise()) {
+        // Row c of the im2col matrix is channel c.
+        for (int64_t c = 0; c < channels; ++c) {
+            m_rowOffsets[static_cast<size_t>(c)] = c * pixels;
+        }
+        m_data = x;
+        m_rowStep = p.ow;
+        m_runLength = pixels;
+        return;
     }
-    for (int64_t row = 0; row < rows; ++row) {
-        const TapRow tap(p, row);
-        forEachRun(p, x, tap, p0, p1, kStripWidth,
-                   [&](int64_t q, int64_t ox, int64_t count, const float* src) {
-                       const int64_t column = q - p0;
-                       float* dst = strips + ((column / kStripWidth) * rows + row) * kStripWidth +
-                                    column % kStripWidth;
-                       copyRun(p, src, tap.off, ox, count, dst);
-                   });
+    if (p.kh * p.kw == 1) {
+        // Row c is channel c sampled at the output pixels: a copy of the pixels read, output
+        // row after output row (phase 0 of each padded input row).
+        const SourceCopy layout{p.oh, -p.pt, p.sh, (p.ow - 1) * p.sw + 1, 1, p.ow};
+        storage.resize(static_cast<size_t>(channels * layout.plane()));
+        layout.fill(p, x, channels, storage.data());
+        for (int64_t c = 0; c < channels; ++c) {
+            m_rowOffsets[static_cast<size_t>(c)] = c * layout.plane();
+        }
+        m_data = storage.data();
+        m_rowStep = p.ow;
+        m_runLength = pixels;
+        return;
+    }
+    // Padded rows Y = oy sh + i dh and columns X = ox sw + j dw, columns split by X mod sw:
+    // tap (c, i, j) of output pixel (oy, ox) sits in plane c, row oy sh + i dh, phase (j dw) mod
+    // sw, index ox + (j dw) div sw — contiguous in ox.
+    const int64_t width = (p.ow - 1) * p.sw + (p.kw - 1) * p.dw + 1;
+    const SourceCopy layout{
+        (p.oh - 1) * p.sh + (p.kh - 1) * p.dh + 1, -p.pt, 1, width, p.sw, ceilDiv(width, p.sw)};
+    storage.resize(static_cast<size_t>(channels * layout.plane()));
+    layout.fill(p, x, channels, storage.data());
+    std::vector<int64_t> tapOffsets;
+    for (int64_t i = 0; i < p.kh; ++i) {
+        for (int64_t j = 0; j < p.kw; ++j) {
+            const int64_t reach = j * p.dw;
+            tapOffsets.push_back(i * p.dh * layout.rowStride() +
+                                 (reach % p.sw) * layout.phaseLength + reach / p.sw);
+        }
+    }
+    auto offset = m_rowOffsets.begin();
+    for (int64_t c = 0; c < channels; ++c) {
+        for (const int64_t tap : tapOffsets) {
+            *offset++ = c * layout.plane() + tap;
+        }
+    }
+    m_data = storage.data();
+    m_rowStep = p.sh * layout.rowStride();
+    m_runLength = p.ow;
+}
+
+void Im2colSource::packStrips(int64_t p0, int64_t p1, float* strips) const {
+    const auto rows = static_cast<int64_t>(m_rowOffsets.size());
+    for (int64_t q0 = p0; q0 < p1; q0 += kStripWidth) {
+        const int64_t width = std::min(kStripWidth, p1 - q0);
+        float* dst = strips + ((q0 - p0) / kStripWidth) * rows * kStripWidth;
+        // The strip's columns in runs within one output row.
+        std::array<StripRun, kStripWidth> runs{};
+        int64_t count = 0;
+        int64_t oy = q0 / m_runLength;
+        int64_t ox = q0 % m_runLength;
+        for (int64_t t = 0; t < width; ox = 0, ++oy) {
+            const int64_t length = std::min(width - t, m_runLength - ox);
+            runs[static_cast<size_t>(count++)] = {t, t + length, oy * m_rowStep + ox - t};
+            t += length;
+        }
+        if (count == 1 && width == kStripWidth) {
+            // The common case, one run over the whole strip: a fixed-length copy per row.
+            const float* src = m_data + runs[0].offset;
+            for (int64_t r = 0; r < rows; ++r) {
+                std::memcpy(dst + r * kStripWidth, src + m_rowOffsets[static_cast<size_t>(r)],
+                            kStripWidth * sizeof(float));
+            }
+            continue;
+        }
+        packRuns(m_data, m_rowOffsets, runs.data(), count, dst);
     }
 }
 

@@ -3,6 +3,7 @@
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -18,6 +19,8 @@ constexpr int64_t kTile = kGemmRows * kGemmCols;
 constexpr int64_t kDepthBlock = 256;
 /// Columns of B per block.
 constexpr int64_t kMaxColumnBlock = 512;
+/// Below this many columns, threads split the rows of A rather than the columns.
+constexpr int64_t kRowSplitColumns = 256;
 /// Depth blocks of B up to this size run panel by panel, larger ones strip by strip.
 constexpr int64_t kPanelOuterBytes = int64_t{256} << 10;
 
@@ -35,9 +38,12 @@ struct TileStore {
 };
 
 #if defined(__AVX2__) && defined(__FMA__)
-/// tile (6 x 16, row stride ldt) (+)= a (depth x 6, packed) * b (depth x 16, packed).
+/// tile (6 x 16, row stride ldt) (+)= a (depth x 6, packed) * b (depth x 16, row stride bStep).
+/// nextA (or nullptr): the A block that runs after this one, prefetched in step. With few
+/// columns (small N) a block of A is done quickly, and the weights of a layer, used once per
+/// image, come from memory in short runs that the hardware prefetcher picks up late.
 inline void microKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
-                        int64_t ldt, const TileStore& how) {
+                        int64_t ldt, const TileStore& how, const float* nextA) {
     __m256 c00 = _mm256_setzero_ps();
     __m256 c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps();
@@ -51,6 +57,9 @@ inline void microKernel(int64_t depth, const float* a, const float* b, int64_t b
     __m256 c50 = _mm256_setzero_ps();
     __m256 c51 = _mm256_setzero_ps();
     for (int64_t k = 0; k < depth; ++k) {
+        if (nextA != nullptr) {
+            __builtin_prefetch(nextA + k * kGemmRows);
+        }
         const __m256 b0 = _mm256_loadu_ps(b);
         const __m256 b1 = _mm256_loadu_ps(b + 8);
         __m256 av = _mm256_broadcast_ss(a);
@@ -108,10 +117,163 @@ inline void microKernel(int64_t depth, const float* a, const float* b, int64_t b
     store(4, c40, c41);
     store(5, c50, c51);
 }
+
+/// Sums of one stream of steps of columnKernel: column j of the tile, row r in lane r. Named
+/// members rather than an array, so that they stay in registers.
+template <int kCols>
+struct ColumnSums {
+    __m256 c0 = _mm256_setzero_ps();
+    __m256 c1 = _mm256_setzero_ps();
+    __m256 c2 = _mm256_setzero_ps();
+    __m256 c3 = _mm256_setzero_ps();
+
+    /// One step: the step's 6 rows of A (in lanes 0-5) times its kCols values of B.
+    void add(__m256 column, const float* b) {
+        c0 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b), c0);
+        if constexpr (kCols > 1) {
+            c1 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + 1), c1);
+        }
+        if constexpr (kCols > 2) {
+            c2 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + 2), c2);
+        }
+        if constexpr (kCols > 3) {
+            c3 = _mm256_fmadd_ps(column, _mm256_broadcast_ss(b + 3), c3);
+        }
+    }
+
+    void add(const ColumnSums& other) {
+        c0 = _mm256_add_ps(c0, other.c0);
+        c1 = _mm256_add_ps(c1, other.c1);
+        c2 = _mm256_add_ps(c2, other.c2);
+        c3 = _mm256_add_ps(c3, other.c3);
+    }
+
+    /// Columns [0, kCols) of tile (row stride kGemmCols).
+    void store(float* tile) const {
+        alignas(32) float lanes[4][8]; // NOLINT(*-avoid-c-arrays)
+        _mm256_store_ps(lanes[0], c0);
+        _mm256_store_ps(lanes[1], c1);
+        _mm256_store_ps(lanes[2], c2);
+        _mm256_store_ps(lanes[3], c3);
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            for (int j = 0; j < kCols; ++j) {
+                tile[r * kGemmCols + j] = lanes[j][r];
+            }
+        }
+    }
+};
+
+/// Edge tiles of at most 4 columns: a column at a time, the 6 rows of a packed A step in the lanes
+/// of one vector (lanes 6 and 7 read the next step and are dropped), so a step costs kCols
+/// multiply-adds instead of the full tile's 12. Two or four streams of interleaved steps hide the
+/// multiply-add latency. Writes columns [0, kCols) of tile (6 x 16, row stride kGemmCols).
+template <int kCols>
+void columnKernel(int64_t depth, const float* a, const float* b, int64_t ldb, float* tile) {
+    constexpr bool kFourStreams = kCols <= 2; // 4 x 4 sums would not fit in 16 registers
+    ColumnSums<kCols> s0;
+    ColumnSums<kCols> s1;
+    ColumnSums<kCols> s2;
+    ColumnSums<kCols> s3;
+    constexpr int64_t kGroup = kFourStreams ? 4 : 2;
+    // A full load reads 2 floats past its step, so the last step loads under a mask (the end of
+    // A may be the end of the buffer).
+    int64_t k = 0;
+    for (; k + kGroup < depth; k += kGroup) {
+        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * ldb);
+        s1.add(_mm256_loadu_ps(a + (k + 1) * kGemmRows), b + (k + 1) * ldb);
+        if constexpr (kFourStreams) {
+            s2.add(_mm256_loadu_ps(a + (k + 2) * kGemmRows), b + (k + 2) * ldb);
+            s3.add(_mm256_loadu_ps(a + (k + 3) * kGemmRows), b + (k + 3) * ldb);
+        }
+    }
+    for (; k + 1 < depth; ++k) {
+        s0.add(_mm256_loadu_ps(a + k * kGemmRows), b + k * ldb);
+    }
+    if (k < depth) {
+        const __m256i rows = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+        s0.add(_mm256_maskload_ps(a + k * kGemmRows, rows), b + k * ldb);
+    }
+    s0.add(s1);
+    s2.add(s3);
+    s0.add(s2);
+    s0.store(tile);
+}
+
+/// Sums of one stream of steps of halfKernel: row r of the tile's first 8 columns.
+struct HalfTileSums {
+    __m256 r0 = _mm256_setzero_ps();
+    __m256 r1 = _mm256_setzero_ps();
+    __m256 r2 = _mm256_setzero_ps();
+    __m256 r3 = _mm256_setzero_ps();
+    __m256 r4 = _mm256_setzero_ps();
+    __m256 r5 = _mm256_setzero_ps();
+
+    /// One step: its 6 values of A times its first 8 values of B.
+    void add(const float* a, const float* b) {
+        const __m256 row = _mm256_loadu_ps(b);
+        r0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a), row, r0);
+        r1 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 1), row, r1);
+        r2 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 2), row, r2);
+        r3 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 3), row, r3);
+        r4 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 4), row, r4);
+        r5 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + 5), row, r5);
+    }
+};
+
+/// Edge tiles of at most 8 columns: the micro-kernel on the strip's first 8 columns only, two
+/// streams of steps. Writes columns [0, 8) of tile (6 x 16, row stride kGemmCols).
+void halfKernel(int64_t depth, const float* a, const float* b, int64_t ldb, float* tile) {
+    HalfTileSums even;
+    HalfTileSums odd;
+    int64_t k = 0;
+    for (; k + 2 <= depth; k += 2) {
+        even.add(a + k * kGemmRows, b + k * ldb);
+        odd.add(a + (k + 1) * kGemmRows, b + (k + 1) * ldb);
+    }
+    if (k < depth) {
+        even.add(a + k * kGemmRows, b + k * ldb);
+    }
+    _mm256_storeu_ps(tile, _mm256_add_ps(even.r0, odd.r0));
+    _mm256_storeu_ps(tile + kGemmCols, _mm256_add_ps(even.r1, odd.r1));
+    _mm256_storeu_ps(tile + 2 * kGemmCols, _mm256_add_ps(even.r2, odd.r2));
+    _mm256_storeu_ps(tile + 3 * kGemmCols, _mm256_add_ps(even.r3, odd.r3));
+    _mm256_storeu_ps(tile + 4 * kGemmCols, _mm256_add_ps(even.r4, odd.r4));
+    _mm256_storeu_ps(tile + 5 * kGemmCols, _mm256_add_ps(even.r5, odd.r5));
+}
+
+/// scratch (6 x 16) = a b for an edge tile of `cols` columns, with the narrowest kernel that
+/// covers them (only the first `cols` columns of scratch are meaningful). b has row stride ldb:
+/// kGemmCols for a strip, less for an edge copied out of its strip (up to 8 columns).
+void edgeKernel(int64_t depth, const float* a, const float* b, int64_t ldb, int64_t cols,
+                float* scratch) {
+    switch (cols) {
+    case 1:
+        columnKernel<1>(depth, a, b, ldb, scratch);
+        return;
+    case 2:
+        columnKernel<2>(depth, a, b, ldb, scratch);
+        return;
+    case 3:
+        columnKernel<3>(depth, a, b, ldb, scratch);
+        return;
+    case 4:
+        columnKernel<4>(depth, a, b, ldb, scratch);
+        return;
+    default:
+        if (cols <= 8) {
+            halfKernel(depth, a, b, ldb, scratch);
+            return;
+        }
+        microKernel(depth, a, b, ldb, scratch, kGemmCols, TileStore{}, nullptr);
+    }
+}
+
+/// Edge strips of up to this many columns are copied out of their strip (see columnBlockProduct).
+constexpr int64_t kCompactEdgeCols = 8;
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
 inline void microKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
-                        int64_t ldt, const TileStore& how) {
+                        int64_t ldt, const TileStore& how, const float* /*nextA*/) {
     float acc[kTile] = {};
     for (int64_t k = 0; k < depth; ++k) {
         for (int64_t r = 0; r < kGemmRows; ++r) {
@@ -133,6 +295,14 @@ inline void microKernel(int64_t depth, const float* a, const float* b, int64_t b
         }
     }
 }
+
+/// scratch (6 x 16) = a b for an edge tile (the portable build runs the full tile, on strips).
+void edgeKernel(int64_t depth, const float* a, const float* b, int64_t ldb, int64_t /*cols*/,
+                float* scratch) {
+    microKernel(depth, a, b, ldb, scratch, kGemmCols, TileStore{}, nullptr);
+}
+
+constexpr int64_t kCompactEdgeCols = 0;
 #endif
 
 /// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
@@ -144,12 +314,15 @@ struct TileJob {
     int64_t n;
     bool first;
     bool last;
-    int64_t bStep; ///< floats from one row of a B strip to the next
+    const float* edge = nullptr; ///< the edge strip copied out (row stride edgeStride), or nullptr
+    int64_t edgeStride = kGemmCols;
+    int64_t bStep = kGemmCols; ///< floats from one row of a B strip to the next
 
     /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
-    /// column col0: full-width tiles in place, a narrower last one through a scratch tile.
-    void runPanel(int64_t depth, const float* a, const float* b, int64_t stripStride,
-                  int64_t strips, int64_t row, int64_t col0) const {
+    /// column col0: full-width tiles in place, a narrower last one through a scratch tile. The
+    /// first tile prefetches nextA, the A block that runs next (or nullptr).
+    void runPanel(int64_t depth, const float* a, const float* nextA, const float* b,
+                  int64_t stripStride, int64_t strips, int64_t row, int64_t col0) const {
         const int64_t rows = std::min(kGemmRows, m - row);
         TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, rows};
         if (last && epilogue.bias != nullptr) {
@@ -165,7 +338,8 @@ struct TileJob {
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
             }
-            microKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how);
+            microKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how,
+                        s == 0 ? nextA : nullptr);
         }
     }
 
@@ -174,7 +348,11 @@ struct TileJob {
         const int64_t cols = n - col;
         float* c = out.c + row * out.ldc + col;
         float scratch[kTile];
-        microKernel(depth, a, b, bStep, scratch, kGemmCols, TileStore{});
+        if (edge != nullptr) {
+            edgeKernel(depth, a, edge, edgeStride, cols, scratch);
+        } else {
+            edgeKernel(depth, a, b, bStep, cols, scratch);
+        }
         for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < cols; ++j) {
                 float& dst = c[r * out.ldc + j];
@@ -200,6 +378,22 @@ int64_t columnBlock(int64_t n) {
     return std::max(kGemmCols, ((even + kGemmCols - 1) / kGemmCols) * kGemmCols);
 }
 
+/// This thread's buffer for `columns` columns of packed B, k deep. Reused across calls: packed B
+/// is the only per-call scratch, and fresh pages would cost page faults on every convolution.
+std::vector<float>& stripBuffer(int64_t k, int64_t columns) {
+    thread_local std::vector<float> strips;
+    strips.resize(static_cast<size_t>(k * ((columns + kGemmCols - 1) / kGemmCols) * kGemmCols));
+    return strips;
+}
+
+/// The first `columns` columns of `depth` rows of a strip (row stride rowStep), at row stride
+/// `columns`.
+void copyColumns(const float* strip, int64_t rowStep, int64_t depth, int64_t columns, float* out) {
+    for (int64_t kk = 0; kk < depth; ++kk) {
+        std::copy_n(strip + kk * rowStep, columns, out + kk * columns);
+    }
+}
+
 /// Where the strips of B lie: row k of strip s at b + s stripStep + k rowStep (packed strips:
 /// rowStep kGemmCols, stripStep k kGemmCols; a row-major matrix: rowStep ldb, stripStep kGemmCols).
 struct StripLayout {
@@ -215,17 +409,30 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     // Equal depth blocks: a short last block would reload and store C for little work.
     const int64_t blocks = (k + kDepthBlock - 1) / kDepthBlock;
     const int64_t step = (k + blocks - 1) / blocks;
-    const int64_t stripStride = layout.stripStep;
+    // A narrow last strip, copied out per depth block: every panel reads it, and each of its rows
+    // is a cache line for 1 to 8 values (the bandwidth, not the arithmetic, bounded its kernel).
+    const int64_t edgeCols = j0 + count == n ? count % kGemmCols : 0;
+    const int64_t edgeStride = edgeCols <= 4 ? edgeCols : 8;
+    std::array<float, kDepthBlock * kCompactEdgeCols> edge{};
     for (int64_t k0 = 0; k0 < k; k0 += step) {
         const int64_t depth = std::min(step, k - k0);
-        const TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k, layout.rowStep};
+        TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
+        job.bStep = layout.rowStep;
         const float* b = strips + k0 * layout.rowStep;
+        const int64_t stripStride = layout.stripStep;
+        if (edgeCols > 0 && edgeCols <= kCompactEdgeCols) {
+            copyColumns(b + (stripCount - 1) * stripStride, layout.rowStep, depth, edgeStride,
+                        edge.data());
+            job.edge = edge.data();
+            job.edgeStride = edgeStride;
+        }
         if (depth * count * static_cast<int64_t>(sizeof(float)) <= kPanelOuterBytes) {
             // Shallow: one A panel (L1) against every strip of the block (L2); the tiles of a
             // panel run along the same rows of C, so its stores stream into few cache lines.
             for (int64_t row = 0; row < m; row += kGemmRows) {
                 const float* a = packedA + (row * k + k0 * kGemmRows);
-                job.runPanel(depth, a, b, stripStride, stripCount, row, j0);
+                const float* nextA = row + kGemmRows < m ? a + kGemmRows * k : nullptr;
+                job.runPanel(depth, a, nextA, b, stripStride, stripCount, row, j0);
             }
             continue;
         }
@@ -233,7 +440,9 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         for (int64_t s = 0; s < stripCount; ++s) {
             for (int64_t row = 0; row < m; row += kGemmRows) {
                 const float* a = packedA + (row * k + k0 * kGemmRows);
-                job.runPanel(depth, a, b + s * stripStride, stripStride, 1, row,
+                // Only the first strip brings A in; later ones find it in L2.
+                const float* nextA = s == 0 && row + kGemmRows < m ? a + kGemmRows * k : nullptr;
+                job.runPanel(depth, a, nextA, b + s * stripStride, stripStride, 1, row,
                              j0 + s * kGemmCols);
             }
         }
@@ -274,13 +483,30 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
 void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue) {
+    if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
+        // Few columns: split the rows of A instead, so that A is read once and every thread
+        // gets as many tiles; B is packed once, the threads taking strips.
+        std::vector<float>& strips = stripBuffer(k, n);
+        parallelFor((n + kGemmCols - 1) / kGemmCols, 1, [&](int64_t begin, int64_t end) {
+            packColumns(begin * kGemmCols, std::min(n, end * kGemmCols) - begin * kGemmCols,
+                        strips.data() + begin * k * kGemmCols);
+        });
+        parallelFor((m + kGemmRows - 1) / kGemmRows, 1, [&](int64_t begin, int64_t end) {
+            const int64_t row0 = begin * kGemmRows;
+            GemmOutput rows = out;
+            rows.c += row0 * out.ldc;
+            rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
+            rows.channel0 += row0;
+            columnBlockProduct(std::min(m, end * kGemmRows) - row0, k, packedA + row0 * k,
+                               strips.data(), StripLayout{kGemmCols, k * kGemmCols}, 0, n, rows,
+                               epilogue, n);
+        });
+        return;
+    }
     const int64_t block = columnBlock(n);
     const int64_t blocks = (n + block - 1) / block;
     parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-        // Reused across calls: packed B is the only per-call scratch, and fresh pages would cost
-        // page faults on every convolution.
-        thread_local std::vector<float> strips;
-        strips.resize(static_cast<size_t>(k * ((block + kGemmCols - 1) / kGemmCols) * kGemmCols));
+        std::vector<float>& strips = stripBuffer(k, block);
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;
             const int64_t count = std::min(block, n - j0);

@@ -3,7 +3,8 @@
 // van de Geijn, "Anatomy of high-performance matrix multiplication", TOMS 2008): A in panels of
 // kGemmRows rows (packed once per call, or ahead of time), B packed by the caller straight from the
 // image into strips of kGemmCols columns, a 6 x 16 register-tile micro-kernel (AVX2 + FMA when
-// built for it), and the convolution epilogue applied to each finished tile while it is in cache.
+// built for it; narrower ones for the last columns when N is not a multiple of 16), and the
+// convolution epilogue applied to each finished tile while it is in cache.
 #pragma once
 
 #include "core/runtime/conv_kernels.h"
@@ -33,7 +34,8 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
                         float* packed);
 
 /// Writes columns [j0, j0 + count) of all k rows of B as strips: strip s holds, for each row,
-/// columns j0 + s kGemmCols .. + kGemmCols - 1 (zero past the end).
+/// columns j0 + s kGemmCols .. + kGemmCols - 1 (zero past the end). Threads call it at once,
+/// for disjoint columns.
 using PackColumns = std::function<void(int64_t j0, int64_t count, float* strips)>;
 
 struct GemmOutput {
@@ -43,7 +45,8 @@ struct GemmOutput {
     int64_t channel0 = 0;            ///< channel of row 0 (bias index)
 };
 
-/// C = epilogue(A B) for packed A [m x k] and B supplied by packColumns; threads split N.
+/// C = epilogue(A B) for packed A [m x k] and B supplied by packColumns; threads split N, or
+/// the rows of A when N is small.
 void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue);

@@ -183,34 +183,15 @@ Conv2d as2d(const ConvShape& s) {
     return p;
 }
 
-/// B strips for a pointwise convolution: rows of x (channels) over output pixels, no im2col.
-/// Row by row, so the reads stream along each channel and the writes stay in the L2-sized block.
-void packPointwise(const float* xg, int64_t rows, int64_t pixels, int64_t j0, int64_t count,
-                   float* strips) {
-    const int64_t full = count / kGemmCols;
-    const int64_t tail = count % kGemmCols;
-    for (int64_t r = 0; r < rows; ++r) {
-        const float* src = xg + r * pixels + j0;
-        for (int64_t s = 0; s < full; ++s) {
-            // Fixed length: the compiler turns this into two vector moves.
-            std::copy_n(src + s * kGemmCols, kGemmCols, strips + (s * rows + r) * kGemmCols);
-        }
-        if (tail != 0) {
-            float* dst = strips + (full * rows + r) * kGemmCols;
-            std::copy_n(src + full * kGemmCols, tail, dst);
-            std::fill(dst + tail, dst + kGemmCols, 0.0F);
-        }
-    }
-}
-
 /// Grouped convolution as one packed GEMM per (image, group): weights packed into row panels
-/// (by the executor ahead of time, else here), B strips packed straight from the image (im2col
-/// on the fly, a plain copy for pointwise convolutions), the epilogue applied per finished tile.
+/// (by the executor ahead of time, else here), B strips packed from the image (im2col on the fly,
+/// from a padded copy unless pointwise: Im2colSource), the epilogue applied per finished tile.
 void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* prepacked,
                 const ConvEpilogue& e, float* y) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
     thread_local std::vector<float> packed;
+    thread_local std::vector<float> sourceCopy;
     if (prepacked == nullptr) {
         packed.resize(static_cast<size_t>(packedGroupedWeightsSize(p.m, rows, p.group)));
         packGroupedWeights(w, p.m, rows, p.group, packed.data());
@@ -224,12 +205,9 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
             const GemmOutput out{y + outOffset, pixels,
                                  e.residual != nullptr ? e.residual + outOffset : nullptr,
                                  grp * p.mg()};
+            const Im2colSource source(p, xg, sourceCopy);
             const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
-                if (p.isPointwise()) {
-                    packPointwise(xg, rows, pixels, j0, count, strips);
-                } else {
-                    im2colStrips(p, xg, j0, j0 + count, strips);
-                }
+                source.packStrips(j0, j0 + count, strips);
             };
             packedGemm(p.mg(), pixels, rows, prepacked + grp * panelSize, pack, out, e);
         }
@@ -675,6 +653,69 @@ std::vector<OpSample> winogradSamples(std::mt19937& rng) {
     return out;
 }
 
+/// GEMM samples for the im2col source layouts (padded phase copy for strides 2 and 3, the
+/// subsampled copy of 1x1 kernels with strides or pads) and the GEMM's edge tiles: N % 16 of
+/// 1-4 (column kernel), 5-8 (half kernel) and 9-15 (full tile), N below 16, and an edge tile
+/// over two depth blocks.
+std::vector<OpSample> stridedSamples(std::mt19937& rng) {
+    const auto strides2 = intsAttribute("strides", {2, 2});
+    const auto pads1 = intsAttribute("pads", {1, 1, 1, 1});
+    std::vector<OpSample> out;
+    out.push_back({"7x7 stride 2 pads 3, C = 3 (stem), N = 120",
+                   {strides2, intsAttribute("pads", {3, 3, 3, 3})},
+                   {randomTensor(rng, {1, 3, 20, 23}), randomTensor(rng, {8, 3, 7, 7}),
+                    randomTensor(rng, {8})},
+                   {}});
+    out.push_back(
+        {"3x3 stride 2 batch 2, N = 20",
+         {strides2, pads1},
+         {randomTensor(rng, {2, 5, 7, 9}), randomTensor(rng, {7, 5, 3, 3}), randomTensor(rng, {7})},
+         {}});
+    out.push_back({"3x3 stride 2, N = 2",
+                   {strides2},
+                   {randomTensor(rng, {1, 3, 4, 6}), randomTensor(rng, {5, 3, 3, 3})},
+                   {}});
+    out.push_back({"1x1 stride 2 batch 2, N = 30",
+                   {strides2},
+                   {randomTensor(rng, {2, 6, 9, 11}), randomTensor(rng, {10, 6, 1, 1}),
+                    randomTensor(rng, {10})},
+                   {}});
+    out.push_back({"1x1 stride 2 pads 1, N = 20",
+                   {strides2, pads1},
+                   {randomTensor(rng, {1, 4, 6, 7}), randomTensor(rng, {5, 4, 1, 1})},
+                   {}});
+    out.push_back({"1x1 asym pads, stride 1, N = 35",
+                   {intsAttribute("pads", {1, 0, 0, 2})},
+                   {randomTensor(rng, {1, 3, 4, 5}), randomTensor(rng, {4, 3, 1, 1})},
+                   {}});
+    out.push_back({"5x5 stride 3 dilation (1, 2) asym pads, N = 25",
+                   {intsAttribute("strides", {3, 3}), intsAttribute("dilations", {1, 2}),
+                    intsAttribute("pads", {2, 1, 2, 3})},
+                   {randomTensor(rng, {1, 2, 13, 17}), randomTensor(rng, {3, 2, 5, 5}),
+                    randomTensor(rng, {3})},
+                   {}});
+    // Phases of 6 columns at stride 7: the last phase reaches past the 40 padded columns.
+    out.push_back({"3x3 strides (2, 7) dilation (1, 2), N = 24",
+                   {intsAttribute("strides", {2, 7}), intsAttribute("dilations", {1, 2})},
+                   {randomTensor(rng, {1, 2, 9, 41}), randomTensor(rng, {3, 2, 3, 3})},
+                   {}});
+    out.push_back({"3x3 stride 2 depth 288, N = 49",
+                   {strides2, pads1},
+                   {randomTensor(rng, {1, 32, 14, 14}),
+                    randomTensor(rng, {7, 32, 3, 3}, -0.2F, 0.2F), randomTensor(rng, {7})},
+                   {}});
+    out.push_back({"3x3 stride 2, N = 306 (above the GEMM's row-split threshold)",
+                   {strides2, pads1},
+                   {randomTensor(rng, {1, 3, 33, 35}), randomTensor(rng, {5, 3, 3, 3}),
+                    randomTensor(rng, {5})},
+                   {}});
+    out.push_back({"1-D stride 2, N = 3",
+                   {intsAttribute("strides", {2})},
+                   {randomTensor(rng, {1, 3, 7}), randomTensor(rng, {4, 3, 3})},
+                   {}});
+    return out;
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
     std::vector<OpSample> out = {
         {"3x3 pad 1",
@@ -713,6 +754,9 @@ std::vector<OpSample> samples(std::mt19937& rng) {
     for (OpSample& sample : winogradSamples(rng)) {
         out.push_back(std::move(sample));
     }
+    for (OpSample& sample : stridedSamples(rng)) {
+        out.push_back(std::move(sample));
+    }
     out.push_back(fusedSample(rng, "fused residual + clip, 3x3",
                               {intsAttribute("pads", {1, 1, 1, 1})},
                               {randomTensor(rng, {1, 3, 6, 10}), randomTensor(rng, {4, 3, 3, 3}),
@@ -723,6 +767,17 @@ std::vector<OpSample> samples(std::mt19937& rng) {
                               {intAttribute("group", 2), intsAttribute("pads", {1, 1, 1, 1})},
                               {randomTensor(rng, {2, 2, 17, 11}), randomTensor(rng, {2, 1, 3, 3}),
                                randomTensor(rng, {2})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, pointwise batch 2, N = 49", {},
+                              {randomTensor(rng, {2, 8, 7, 7}), randomTensor(rng, {9, 8, 1, 1}),
+                               randomTensor(rng, {9})}));
+    out.push_back(fusedSample(rng, "fused residual + clip, pointwise, N = 289", {},
+                              {randomTensor(rng, {1, 6, 17, 17}), randomTensor(rng, {7, 6, 1, 1}),
+                               randomTensor(rng, {7})}));
+    out.push_back(
+        fusedSample(rng, "fused residual + clip, 3x3 stride 2 batch 2, N = 18",
+                    {intsAttribute("strides", {2, 2}), intsAttribute("pads", {1, 1, 1, 1})},
+                    {randomTensor(rng, {2, 3, 5, 11}), randomTensor(rng, {4, 3, 3, 3}),
+                     randomTensor(rng, {4})}));
     out.push_back(fusedSample(rng, "fused residual + clip, depthwise stride 2",
                               {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
                                intsAttribute("strides", {2, 2})},

@@ -4,6 +4,7 @@
 #include "core/runtime/executor.h"
 #include "core/runtime/op.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -88,6 +89,32 @@ TEST(ReduceOps, DoubleVjpMatchesTheFloatOne) {
             EXPECT_NEAR((*gf)[0].elementAsDouble(i), (*gd)[0].elementAsDouble(i), 1e-6);
         }
     }
+}
+
+TEST(Conv, OneAndTwoThreadsMatchTheReference) {
+    // The packed GEMM splits the columns among threads, or the rows of A when there are few
+    // columns; the registry-wide test sees only the default thread count.
+    const OpDef* conv = findOp("Conv");
+    std::mt19937 rng(7);
+    for (const OpSample& sample : conv->samples(rng)) {
+        SCOPED_TRACE(sample.label);
+        const NodeRun run = makeRun("Conv", sample.inputs, sample.attributes);
+        auto ref = conv->reference(run.context());
+        ASSERT_TRUE(ref.ok()) << ref.error().toString();
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            auto fast = run.forward();
+            ASSERT_TRUE(fast.ok()) << fast.error().toString();
+            const Tensor& y = (*fast)[0];
+            ASSERT_EQ(y.shape(), (*ref)[0].shape());
+            for (int64_t i = 0; i < y.numElements(); ++i) {
+                const float expected = (*ref)[0].data<float>()[i];
+                ASSERT_NEAR(y.data<float>()[i], expected, 1e-5 + 1e-4 * std::abs(expected))
+                    << threads << " threads, element " << i;
+            }
+        }
+    }
+    setNumThreads(0);
 }
 
 TEST(PRelu, Opset6SlopeIsPerChannel) {
