@@ -373,13 +373,21 @@ int64_t winogradWeightsSize(int64_t filters, int64_t channels) {
     return kPositions * packedWeightsSize(filters, channels);
 }
 
-void packWinogradWeights(const float* w, int64_t filters, int64_t channels, float* packed) {
-    // U[pos][f][c] row-major, then each position's matrix into panels.
-    std::vector<float> u(static_cast<size_t>(kPositions * filters * channels));
-    const int64_t plane = filters * channels;
+namespace {
+
+/// U = G g G^T of every (filter, channel) 3x3 filter g = taps(f, c) (row-major), written straight
+/// into the 16 positions' GEMM panels (packWeights' layout: panel of kGemmRows filters, then
+/// channel, then the filter within the panel; padding filters zero).
+template <typename Taps>
+void packTransformed(int64_t filters, int64_t channels, Taps taps, float* packed) {
+    const int64_t panelSize = packedWeightsSize(filters, channels);
+    if (filters % kGemmRows != 0) {
+        std::fill(packed, packed + kPositions * panelSize, 0.0F);
+    }
     for (int64_t f = 0; f < filters; ++f) {
+        float* panel = packed + (f / kGemmRows) * kGemmRows * channels + f % kGemmRows;
         for (int64_t c = 0; c < channels; ++c) {
-            const float* g = w + (f * channels + c) * 9;
+            const std::array<float, 9> g = taps(f, c);
             // G g: 4 rows of 3.
             std::array<std::array<float, 3>, 4> gg{};
             for (size_t j = 0; j < 3; ++j) {
@@ -391,22 +399,30 @@ void packWinogradWeights(const float* w, int64_t filters, int64_t channels, floa
                 gg[2][j] = 0.5F * (g0 - g1 + g2);
                 gg[3][j] = g2;
             }
-            // (G g) G^T: 4 x 4.
+            // (G g) G^T: 4 x 4, position i 4 + k.
+            float* at = panel + c * kGemmRows;
             for (int64_t i = 0; i < 4; ++i) {
                 const auto& [a0, a1, a2] = gg[static_cast<size_t>(i)];
-                const std::array<float, 4> row{a0, 0.5F * (a0 + a1 + a2), 0.5F * (a0 - a1 + a2),
-                                               a2};
-                for (int64_t k = 0; k < 4; ++k) {
-                    u[static_cast<size_t>((i * 4 + k) * plane + f * channels + c)] =
-                        row[static_cast<size_t>(k)];
-                }
+                at[(i * 4 + 0) * panelSize] = a0;
+                at[(i * 4 + 1) * panelSize] = 0.5F * (a0 + a1 + a2);
+                at[(i * 4 + 2) * panelSize] = 0.5F * (a0 - a1 + a2);
+                at[(i * 4 + 3) * panelSize] = a2;
             }
         }
     }
-    const int64_t panelSize = packedWeightsSize(filters, channels);
-    for (int64_t pos = 0; pos < kPositions; ++pos) {
-        packWeights(u.data() + pos * plane, filters, channels, channels, packed + pos * panelSize);
-    }
+}
+
+} // namespace
+
+void packWinogradWeights(const float* w, int64_t filters, int64_t channels, float* packed) {
+    packTransformed(
+        filters, channels,
+        [&](int64_t f, int64_t c) {
+            std::array<float, 9> g{};
+            std::copy_n(w + (f * channels + c) * 9, 9, g.begin());
+            return g;
+        },
+        packed);
 }
 
 void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
@@ -431,6 +447,49 @@ void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
                      std::min(total, (b + 1) * block), false, scratch);
         }
     });
+}
+
+namespace {
+
+/// Pads of the convolution that computes dx: 2 - p's pads, bottom and right from the sizes.
+Conv2d inputGradGeometry(const Conv2d& p) {
+    const int64_t pb = p.oh + 2 - p.h - p.pt;
+    const int64_t pr = p.ow + 2 - p.w - p.pl;
+    Conv2d q = p;
+    q.c = p.m;
+    q.m = p.c;
+    q.h = p.oh;
+    q.w = p.ow;
+    q.oh = p.h;
+    q.ow = p.w;
+    q.pt = 2 - p.pt;
+    q.pl = 2 - p.pl;
+    // Recorded through the output size; a negative pad would crop, which the kernel cannot.
+    q.group = (pb >= 0 && pb <= 2 && pr >= 0 && pr <= 2) ? 1 : 0;
+    return q;
+}
+
+} // namespace
+
+bool winogradInputGradApplies(const Conv2d& p) {
+    const Conv2d q = inputGradGeometry(p);
+    return winogradApplies(p) && q.group == 1 && q.pt >= 0 && q.pl >= 0 && p.oh * p.ow >= 784;
+}
+
+void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
+    const Conv2d q = inputGradGeometry(p);
+    thread_local std::vector<float> packed;
+    packed.resize(static_cast<size_t>(winogradWeightsSize(q.m, q.c)));
+    // Filter c of dx's convolution, channel m: w[m, c] turned by 180 degrees.
+    packTransformed(
+        q.m, q.c,
+        [&](int64_t f, int64_t c) {
+            const float* src = w + (c * p.c + f) * 9;
+            return std::array<float, 9>{src[8], src[7], src[6], src[5], src[4],
+                                        src[3], src[2], src[1], src[0]};
+        },
+        packed.data());
+    winogradConv2d(q, dy, packed.data(), ConvEpilogue{}, dx);
 }
 
 } // namespace qs::runtime

@@ -33,4 +33,14 @@ void packWinogradWeights(const float* w, int64_t filters, int64_t channels, floa
 void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
                     const ConvEpilogue& epilogue, float* y, int64_t blockTiles = 0);
 
+/// True when dx of `p` (winogradApplies) runs through winogradInputGrad: every pad at most 2, and
+/// output planes of at least 28 x 28, where the per-call weight transform costs little next to
+/// the GEMM it shrinks.
+bool winogradInputGradApplies(const Conv2d& p);
+
+/// dx of the convolution `p` for output gradient dy: itself a 3x3 stride-1 convolution of dy, with
+/// the filters flipped and transposed (filter c, channel m: w[m, c] turned by 180 degrees) and pads
+/// 2 - p; its weights are transformed on each call.
+void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx);
+
 } // namespace qs::runtime

@@ -458,7 +458,7 @@ void gemmWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw)
 }
 
 /// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both
-/// depthwise) or the GEMM.
+/// depthwise), Winograd (3x3 stride 1) or the GEMM.
 Tensor inputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy) {
     if (p.isDepthwise()) {
         Tensor dx = allocateFloat(shape);
@@ -467,6 +467,11 @@ Tensor inputGrad(const Conv2d& p, const Shape& shape, const float* w, const floa
         }
         dx = Tensor::zeros(graph::DataType::Float, shape);
         depthwiseBackward(p, nullptr, w, dy, dx.mutableData<float>(), nullptr);
+        return dx;
+    }
+    if (winogradInputGradApplies(p)) {
+        Tensor dx = allocateFloat(shape);
+        winogradInputGrad(p, w, dy, dx.mutableData<float>());
         return dx;
     }
     Tensor dx =

@@ -1,5 +1,6 @@
-// Winograd F(2x2, 3x3) against the defining sum, block by block: the op samples run it with the
-// automatic block size only, which holds every small image in one block.
+// Winograd F(2x2, 3x3) against the defining sum, block by block (the op samples run it with the
+// automatic block size only, which holds every small image in one block), and its input gradient
+// (the op samples' planes are below the size where the VJP uses it).
 #include "core/runtime/parallel.h"
 #include "core/runtime/winograd.h"
 
@@ -124,6 +125,72 @@ TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, WinogradTest, ::testing::Values(1, 2));
+
+/// dx = sum over filters and taps of dy w (the transpose of the convolution), in double.
+std::vector<float> directInputGrad(const Conv2d& p, const std::vector<float>& dy,
+                                   const std::vector<float>& w) {
+    std::vector<double> dx(static_cast<size_t>(p.n * p.c * p.h * p.w), 0.0);
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t f = 0; f < p.m; ++f) {
+            for (int64_t c = 0; c < p.c; ++c) {
+                for (int64_t i = 0; i < 3; ++i) {
+                    for (int64_t j = 0; j < 3; ++j) {
+                        const double tap = w[static_cast<size_t>(((f * p.c + c) * 3 + i) * 3 + j)];
+                        for (int64_t oy = 0; oy < p.oh; ++oy) {
+                            for (int64_t ox = 0; ox < p.ow; ++ox) {
+                                const int64_t iy = oy + i - p.pt;
+                                const int64_t ix = ox + j - p.pl;
+                                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) {
+                                    continue;
+                                }
+                                dx[static_cast<size_t>(((n * p.c + c) * p.h + iy) * p.w + ix)] +=
+                                    tap * dy[static_cast<size_t>(
+                                              ((n * p.m + f) * p.oh + oy) * p.ow + ox)];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return {dx.begin(), dx.end()};
+}
+
+TEST(Winograd, InputGradMatchesTheDirectSum) {
+    std::mt19937 rng(11);
+    const std::vector<Case> cases = {
+        {1, 16, 8, 8, 16, 1, 1, 1, 1},   // same-size output
+        {2, 16, 7, 9, 18, 0, 0, 0, 0},   // no pads: dx pads 2
+        {1, 17, 6, 21, 16, 2, 0, 1, 2},  // asymmetric pads up to 2: dx pads 0 .. 2
+        {1, 24, 11, 40, 19, 1, 1, 0, 1}, // wide rows
+    };
+    for (const Case& k : cases) {
+        const Conv2d p = geometry(k);
+        SCOPED_TRACE(::testing::Message()
+                     << "n " << k.n << " c " << k.c << " " << k.h << "x" << k.w << " m " << k.m);
+        const std::vector<float> w = randomVector(rng, p.m * p.c * 9);
+        const std::vector<float> dy = randomVector(rng, p.n * p.m * p.oh * p.ow);
+        const std::vector<float> expected = directInputGrad(p, dy, w);
+        std::vector<float> dx(expected.size(), std::nanf(""));
+        winogradInputGrad(p, w.data(), dy.data(), dx.data());
+        for (size_t i = 0; i < dx.size(); ++i) {
+            ASSERT_NEAR(dx[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
+        }
+    }
+}
+
+TEST(Winograd, InputGradNeedsPadsUpTo2AndLargePlanes) {
+    const Conv2d large{1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 28, 28, 1};
+    EXPECT_TRUE(winogradInputGradApplies(large));
+    const Conv2d small{1, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 14, 14, 1};
+    EXPECT_FALSE(winogradInputGradApplies(small));
+    // Pads of 3 on every side: 32 x 32 outputs, dx would need a pad of -1.
+    const Conv2d padded{1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 3, 3, 32, 32, 1};
+    EXPECT_FALSE(winogradInputGradApplies(padded));
+    Conv2d strided = large;
+    strided.sh = 2;
+    EXPECT_FALSE(winogradInputGradApplies(strided));
+}
 
 TEST(Winograd, AppliesOnlyTo3x3Stride1UngroupedConvolutions) {
     Conv2d p{1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 8, 8, 1};
