@@ -16,6 +16,19 @@ Tensor gatherByIndex(const Tensor& src, Shape outShape, const std::vector<int64_
 Tensor scatterAddByIndex(const Tensor& grad, const Shape& srcShape,
                          const std::vector<int64_t>& index);
 
+/// A copy between two strided views of one shape: dst[sum_d c_d * dstStrides_d] =
+/// src[sum_d c_d * srcStrides_d] for every coordinate c of `dims` (strides in elements). Slice,
+/// Transpose and their VJPs are such copies with one side contiguous; unlike an index map it needs
+/// no per-element table, and runs of elements that stay contiguous on both sides become memcpy.
+struct StridedCopy {
+    Shape dims;
+    std::vector<int64_t> srcStrides;
+    std::vector<int64_t> dstStrides;
+};
+
+/// Performs `copy` for elements of `elementSize` bytes; src and dst point at coordinate 0.
+void copyStrided(const void* src, void* dst, size_t elementSize, const StridedCopy& copy);
+
 /// A data-movement op's index map: fills `outShape` and returns, per output element, the offset
 /// of the input element it copies.
 using IndexMapFn = Result<std::vector<int64_t>> (*)(const OpContext& ctx, Shape& outShape);

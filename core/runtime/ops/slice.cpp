@@ -5,6 +5,7 @@
 #include "core/runtime/index_map.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace qs::runtime {
 namespace {
@@ -60,13 +61,21 @@ std::pair<int64_t, int64_t> clampedRange(int64_t start, int64_t end, int64_t ste
     return {lo, std::max<int64_t>(0, (lo - hi - step - 1) / (-step))};
 }
 
-Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+/// The slice as a strided view of x: the offset of its first element and, per dim, the stride in
+/// x of one step along the output.
+struct SliceView {
+    Shape outShape;
+    int64_t offset = 0;
+    std::vector<int64_t> strides;
+};
+
+Result<SliceView> sliceView(const OpContext& ctx) {
     const Shape& shape = ctx.input(0).shape();
     const auto rank = static_cast<int64_t>(shape.size());
     QS_ASSIGN_OR_RETURN(const SliceArgs args, readSliceArgs(ctx));
+    SliceView view{shape, 0, stridesOf(shape)};
+    const std::vector<int64_t> inStrides = view.strides;
     std::vector<int64_t> begin(shape.size(), 0);
-    std::vector<int64_t> step(shape.size(), 1);
-    outShape = shape;
     for (size_t i = 0; i < args.axes.size(); ++i) {
         QS_ASSIGN_OR_RETURN(const int64_t axis, normalizeAxis(args.axes[i], rank, ctx));
         const auto a = static_cast<size_t>(axis);
@@ -75,28 +84,103 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
         }
         const auto [first, count] =
             clampedRange(args.starts[i], args.ends[i], args.steps[i], shape[a]);
+        view.outShape[a] = count;
+        view.strides[a] = args.steps[i] * inStrides[a];
         begin[a] = first;
-        step[a] = args.steps[i];
-        outShape[a] = count;
     }
-    const std::vector<int64_t> strides = stridesOf(shape);
+    if (shapeNumElements(view.outShape) > 0) {
+        for (size_t d = 0; d < shape.size(); ++d) {
+            view.offset += begin[d] * inStrides[d];
+        }
+    }
+    return view;
+}
+
+// The reference: the offset of every output element, one coordinate at a time.
+Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+    QS_ASSIGN_OR_RETURN(const SliceView view, sliceView(ctx));
+    outShape = view.outShape;
     std::vector<int64_t> index(static_cast<size_t>(shapeNumElements(outShape)));
     forEachCoordinate(outShape, [&](int64_t flat, const std::vector<int64_t>& c) {
-        int64_t offset = 0;
+        int64_t offset = view.offset;
         for (size_t d = 0; d < c.size(); ++d) {
-            offset += (begin[d] + c[d] * step[d]) * strides[d];
+            offset += c[d] * view.strides[d];
         }
         index[static_cast<size_t>(flat)] = offset;
     });
     return index;
 }
 
+// y is x's strided view copied out: runs that stay contiguous (all of H x W in a channel slice of
+// NCHW) become one memcpy each.
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(const SliceView view, sliceView(ctx));
+    const Tensor& x = ctx.input(0);
+    Tensor y = Tensor::allocate(x.dtype(), view.outShape);
+    const size_t size = runtimeElementSize(x.dtype());
+    if (y.numElements() > 0) {
+        copyStrided(static_cast<const std::byte*>(x.rawData()) + view.offset * size,
+                    y.mutableRawData(), size,
+                    {view.outShape, view.strides, stridesOf(view.outShape)});
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// dx is zero but for the sliced elements, which the same view receives dy into (a slice never
+// reads an element twice, so nothing accumulates).
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    QS_ASSIGN_OR_RETURN(const SliceView view, sliceView(ctx));
+    std::vector<Tensor> grads(ctx.numInputs());
+    // Integer data (a slice of a shape) is not differentiable.
+    if (ctx.input(0).dtype() != graph::DataType::Float) {
+        return grads;
+    }
+    Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
+    if (outputGrads[0].defined() && outputGrads[0].numElements() > 0) {
+        copyStrided(outputGrads[0].data<float>(), dx.mutableData<float>() + view.offset,
+                    sizeof(float), {view.outShape, stridesOf(view.outShape), view.strides});
+    }
+    grads[0] = std::move(dx);
+    return grads;
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
-    return {{"axis 1 and -1 step -2",
-             {},
-             {randomTensor(rng, {2, 5, 6}), int64Tensor<int>({1, -1}), int64Tensor<int>({4, 0}),
-              int64Tensor<int>({1, -1}), int64Tensor<int>({1, -2})},
-             {0}}};
+    const auto slice = [](std::string label, Tensor x, std::vector<int64_t> starts,
+                          std::vector<int64_t> ends, std::vector<int64_t> axes,
+                          std::vector<int64_t> steps) {
+        // Integer data (shapes) has no gradient to probe.
+        std::vector<int> gradInputs;
+        if (x.dtype() == graph::DataType::Float) {
+            gradInputs.push_back(0);
+        }
+        return OpSample{std::move(label),
+                        {},
+                        {std::move(x), int64Tensor(starts), int64Tensor(ends), int64Tensor(axes),
+                         int64Tensor(steps)},
+                        std::move(gradInputs)};
+    };
+    constexpr int64_t kEnd = INT64_MAX;
+    return {
+        slice("axis 1 and -1 step -2", randomTensor(rng, {2, 5, 6}), {1, -1}, {4, 0}, {1, -1},
+              {1, -2}),
+        // Channel splits of NCHW (ShuffleNet): one contiguous run per image.
+        slice("channel split, second half", randomTensor(rng, {2, 6, 3, 5}), {3}, {kEnd}, {1}, {1}),
+        slice("channel split, first half, axis -3", randomTensor(rng, {2, 6, 3, 5}), {0}, {3}, {-3},
+              {1}),
+        slice("batch 1 of 2, one run", randomTensor(rng, {2, 3, 4, 5}), {1}, {2}, {0}, {1}),
+        slice("rank 1, negative start and end", randomTensor(rng, {9}), {-7}, {-1}, {0}, {1}),
+        slice("rank 2, inner step 3", randomTensor(rng, {3, 10}), {1}, {10}, {1}, {3}),
+        slice("rank 5, outer step 2, inner runs", randomTensor(rng, {2, 5, 2, 3, 4}), {0, 1},
+              {kEnd, 3}, {1, 3}, {2, 1}),
+        slice("rank 4, steps -1 on channels and W", randomTensor(rng, {2, 4, 3, 5}), {-1, kEnd},
+              {-kEnd, -kEnd}, {1, 3}, {-1, -1}),
+        slice("empty range", randomTensor(rng, {2, 4}), {3}, {1}, {1}, {1}),
+        slice("int64 shape, dims 2 to 3", int64Tensor<int64_t>({2, 116, 28, 28}), {2}, {kEnd}, {0},
+              {1}),
+        slice("int64 matrix, every other column",
+              Tensor::fromVector<int64_t>({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}), {0}, {5}, {1},
+              {2})};
 }
 
 const OpDef kSlice{.opType = "Slice",
@@ -105,9 +189,9 @@ const OpDef kSlice{.opType = "Slice",
                    .doc = "numpy-style strided slice",
                    .minInputs = 1,
                    .maxInputs = 5,
-                   .forward = gatherForward<indexMap>,
-                   .reference = nullptr,
-                   .vjp = gatherVjp<indexMap>,
+                   .forward = forward,
+                   .reference = gatherForward<indexMap>,
+                   .vjp = vjp,
                    .samples = samples};
 
 } // namespace

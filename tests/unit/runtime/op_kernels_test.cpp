@@ -117,6 +117,81 @@ TEST(Conv, OneAndTwoThreadsMatchTheReference) {
     setNumThreads(0);
 }
 
+// Slice and Transpose copy strided views, and their VJPs write dy into dx through the same view.
+// The registry's finite differences probe only some elements of the larger samples; here every
+// element is checked against the index map the reference reveals on x = 0, 1, 2, ... (it then
+// outputs the flat index of each element it copies), with one and two threads, including copies
+// large enough to be split among the threads.
+TEST(DataMovement, ForwardAndVjpFollowTheReferenceIndexMap) {
+    std::mt19937 rng(11);
+    const auto int64s = [](std::vector<int64_t> values) { return int64Tensor(values); };
+    std::vector<std::pair<std::string, OpSample>> cases;
+    for (const char* opType : {"Slice", "Transpose"}) {
+        for (OpSample& sample : findOp(opType)->samples(rng)) {
+            cases.emplace_back(opType, std::move(sample));
+        }
+    }
+    cases.push_back({"Slice",
+                     {"large channel split",
+                      {},
+                      {allocateFloat({2, 116, 14, 14}), int64s({58}), int64s({116}), int64s({1}),
+                       int64s({1})}}});
+    cases.push_back(
+        {"Slice",
+         {"large, inner step 2",
+          {},
+          {allocateFloat({2, 64, 30, 40}), int64s({1}), int64s({40}), int64s({3}), int64s({2})}}});
+    cases.push_back({"Transpose",
+                     {"large channel shuffle",
+                      {intsAttribute("perm", {0, 2, 1, 3, 4})},
+                      {allocateFloat({2, 2, 58, 14, 14})}}});
+    cases.push_back({"Transpose",
+                     {"large NCHW to NHWC",
+                      {intsAttribute("perm", {0, 2, 3, 1})},
+                      {allocateFloat({2, 64, 24, 40})}}});
+    for (const auto& [opType, sample] : cases) {
+        SCOPED_TRACE(opType + ": " + sample.label);
+        if (sample.inputs[0].dtype() != DataType::Float) {
+            continue;
+        }
+        NodeRun run = makeRun(opType, sample.inputs, sample.attributes);
+        Tensor& x = run.inputs[0];
+        x = allocateFloat(x.shape());
+        for (int64_t i = 0; i < x.numElements(); ++i) {
+            x.mutableData<float>()[i] = static_cast<float>(i);
+        }
+        const OpDef* def = findOp(opType);
+        auto ref = def->reference(run.context());
+        ASSERT_TRUE(ref.ok()) << ref.error().toString();
+        const Tensor& index = (*ref)[0];
+        const Tensor dy = randomTensor(rng, index.shape());
+        std::vector<float> expectedDx(static_cast<size_t>(x.numElements()), 0.0F);
+        for (int64_t i = 0; i < index.numElements(); ++i) {
+            expectedDx[static_cast<size_t>(index.data<float>()[i])] += dy.data<float>()[i];
+        }
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            auto y = run.forward();
+            ASSERT_TRUE(y.ok()) << y.error().toString();
+            ASSERT_EQ((*y)[0].shape(), index.shape());
+            for (int64_t i = 0; i < index.numElements(); ++i) {
+                ASSERT_EQ((*y)[0].data<float>()[i], index.data<float>()[i])
+                    << threads << " threads, element " << i;
+            }
+            const std::vector<Tensor> outputGrads{dy};
+            auto grads = def->vjp(run.context(), *y, outputGrads);
+            ASSERT_TRUE(grads.ok()) << grads.error().toString();
+            const Tensor& dx = (*grads)[0];
+            ASSERT_EQ(dx.shape(), x.shape());
+            for (int64_t i = 0; i < dx.numElements(); ++i) {
+                ASSERT_EQ(dx.data<float>()[i], expectedDx[static_cast<size_t>(i)])
+                    << threads << " threads, dx element " << i;
+            }
+        }
+    }
+    setNumThreads(0);
+}
+
 TEST(PRelu, Opset6SlopeIsPerChannel) {
     // x [1, 2, 2]: channel 0 = {-1, -2}, channel 1 = {-3, 4}; slope [2] = {0.5, 0.25}.
     const Tensor x = Tensor::fromVector<float>({1, 2, 2}, {-1.0F, -2.0F, -3.0F, 4.0F});
