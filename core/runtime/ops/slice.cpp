@@ -146,9 +146,9 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {
-    const auto slice = [](std::string label, Tensor x, std::vector<int64_t> starts,
-                          std::vector<int64_t> ends, std::vector<int64_t> axes,
-                          std::vector<int64_t> steps) {
+    const auto slice = [](std::string label, Tensor x, const std::vector<int64_t>& starts,
+                          const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                          const std::vector<int64_t>& steps) {
         // Integer data (shapes) has no gradient to probe.
         std::vector<int> gradInputs;
         if (x.dtype() == graph::DataType::Float) {
