@@ -43,20 +43,6 @@ std::map<int, std::vector<int>> groupsFromJson(const nlohmann::json& json) {
     return groups;
 }
 
-QuantizerConfig configFromJson(const nlohmann::json& json) {
-    QuantizerConfig config;
-    config.numBits = json.at("num_bits").get<int>();
-    config.mode = json.at("mode").get<std::string>() == "asymmetric" ? QuantizationMode::Asymmetric
-                                                                     : QuantizationMode::Symmetric;
-    const nlohmann::json& sign = json.at("signedness_to_force");
-    if (!sign.is_null()) {
-        config.signednessToForce = sign.get<bool>();
-    }
-    config.perChannel = json.at("per_channel").get<bool>();
-    config.narrowRange = json.at("narrow_range").get<bool>();
-    return config;
-}
-
 SingleConfigQuantizationPoint pointFromJson(const nlohmann::json& json) {
     SingleConfigQuantizationPoint point;
     const nlohmann::json& qip = json.at("qip");
@@ -66,7 +52,7 @@ SingleConfigQuantizationPoint pointFromJson(const nlohmann::json& json) {
     if (qip.contains("input_port_id") && !qip.at("input_port_id").is_null()) {
         point.insertionPoint.inputPortId = qip.at("input_port_id").get<int>();
     }
-    point.qconfig = configFromJson(json.at("qconfig"));
+    point.qconfig = quantizerConfigFromJson(json.at("qconfig"));
     point.directlyQuantizedOperatorNodeNames =
         json.value("directly_quantized_operator_node_names", std::vector<std::string>{});
     return point;

@@ -2,6 +2,9 @@
 
 #include "core/quantization/quantizer_config.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace qs::quantization {
 
 bool QuantizerConfig::isValidRequantizationFor(const QuantizerConfig& upstream) const {
@@ -70,6 +73,25 @@ nlohmann::json toJson(const QuantizerConfig& config) {
     out["per_channel"] = config.perChannel;
     out["narrow_range"] = config.narrowRange;
     return out;
+}
+
+QuantizerConfig quantizerConfigFromJson(const nlohmann::json& json) {
+    QuantizerConfig config;
+    config.numBits = json.at("num_bits").get<int>();
+    const auto mode = json.at("mode").get<std::string>();
+    if (mode != modeName(QuantizationMode::Symmetric) &&
+        mode != modeName(QuantizationMode::Asymmetric)) {
+        throw std::invalid_argument("unknown quantization mode '" + mode + "'");
+    }
+    config.mode = mode == modeName(QuantizationMode::Asymmetric) ? QuantizationMode::Asymmetric
+                                                                 : QuantizationMode::Symmetric;
+    const nlohmann::json& sign = json.at("signedness_to_force");
+    if (!sign.is_null()) {
+        config.signednessToForce = sign.get<bool>();
+    }
+    config.perChannel = json.at("per_channel").get<bool>();
+    config.narrowRange = json.at("narrow_range").get<bool>();
+    return config;
 }
 
 bool QuantizerConstraints::accepts(const QuantizerConfig& config) const {

@@ -50,6 +50,10 @@ std::string_view modeName(QuantizationMode mode);
 /// narrow_range}.
 nlohmann::json toJson(const QuantizerConfig& config);
 
+/// Reads what toJson writes; throws (nlohmann::json's errors, std::invalid_argument for an unknown
+/// mode) on a malformed object, for the readers of setups and sessions to turn into an Error.
+QuantizerConfig quantizerConfigFromJson(const nlohmann::json& json);
+
 /// Constraints that filter a config list: each set field must match (NNCF's
 /// QuantizationConstraints built from the preset and user parameters).
 struct QuantizerConstraints {

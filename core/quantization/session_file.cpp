@@ -51,23 +51,6 @@ QuantizationPreset presetFromJson(const nlohmann::json& json) {
     throw BadField("unknown preset '" + text + "' (expected performance or mixed)");
 }
 
-QuantizerConfig configFromJson(const nlohmann::json& json) {
-    QuantizerConfig config;
-    config.numBits = json.at("num_bits").get<int>();
-    const auto mode = json.at("mode").get<std::string>();
-    if (mode != "symmetric" && mode != "asymmetric") {
-        throw BadField("unknown quantization mode '" + mode + "'");
-    }
-    config.mode = mode == "asymmetric" ? QuantizationMode::Asymmetric : QuantizationMode::Symmetric;
-    const nlohmann::json& sign = json.at("signedness_to_force");
-    if (!sign.is_null()) {
-        config.signednessToForce = sign.get<bool>();
-    }
-    config.perChannel = json.at("per_channel").get<bool>();
-    config.narrowRange = json.at("narrow_range").get<bool>();
-    return config;
-}
-
 nlohmann::json pointToJson(const InsertionPoint& point) {
     nlohmann::json out;
     out["qip_class"] = point.qipClass();
@@ -118,8 +101,8 @@ SessionFile parseSession(const nlohmann::json& json) {
         if (used != key.size()) {
             throw BadField("choice key '" + key + "' is not a quantization point id");
         }
-        session.choices[id] =
-            SessionChoice{pointFromJson(entry.at("qip")), configFromJson(entry.at("qconfig"))};
+        session.choices[id] = SessionChoice{pointFromJson(entry.at("qip")),
+                                            quantizerConfigFromJson(entry.at("qconfig"))};
     }
     if (json.contains("view") && !json.at("view").is_null()) {
         const nlohmann::json& view = json.at("view");

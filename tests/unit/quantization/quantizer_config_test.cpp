@@ -72,5 +72,19 @@ TEST(QuantizerConfigTest, MergedListOrderedByBranchPriorityThenTieBreak) {
               (QuantizerConfigList{cfg(8), cfg(4)}));
 }
 
+TEST(QuantizerConfig, JsonRoundTripsAndRejectsUnknownModes) {
+    QuantizerConfig forced = cfg(4, QuantizationMode::Asymmetric, true);
+    forced.signednessToForce = false;
+    forced.narrowRange = true;
+    for (const QuantizerConfig& config : {cfg(8), forced}) {
+        EXPECT_EQ(quantizerConfigFromJson(toJson(config)), config) << config.toString();
+    }
+    nlohmann::json bad = toJson(cfg(8));
+    bad["mode"] = "Symmetric";
+    EXPECT_THROW((void)quantizerConfigFromJson(bad), std::invalid_argument);
+    bad.erase("mode");
+    EXPECT_ANY_THROW((void)quantizerConfigFromJson(bad));
+}
+
 } // namespace
 } // namespace qs::quantization
