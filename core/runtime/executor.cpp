@@ -99,17 +99,23 @@ void storeOutputs(const graph::Node& node, std::vector<Tensor>& outputs,
     }
 }
 
-/// Adds a VJP's input gradients into the running gradients of non-initializer inputs.
-void accumulateInputGrads(const graph::Graph& g, const graph::Node& node,
+/// Adds a VJP's input gradients into the running gradients of the inputs it was asked for.
+void accumulateInputGrads(const graph::Node& node, uint64_t mask,
                           const std::vector<Tensor>& inputGrads, std::vector<Tensor>& grads) {
-    for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size(); ++i) {
+    for (size_t i = 0; i < node.inputs.size() && i < inputGrads.size() && i < 64; ++i) {
         const ValueId in = node.inputs[i];
-        if (!in.valid() || !inputGrads[i].defined() || g.value(in).isInitializer()) {
+        if (!in.valid() || !inputGrads[i].defined() || ((mask >> i) & 1U) == 0) {
             continue;
         }
         Tensor& slot = grads[in.index()];
         slot = slot.defined() ? addTensors(slot, inputGrads[i]) : inputGrads[i];
     }
+}
+
+/// True for a float (or float16-stored) initializer: weights the backward can differentiate.
+bool isFloatInitializer(const graph::Value& value) {
+    return value.isInitializer() && (value.initializer->dtype() == DataType::Float ||
+                                     value.initializer->dtype() == DataType::Float16);
 }
 
 /// The only consumer of `id`, when it has exactly one and is no graph output.
@@ -571,7 +577,8 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
 
 Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
                                     std::vector<Tensor>& grads, const std::vector<bool>& kept,
-                                    const std::vector<bool>& wanted, RunStats* stats) const {
+                                    const std::vector<bool>& wanted,
+                                    const BackwardOptions& options) const {
     const graph::Node& node = m_graph.node(m_order[step]);
     const auto traced = [&](ValueId id) {
         return id.valid() ? toCompute(trace.values[id.index()], true) : Tensor();
@@ -595,22 +602,40 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
             }
         }
     };
+    // Activations whose gradient some kept value needs, and kept weight initializers.
     uint64_t mask = 0;
+    uint64_t perSample = 0;
     for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
         const ValueId in = node.inputs[i];
-        if (in.valid() && !m_graph.value(in).isInitializer() && wanted[in.index()]) {
-            mask |= uint64_t{1} << i;
+        if (!in.valid() || !wanted[in.index()]) {
+            continue;
+        }
+        const graph::Value& value = m_graph.value(in);
+        if (value.isInitializer() && !isFloatInitializer(value)) {
+            continue;
+        }
+        mask |= uint64_t{1} << i;
+        if (value.isInitializer() && options.perSampleBatch > 0) {
+            perSample |= uint64_t{1} << i;
         }
     }
     if (mask == 0) {
         releaseOutputGrads();
         return false;
     }
+    if (perSample != 0 && !m_ops[step]->perSampleWeightGrads) {
+        return Error(Errc::Unsupported, "per-sample weight gradients are not implemented for " +
+                                            node.opType)
+            .context(node.opType + " node '" + node.name + "'");
+    }
     std::vector<Tensor> inputs;
     for (const ValueId in : node.inputs) {
         inputs.push_back(traced(in));
     }
-    const OpContext ctx{node, inputs, m_opset, mask};
+    OpContext ctx{node, inputs, m_opset, mask};
+    ctx.perSampleMask = perSample;
+    ctx.perSampleBatch = options.perSampleBatch;
+    RunStats* stats = options.stats;
     const auto opStart = std::chrono::steady_clock::now();
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
                         m_ops[step]->vjp(ctx, outputs, outputGrads));
@@ -619,17 +644,19 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
     }
     releaseOutputGrads();
-    accumulateInputGrads(m_graph, node, inputGrads, grads);
+    accumulateInputGrads(node, mask, inputGrads, grads);
     return true;
 }
 
 Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
                                                std::span<const std::pair<ValueId, Tensor>> seeds,
-                                               std::span<const ValueId> keep,
-                                               RunStats* stats) const {
+                                               const BackwardOptions& options) const {
     std::vector<Tensor> grads(m_graph.numValues());
-    std::vector<bool> kept(m_graph.numValues(), keep.empty());
-    for (const ValueId id : keep) {
+    std::vector<bool> kept(m_graph.numValues(), options.keep.empty());
+    for (const ValueId id : options.keep) {
+        if (!id.valid() || id.index() >= m_graph.numValues()) {
+            return Error(Errc::InvalidArgument, "backward: a kept value is not in the graph");
+        }
         kept[id.index()] = true;
     }
     for (const auto& [id, grad] : seeds) {
@@ -638,7 +665,15 @@ Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
     }
     const std::vector<bool> wanted = wantedGradients(kept);
     for (size_t step = m_order.size(); step-- > 0;) {
-        QS_TRY(backwardStep(step, trace, grads, kept, wanted, stats));
+        QS_TRY(backwardStep(step, trace, grads, kept, wanted, options));
+    }
+    if (!options.keep.empty()) {
+        // Seeds of values nobody kept are no answer either.
+        for (size_t i = 0; i < grads.size(); ++i) {
+            if (!kept[i]) {
+                grads[i] = Tensor();
+            }
+        }
     }
     return grads;
 }
@@ -646,12 +681,18 @@ Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
 std::vector<bool> Executor::wantedGradients(const std::vector<bool>& kept) const {
     // A kept value's gradient flows back through every value computed from it (its
     // descendants), so those are wanted; any other (e.g. a graph input nobody keeps) is not.
+    // Initializers are wanted only when kept (an unkept weight needs no gradient).
     std::vector<bool> wanted = kept;
+    for (const ValueId id : m_graph.valueIds()) {
+        if (m_graph.value(id).isInitializer() && !isFloatInitializer(m_graph.value(id))) {
+            wanted[id.index()] = false;
+        }
+    }
     for (const NodeId id : m_order) {
         const graph::Node& node = m_graph.node(id);
         const bool fromWanted =
             std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
-                return in.valid() && wanted[in.index()] && !m_graph.value(in).isInitializer();
+                return in.valid() && wanted[in.index()];
             });
         for (const ValueId out : node.outputs) {
             if (out.valid() && fromWanted) {

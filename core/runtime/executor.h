@@ -5,7 +5,8 @@
 // the nodes, a Conv with a following residual Add and Relu/Clip (one pass over memory instead of
 // three; the graph the caller sees is unchanged). For gradients, forwardWithTrace runs unfused,
 // keeps every value, and backward walks the nodes in reverse, calling each op's vector-Jacobian
-// product.
+// product, for activations and weight initializers alike; one trace serves any number of
+// backward sweeps (Hutchinson iterations reuse the forward pass of a batch).
 #pragma once
 
 #include "core/graph/graph.h"
@@ -40,6 +41,21 @@ struct ForwardTrace {
     std::vector<Tensor> values; ///< indexed by ValueId::index(); undefined when never computed
 };
 
+/// What one backward() sweep returns.
+struct BackwardOptions {
+    /// The values whose gradients are returned: activations, graph inputs or float weight
+    /// initializers. Empty: every value reached, initializers included. Every other gradient is
+    /// released as soon as its producer's VJP has used it, and only values computed from a kept
+    /// one are differentiated at all.
+    std::span<const graph::ValueId> keep;
+    /// When > 0, the gradient of every kept initializer comes per sample: shape [B, ...its shape]
+    /// with B = perSampleBatch, the samples on axis 0 of the trace (what weight-mode Hessians
+    /// need). Only ops whose OpDef has perSampleWeightGrads (Conv, ConvTranspose, Gemm, MatMul)
+    /// can give it; any other consumer of a kept initializer is an error naming the node.
+    int64_t perSampleBatch = 0;
+    RunStats* stats = nullptr; ///< with stats->profile set, times each op type's VJP
+};
+
 class Executor {
 public:
     /// Plans `graph` for execution. Fails with Unsupported naming the first node whose op is not
@@ -60,15 +76,19 @@ public:
     Result<ForwardTrace> forwardWithTrace(std::span<const Tensor> inputs) const;
 
     /// Back-propagates `seeds` (gradient of a scalar loss w.r.t. some values) through the trace
-    /// and returns the gradient of every non-initializer value reached (float values), indexed by
-    /// ValueId::index(); undefined where no gradient flows. When `keep` is not empty, only the
-    /// gradients of those values are returned and every other one is released as soon as its
-    /// producer's VJP has used it (far less memory, and buffers get reused). With stats->profile
-    /// set, times each op type's VJP.
+    /// and returns the gradients `options` asks for, indexed by ValueId::index(); undefined where
+    /// no gradient flows.
+    Result<std::vector<Tensor>> backward(const ForwardTrace& trace,
+                                         std::span<const std::pair<graph::ValueId, Tensor>> seeds,
+                                         const BackwardOptions& options) const;
+
+    /// backward() keeping `keep` (empty: everything reached).
     Result<std::vector<Tensor>> backward(const ForwardTrace& trace,
                                          std::span<const std::pair<graph::ValueId, Tensor>> seeds,
                                          std::span<const graph::ValueId> keep = {},
-                                         RunStats* stats = nullptr) const;
+                                         RunStats* stats = nullptr) const {
+        return backward(trace, seeds, BackwardOptions{.keep = keep, .stats = stats});
+    }
 
 private:
     Executor() = default;
@@ -90,7 +110,7 @@ private:
     /// inputs; false when no gradient reached it or none of its inputs' is wanted.
     Result<bool> backwardStep(size_t step, const ForwardTrace& trace, std::vector<Tensor>& grads,
                               const std::vector<bool>& kept, const std::vector<bool>& wanted,
-                              RunStats* stats) const;
+                              const BackwardOptions& options) const;
 
     /// Values whose gradient backward() needs: the kept ones and every value computed from one.
     std::vector<bool> wantedGradients(const std::vector<bool>& kept) const;

@@ -27,8 +27,16 @@ struct OpContext {
     /// Bit i set: the caller wants the gradient of input i (VJPs may skip the others, e.g.
     /// weight gradients when only activation gradients are asked for).
     uint64_t gradMask = ~uint64_t{0};
+    /// Bit i set: return input i's gradient per sample, shape [perSampleBatch, ...input shape],
+    /// the samples being axis 0 of the data input (only ops with perSampleWeightGrads see it).
+    uint64_t perSampleMask = 0;
+    int64_t perSampleBatch = 0;
 
     bool wantsGrad(size_t index) const { return index < 64 && ((gradMask >> index) & 1U) != 0; }
+
+    bool wantsPerSample(size_t index) const {
+        return wantsGrad(index) && index < 64 && ((perSampleMask >> index) & 1U) != 0;
+    }
 
     size_t numInputs() const { return inputs.size(); }
 
@@ -89,6 +97,8 @@ struct OpDef {
     ForwardFn reference = nullptr; ///< plain loops; nullptr when `forward` is already plain
     VjpFn vjp = nullptr;           ///< nullptr: not differentiable (integer, shape, comparison ops)
     SampleFn samples = nullptr;    ///< random cases for the registry tests
+    /// The VJP honours OpContext::perSampleMask for its weight input (see BackwardOptions).
+    bool perSampleWeightGrads = false;
 };
 
 /// The registered op for (domain, opType), or nullptr.

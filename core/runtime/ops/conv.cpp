@@ -20,6 +20,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -319,9 +320,10 @@ void depthwisePlaneWeightGrad(const Conv2d& p, const float* xc, const float* gc,
     }
 }
 
-/// Adds dx (when dx is set) and dw (when dw is set) of a depthwise convolution, plane by plane.
+/// Adds dx (when dx is set) and dw (when dw is set; per image, [N, C, taps], with `perSample`)
+/// of a depthwise convolution, plane by plane.
 void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const float* dy, float* dx,
-                       float* dw) {
+                       float* dw, bool perSample = false) {
     const int64_t taps = p.kh * p.kw;
     const int64_t planes = p.n * p.c;
     if (dx != nullptr) {
@@ -332,11 +334,19 @@ void depthwiseBackward(const Conv2d& p, const float* x, const float* w, const fl
             }
         });
     }
-    // dw sums over the batch, so it stays on one thread.
-    for (int64_t nc = 0; dw != nullptr && nc < planes; ++nc) {
-        depthwisePlaneWeightGrad(p, x + nc * p.h * p.w, dy + nc * p.outPixels(),
-                                 dw + (nc % p.c) * taps);
+    if (dw == nullptr) {
+        return;
     }
+    // Per image every plane has its own filter slot; summed over the batch, threads split the
+    // channels (each channel's images stay on one thread).
+    parallelFor(perSample ? planes : p.c, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+            for (int64_t nc = task; nc < planes; nc += perSample ? planes : p.c) {
+                depthwisePlaneWeightGrad(p, x + nc * p.h * p.w, dy + nc * p.outPixels(),
+                                         dw + (perSample ? nc : nc % p.c) * taps);
+            }
+        }
+    });
 }
 
 /// dy spread out by the strides (zeros between the samples): the input of the stride-1
@@ -414,45 +424,104 @@ std::vector<float>& columnScratch() {
     return col;
 }
 
-/// dx of a GEMM-based convolution, per (image, group): W^T dy straight into dx for pointwise
-/// convolutions (every element written once), else into columns that col2im adds into dx (which
-/// must start at zero). Eigen's GEMM: it packs W^T from the weights as they are, which beats
-/// transposing and packing them for the forward pass's packed GEMM on every call.
+/// Input channels per task of gemmInputGrad: enough tasks for every thread even at batch 1.
+int64_t channelsPerTask(const Conv2d& p) {
+    const int64_t tasksPerChannelSet = p.n * p.group;
+    const int64_t wanted = (numThreads() + tasksPerChannelSet - 1) / tasksPerChannelSet;
+    const int64_t chunks = std::clamp<int64_t>(wanted, 1, p.cg());
+    return (p.cg() + chunks - 1) / chunks;
+}
+
+/// dx of a GEMM-based convolution, per (image, group, block of input channels) on every thread:
+/// W^T dy straight into dx for pointwise convolutions (every element written once), else into
+/// columns that col2im adds into dx (which must start at zero); a block's columns only reach its
+/// own channels' planes, so blocks never write the same element. Eigen's GEMM: it packs W^T from
+/// the weights as they are, which beats transposing and packing them for the forward pass's
+/// packed GEMM on every call.
 void gemmInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
-    std::vector<float>& col = columnScratch();
-    if (!p.isPointwise()) {
-        col.resize(static_cast<size_t>(rows * pixels));
-    }
-    for (int64_t n = 0; n < p.n; ++n) {
-        for (int64_t grp = 0; grp < p.group; ++grp) {
+    const int64_t taps = p.kh * p.kw;
+    const int64_t block = channelsPerTask(p);
+    const int64_t blocks = (p.cg() + block - 1) / block;
+    parallelFor(p.n * p.group * blocks, 1, [&](int64_t begin, int64_t end) {
+        std::vector<float>& col = columnScratch();
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t n = task / (p.group * blocks);
+            const int64_t grp = (task / blocks) % p.group;
+            const int64_t c0 = (task % blocks) * block;
+            const int64_t channels = std::min(block, p.cg() - c0);
             const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
             const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
+            const auto wBlock = wg.middleCols(c0 * taps, channels * taps).transpose();
+            float* dxg = dx + (n * p.c + grp * p.cg() + c0) * p.h * p.w;
             if (p.isPointwise()) {
-                RowMap(dxg, rows, pixels).noalias() = wg.transpose() * dyg;
-            } else {
-                RowMap(col.data(), rows, pixels).noalias() = wg.transpose() * dyg;
-                col2im(p, col.data(), dxg);
+                RowMap(dxg, channels, pixels).noalias() = wBlock * dyg;
+                continue;
             }
+            col.resize(static_cast<size_t>(channels * taps * pixels));
+            RowMap(col.data(), channels * taps, pixels).noalias() = wBlock * dyg;
+            Conv2d q = p;
+            q.c = channels;
+            q.group = 1;
+            col2im(q, col.data(), dxg);
         }
-    }
+    });
 }
 
-/// Adds dw of a GEMM-based convolution: dw = dy im2col(x)^T per (image, group).
-void gemmWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw) {
+/// Adds dw of a GEMM-based convolution, dw = sum over images of dy im2col(x)^T per group, or
+/// writes it per image (dw [N, M, ...], `perSample`). Threads split the images (partial sums
+/// added at the end) or, for one image, the filters.
+void gemmWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw, bool perSample) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
-    std::vector<float>& col = columnScratch();
-    col.resize(static_cast<size_t>(rows * pixels));
-    for (int64_t n = 0; n < p.n; ++n) {
+    const int64_t size = p.m * rows;
+    const auto imageGrad = [&](int64_t n, float* out, int64_t m0, int64_t m1) {
+        std::vector<float>& col = columnScratch();
+        col.resize(static_cast<size_t>(rows * pixels));
         for (int64_t grp = 0; grp < p.group; ++grp) {
+            const int64_t lo = std::max(m0, grp * p.mg());
+            const int64_t hi = std::min(m1, (grp + 1) * p.mg());
+            if (lo >= hi) {
+                continue;
+            }
             const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-            const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
             im2col(p, xg, 0, pixels, col.data());
-            RowMap(dw + grp * p.mg() * rows, p.mg(), rows).noalias() +=
+            const ConstRowMap dyg(dy + (n * p.m + lo) * pixels, hi - lo, pixels);
+            RowMap(out + lo * rows, hi - lo, rows).noalias() +=
                 dyg * ConstRowMap(col.data(), rows, pixels).transpose();
+        }
+    };
+    if (perSample) {
+        parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t n = begin; n < end; ++n) {
+                imageGrad(n, dw + n * size, 0, p.m);
+            }
+        });
+        return;
+    }
+    if (p.n == 1 || numThreads() == 1) {
+        parallelFor(p.m, kGemmRows, [&](int64_t m0, int64_t m1) {
+            for (int64_t n = 0; n < p.n; ++n) {
+                imageGrad(n, dw, m0, m1);
+            }
+        });
+        return;
+    }
+    const int64_t parts = std::min<int64_t>(numThreads(), p.n);
+    std::vector<std::vector<float>> partial(static_cast<size_t>(parts - 1),
+                                            std::vector<float>(static_cast<size_t>(size), 0.0F));
+    parallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t part = begin; part < end; ++part) {
+            float* out = part == 0 ? dw : partial[static_cast<size_t>(part - 1)].data();
+            for (int64_t n = part; n < p.n; n += parts) {
+                imageGrad(n, out, 0, p.m);
+            }
+        }
+    });
+    for (const std::vector<float>& sum : partial) {
+        for (int64_t i = 0; i < size; ++i) {
+            dw[i] += sum[static_cast<size_t>(i)];
         }
     }
 }
@@ -511,13 +580,28 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
         grads[0] = inputGrad(p, ctx.input(0).shape(), w, dy);
     }
     if (ctx.wantsGrad(1)) {
-        Tensor dw = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
+        const bool perSample = ctx.wantsPerSample(1);
+        if (perSample && p.n != ctx.perSampleBatch) {
+            return ctx.error(Errc::InvalidArgument,
+                             "per-sample weight gradients need the " +
+                                 std::to_string(ctx.perSampleBatch) +
+                                 " samples on axis 0 of the input, got " +
+                                 shapeToString(ctx.input(0).shape()));
+        }
+        Shape shape = ctx.input(1).shape();
+        if (perSample) {
+            shape.insert(shape.begin(), p.n);
+        }
+        Tensor dw = Tensor::zeros(graph::DataType::Float, shape);
         if (p.isDepthwise()) {
-            depthwiseBackward(p, x, w, dy, nullptr, dw.mutableData<float>());
+            depthwiseBackward(p, x, w, dy, nullptr, dw.mutableData<float>(), perSample);
         } else {
-            gemmWeightGrad(p, x, dy, dw.mutableData<float>());
+            gemmWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
         }
         grads[1] = dw;
+    }
+    if (ctx.wantsPerSample(2) || ctx.wantsPerSample(3)) {
+        return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input");
     }
     if (ctx.has(2) && ctx.wantsGrad(2)) {
         grads[2] = biasGrad(p, ctx.input(2).shape(), dy);
@@ -800,7 +884,8 @@ const OpDef kConv{.opType = "Conv",
                   .forward = forward,
                   .reference = reference,
                   .vjp = vjp,
-                  .samples = samples};
+                  .samples = samples,
+                  .perSampleWeightGrads = true};
 
 } // namespace
 } // namespace qs::runtime

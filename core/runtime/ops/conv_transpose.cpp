@@ -6,6 +6,7 @@
 
 #include "core/runtime/im2col.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
 
 #include <Eigen/Core>
 
@@ -201,24 +202,59 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
     const int64_t inPerGroup = p.m / p.group;
-    Tensor dx = allocateFloat(ctx.input(0).shape());
-    Tensor dw = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
-    std::vector<float> col(static_cast<size_t>(rows * pixels));
-    for (int64_t n = 0; n < p.n; ++n) {
+    const bool wantDx = ctx.wantsGrad(0);
+    const bool wantDw = ctx.wantsGrad(1);
+    const bool perSample = ctx.wantsPerSample(1);
+    if (ctx.wantsPerSample(0) || ctx.wantsPerSample(2)) {
+        return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input");
+    }
+    if (perSample && p.n != ctx.perSampleBatch) {
+        return ctx.error(Errc::InvalidArgument,
+                         "per-sample weight gradients need the " +
+                             std::to_string(ctx.perSampleBatch) + " samples on axis 0, got " +
+                             shapeToString(ctx.input(0).shape()));
+    }
+    Shape dwShape = ctx.input(1).shape();
+    if (perSample) {
+        dwShape.insert(dwShape.begin(), p.n);
+    }
+    Tensor dx = wantDx ? allocateFloat(ctx.input(0).shape()) : Tensor();
+    Tensor dw = wantDw ? Tensor::zeros(graph::DataType::Float, dwShape) : Tensor();
+    const int64_t wSize = ctx.input(1).numElements();
+    // Images split over the threads when dw is not summed over them (dx only, or per sample).
+    const auto image = [&](int64_t n, std::vector<float>& col) {
         for (int64_t g = 0; g < p.group; ++g) {
             im2col(p, dy + (n * p.c + g * p.cg()) * p.h * p.w, 0, pixels, col.data());
             const ConstRowMap colMap(col.data(), rows, pixels);
-            const ConstRowMap wg(w + g * inPerGroup * rows, inPerGroup, rows);
-            RowMap(dx.mutableData<float>() + (n * p.m + g * inPerGroup) * pixels, inPerGroup,
-                   pixels)
-                .noalias() = wg * colMap;
-            RowMap(dw.mutableData<float>() + g * inPerGroup * rows, inPerGroup, rows).noalias() +=
-                ConstRowMap(x + (n * p.m + g * inPerGroup) * pixels, inPerGroup, pixels) *
-                colMap.transpose();
+            if (wantDx) {
+                const ConstRowMap wg(w + g * inPerGroup * rows, inPerGroup, rows);
+                RowMap(dx.mutableData<float>() + (n * p.m + g * inPerGroup) * pixels, inPerGroup,
+                       pixels)
+                    .noalias() = wg * colMap;
+            }
+            if (wantDw) {
+                float* dwn = dw.mutableData<float>() + (perSample ? n * wSize : 0);
+                RowMap(dwn + g * inPerGroup * rows, inPerGroup, rows).noalias() +=
+                    ConstRowMap(x + (n * p.m + g * inPerGroup) * pixels, inPerGroup, pixels) *
+                    colMap.transpose();
+            }
+        }
+    };
+    if (!wantDw || perSample) {
+        parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
+            std::vector<float> col(static_cast<size_t>(rows * pixels));
+            for (int64_t n = begin; n < end; ++n) {
+                image(n, col);
+            }
+        });
+    } else {
+        std::vector<float> col(static_cast<size_t>(rows * pixels));
+        for (int64_t n = 0; n < p.n; ++n) {
+            image(n, col);
         }
     }
     std::vector<Tensor> grads{dx, dw};
-    if (ctx.has(2)) {
+    if (ctx.has(2) && ctx.wantsGrad(2)) {
         grads.push_back(reduceToShape(outputGrads[0].reshaped({p.n, p.c, p.h * p.w}), {1, p.c, 1})
                             .reshaped(ctx.input(2).shape()));
     }
@@ -247,7 +283,8 @@ const OpDef kConvTranspose{.opType = "ConvTranspose",
                            .forward = forward,
                            .reference = reference,
                            .vjp = vjp,
-                           .samples = samples};
+                           .samples = samples,
+                           .perSampleWeightGrads = true};
 
 } // namespace
 } // namespace qs::runtime

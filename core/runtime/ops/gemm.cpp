@@ -150,6 +150,30 @@ Tensor inputGradB(const GemmShape& s, const ConstRowMap& a, const ConstRowMap& d
     return db;
 }
 
+/// dB' per row of A' (one sample per row): dB_i = alpha a'_i^T dy_i, or its transpose for
+/// transB; [M, ...B's shape], rows split over the threads.
+Tensor perSampleGradB(const GemmShape& s, const ConstRowMap& a, const ConstRowMap& dy,
+                      const Shape& shape) {
+    Shape out = shape;
+    out.insert(out.begin(), s.m);
+    Tensor db = allocateFloat(out);
+    float* pdb = db.mutableData<float>();
+    parallelFor(s.m, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            // Row i of A' as a column: A' = A (row i) or A^T (column i of A).
+            Eigen::VectorXf ai = s.transA ? Eigen::VectorXf(a.col(i)) : Eigen::VectorXf(a.row(i));
+            const auto gi = dy.row(i);
+            Eigen::Map<RowMatrix> slot(pdb + i * s.k * s.n, shape[0], shape[1]);
+            if (s.transB) {
+                slot.noalias() = s.alpha * (gi.transpose() * ai.transpose());
+            } else {
+                slot.noalias() = s.alpha * (ai * gi);
+            }
+        }
+    });
+    return db;
+}
+
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(GemmShape s, inferShape(ctx));
@@ -160,7 +184,18 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     if (ctx.wantsGrad(0)) {
         grads[0] = inputGradA(s, b, dy, ctx.input(0).shape());
     }
-    if (ctx.wantsGrad(1)) {
+    if (ctx.wantsPerSample(0) || ctx.wantsPerSample(2)) {
+        return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input B");
+    }
+    if (ctx.wantsPerSample(1)) {
+        if (s.m != ctx.perSampleBatch) {
+            return ctx.error(Errc::InvalidArgument,
+                             "per-sample weight gradients need one sample per row of A', got " +
+                                 std::to_string(s.m) + " rows for " +
+                                 std::to_string(ctx.perSampleBatch) + " samples");
+        }
+        grads[1] = perSampleGradB(s, a, dy, ctx.input(1).shape());
+    } else if (ctx.wantsGrad(1)) {
         grads[1] = inputGradB(s, a, dy, ctx.input(1).shape());
     }
     if (ctx.has(2) && ctx.wantsGrad(2)) {
@@ -204,7 +239,8 @@ const OpDef kGemm{.opType = "Gemm",
                   .forward = forward,
                   .reference = reference,
                   .vjp = vjp,
-                  .samples = samples};
+                  .samples = samples,
+                  .perSampleWeightGrads = true};
 
 } // namespace
 } // namespace qs::runtime

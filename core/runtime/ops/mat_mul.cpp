@@ -125,27 +125,103 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
+/// dB per sample for a 2-D B: A seen as [N, R, K] (samples on axis 0), G as [N, R, N'], so
+/// dB_n = A_n^T G_n, one GEMM per sample, samples split over the threads.
+Result<Tensor> perSampleGradB(const OpContext& ctx, const MatMulShape& s, const float* a,
+                              const float* dy) {
+    const Tensor& ta = ctx.input(0);
+    const int64_t samples = ctx.perSampleBatch;
+    if (ctx.input(1).rank() != 2 || ta.rank() < 2 || ta.dim(0) != samples) {
+        return ctx.error(Errc::InvalidArgument,
+                         "per-sample weight gradients need A with the " + std::to_string(samples) +
+                             " samples on axis 0 and a 2-D B, got " + shapeToString(ta.shape()) +
+                             " and " + shapeToString(ctx.input(1).shape()));
+    }
+    const int64_t rows = ta.numElements() / (samples * s.k);
+    Tensor db = allocateFloat({samples, s.k, s.n});
+    float* pdb = db.mutableData<float>();
+    parallelFor(samples, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            RowMap(pdb + i * s.k * s.n, s.k, s.n).noalias() =
+                ConstRowMap(a + i * rows * s.k, rows, s.k).transpose() *
+                ConstRowMap(dy + i * rows * s.n, rows, s.n);
+        }
+    });
+    Shape shape = ctx.input(1).shape();
+    shape.insert(shape.begin(), samples);
+    return db.reshaped(shape);
+}
+
+/// Number of elements of a batch shape.
+int64_t batchCount(const Shape& batch) {
+    return shapeNumElements(batch);
+}
+
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(MatMulShape s, inferShape(ctx));
     const float* a = ctx.input(0).data<float>();
     const float* b = ctx.input(1).data<float>();
     const float* dy = outputGrads[0].data<float>();
-    Tensor da = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
-    Tensor db = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
-    float* pda = da.mutableData<float>();
-    float* pdb = db.mutableData<float>();
-    const bool wantB = ctx.wantsGrad(1);
-    forEachBatch(s, [&](int64_t o, int64_t ia, int64_t ib) {
-        const ConstRowMap g(dy + o * s.m * s.n, s.m, s.n);
-        RowMap(pda + ia * s.m * s.k, s.m, s.k).noalias() +=
-            g * ConstRowMap(b + ib * s.k * s.n, s.k, s.n).transpose();
-        if (wantB) {
-            RowMap(pdb + ib * s.k * s.n, s.k, s.n).noalias() +=
-                ConstRowMap(a + ia * s.m * s.k, s.m, s.k).transpose() * g;
+    std::vector<std::array<int64_t, 3>> batches;
+    forEachBatch(s, [&](int64_t o, int64_t ia, int64_t ib) { batches.push_back({o, ia, ib}); });
+    const auto count = static_cast<int64_t>(batches.size());
+    std::vector<Tensor> grads(2);
+    if (ctx.wantsPerSample(0)) {
+        return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input B");
+    }
+    if (ctx.wantsGrad(0)) {
+        Tensor da = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
+        float* pda = da.mutableData<float>();
+        const auto gradA = [&](int64_t i) {
+            const auto [o, ia, ib] = batches[static_cast<size_t>(i)];
+            RowMap(pda + ia * s.m * s.k, s.m, s.k).noalias() +=
+                ConstRowMap(dy + o * s.m * s.n, s.m, s.n) *
+                ConstRowMap(b + ib * s.k * s.n, s.k, s.n).transpose();
+        };
+        if (batchCount(s.aBatch) == count && count > 1) { // every batch writes its own slice
+            parallelFor(count, 1, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i) {
+                    gradA(i);
+                }
+            });
+        } else if (count == 1) { // rows of dA split over the threads
+            parallelFor(s.m, 16, [&](int64_t r0, int64_t r1) {
+                RowMap(pda + r0 * s.k, r1 - r0, s.k).noalias() =
+                    ConstRowMap(dy + r0 * s.n, r1 - r0, s.n) *
+                    ConstRowMap(b, s.k, s.n).transpose();
+            });
+        } else {
+            for (int64_t i = 0; i < count; ++i) {
+                gradA(i);
+            }
         }
-    });
-    return std::vector<Tensor>{da, wantB ? db : Tensor()};
+        grads[0] = da;
+    }
+    if (ctx.wantsPerSample(1)) {
+        QS_ASSIGN_OR_RETURN(grads[1], perSampleGradB(ctx, s, a, dy));
+    } else if (ctx.wantsGrad(1)) {
+        Tensor db = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
+        float* pdb = db.mutableData<float>();
+        if (batchCount(s.bBatch) == 1 && batchCount(s.aBatch) == count) {
+            // A weight: dB = A^T G over all batches at once, columns split over the threads.
+            const ConstRowMap am(a, count * s.m, s.k);
+            const ConstRowMap gm(dy, count * s.m, s.n);
+            parallelFor(s.n, 32, [&](int64_t j0, int64_t j1) {
+                Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>(pdb + j0, s.k, j1 - j0,
+                                                               Eigen::OuterStride<>(s.n))
+                    .noalias() = am.transpose() * gm.middleCols(j0, j1 - j0);
+            });
+        } else {
+            for (const auto& [o, ia, ib] : batches) {
+                RowMap(pdb + ib * s.k * s.n, s.k, s.n).noalias() +=
+                    ConstRowMap(a + ia * s.m * s.k, s.m, s.k).transpose() *
+                    ConstRowMap(dy + o * s.m * s.n, s.m, s.n);
+            }
+        }
+        grads[1] = db;
+    }
+    return grads;
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {
@@ -169,7 +245,8 @@ const OpDef kMatMul{.opType = "MatMul",
                     .forward = forward,
                     .reference = reference,
                     .vjp = vjp,
-                    .samples = samples};
+                    .samples = samples,
+                    .perSampleWeightGrads = true};
 
 } // namespace
 } // namespace qs::runtime

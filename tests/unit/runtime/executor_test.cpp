@@ -1,6 +1,12 @@
 #include "core/runtime/executor.h"
 
+#include "core/graph/graph_builder.h"
+#include "core/runtime/batching.h"
+#include "core/runtime/parallel.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <random>
 
@@ -114,6 +120,154 @@ TEST(Executor, BackwardWithKeepSkipsGradientsNoKeptValueNeeds) {
     auto all = exec->backward(*trace, std::span(&seed, 1), std::span(&input, 1));
     ASSERT_TRUE(all.ok());
     EXPECT_TRUE((*all)[input.index()].defined());
+}
+
+TEST(Executor, BackwardReturnsInitializerGradients) {
+    auto exec = Executor::create(makeChain());
+    ASSERT_TRUE(exec.ok());
+    const Tensor x = Tensor::fromVector<float>({2, 3}, {-1, 2, -1, 3, -1, 4});
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok());
+    const graph::Graph& g = exec->graph();
+    const std::pair<ValueId, Tensor> seed{*g.findValue("y"),
+                                          Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6})};
+    // b = relu(x) + w: w's gradient is dy where b > 0 (here relu(x) + w = [1,1,2,1,3,1] > 0).
+    const ValueId w = *g.findValue("w");
+    auto grads = exec->backward(*trace, std::span(&seed, 1), std::span(&w, 1));
+    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    const Tensor& dw = (*grads)[w.index()];
+    ASSERT_TRUE(dw.defined());
+    for (int64_t i = 0; i < 6; ++i) {
+        EXPECT_FLOAT_EQ(dw.data<float>()[i], static_cast<float>(i + 1));
+    }
+    EXPECT_FALSE((*grads)[g.findValue("x")->index()].defined());
+    // Keeping nothing returns everything, weights included.
+    auto all = exec->backward(*trace, std::span(&seed, 1));
+    ASSERT_TRUE(all.ok());
+    EXPECT_TRUE((*all)[w.index()].defined());
+    EXPECT_TRUE((*all)[g.findValue("x")->index()].defined());
+}
+
+/// x [B, 2, 5, 5] -> Conv 3x3 (w) -> Relu -> Flatten -> Gemm (wg) -> MatMul (wm) -> y, and a side
+/// branch x -> Sigmoid -> z (a second output).
+Graph makeWeightedChain() {
+    graph::GraphBuilder b(13);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0F, 0.5F);
+    const auto weight = [&](const std::string& name, const std::vector<int64_t>& dims) {
+        int64_t count = 1;
+        for (const int64_t d : dims) {
+            count *= d;
+        }
+        std::vector<float> values(static_cast<size_t>(count));
+        for (float& v : values) {
+            v = normal(rng);
+        }
+        return b.weight(name, dims, values);
+    };
+    const ValueId x = b.input("x", {-1, 2, 5, 5});
+    const ValueId c = b.op("Conv", "conv", {x, weight("w", {3, 2, 3, 3}), weight("bias", {3})},
+                           {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
+    const ValueId r = b.op("Relu", "relu", {c});
+    const ValueId f = b.op("Flatten", "flatten", {r}, {{"axis", int64_t{1}, {}}});
+    const ValueId gm = b.op("Gemm", "gemm", {f, weight("wg", {6, 75})}, {{"transB", int64_t{1}, {}}});
+    const ValueId dwc = b.op("Conv", "dwconv", {c, weight("wd", {3, 1, 3, 3})},
+                             {{"group", int64_t{3}, {}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
+    const ValueId red = b.op("GlobalAveragePool", "gap", {dwc});
+    const ValueId fl = b.op("Flatten", "flatten2", {red}, {{"axis", int64_t{1}, {}}});
+    const ValueId cat = b.op("Concat", "cat", {gm, fl}, {{"axis", int64_t{1}, {}}});
+    b.output(b.op("MatMul", "mm", {cat, weight("wm", {9, 4})}));
+    b.output(b.op("Sigmoid", "side", {x}));
+    return b.take();
+}
+
+TEST(Executor, PerSampleWeightGradientsEqualBatchOneRuns) {
+    auto exec = Executor::create(makeWeightedChain());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const graph::Graph& g = exec->graph();
+    const Tensor x = randomNormal({3, 2, 5, 5}, 4);
+    const ValueId y = g.outputs()[0];
+    const Tensor seed = randomNormal({3, 4}, 5);
+    std::vector<ValueId> weights;
+    for (const char* name : {"w", "wg", "wd", "wm"}) {
+        weights.push_back(*g.findValue(name));
+    }
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok());
+    const std::pair<ValueId, Tensor> seeds{y, seed};
+    RunStats stats;
+    stats.profile = true;
+    auto batched = exec->backward(*trace, std::span(&seeds, 1),
+                                  BackwardOptions{.keep = weights, .perSampleBatch = 3,
+                                                  .stats = &stats});
+    ASSERT_TRUE(batched.ok()) << batched.error().toString();
+    // Only ops on paths from the weights to y ran a VJP: not the side branch's Sigmoid.
+    EXPECT_EQ(stats.secondsByOpType.count("Sigmoid"), 0U);
+    EXPECT_EQ(stats.secondsByOpType.count("Conv"), 1U);
+    for (int64_t n = 0; n < 3; ++n) {
+        const Tensor xn = sliceBatch(x, n, n + 1);
+        auto one = exec->forwardWithTrace(std::span(&xn, 1));
+        ASSERT_TRUE(one.ok());
+        const std::pair<ValueId, Tensor> seedN{y, sliceBatch(seed, n, n + 1)};
+        auto single = exec->backward(*one, std::span(&seedN, 1), weights);
+        ASSERT_TRUE(single.ok()) << single.error().toString();
+        for (const ValueId w : weights) {
+            const Tensor& all = (*batched)[w.index()];
+            const Tensor& ref = (*single)[w.index()];
+            ASSERT_EQ(all.dim(0), 3) << g.value(w).name;
+            ASSERT_EQ(all.numElements(), 3 * ref.numElements()) << g.value(w).name;
+            for (int64_t i = 0; i < ref.numElements(); ++i) {
+                const float expected = ref.data<float>()[i];
+                EXPECT_NEAR(all.data<float>()[n * ref.numElements() + i], expected,
+                            1e-5F * std::max(1.0F, std::abs(expected)))
+                    << g.value(w).name << " sample " << n << " element " << i;
+            }
+        }
+    }
+}
+
+TEST(Executor, PerSampleGradientOfAnUnsupportedConsumerIsAnError) {
+    auto exec = Executor::create(makeChain()); // w feeds an Add
+    ASSERT_TRUE(exec.ok());
+    const Tensor x = Tensor::fromVector<float>({2, 3}, {-1, 2, -1, 3, -1, 4});
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok());
+    const ValueId w = *exec->graph().findValue("w");
+    const std::pair<ValueId, Tensor> seed{*exec->graph().findValue("y"),
+                                          Tensor::fromVector<float>({2, 3}, {1, 1, 1, 1, 1, 1})};
+    auto grads = exec->backward(*trace, std::span(&seed, 1),
+                                BackwardOptions{.keep = std::span(&w, 1), .perSampleBatch = 2});
+    ASSERT_FALSE(grads.ok());
+    EXPECT_NE(grads.error().toString().find("node 'add'"), std::string::npos)
+        << grads.error().toString();
+}
+
+TEST(Executor, BackwardIsTheSameOnOneAndTwoThreads) {
+    auto exec = Executor::create(makeWeightedChain());
+    ASSERT_TRUE(exec.ok());
+    const graph::Graph& g = exec->graph();
+    std::vector<ValueId> keep = {*g.findValue("x"), *g.findValue("w"), *g.findValue("wd")};
+    for (const int64_t batch : {1, 3}) {
+        const Tensor x = randomNormal({batch, 2, 5, 5}, 6);
+        const std::pair<ValueId, Tensor> seed{g.outputs()[0], randomNormal({batch, 4}, 7)};
+        auto trace = exec->forwardWithTrace(std::span(&x, 1));
+        ASSERT_TRUE(trace.ok());
+        setNumThreads(1);
+        auto one = exec->backward(*trace, std::span(&seed, 1), keep);
+        setNumThreads(2);
+        auto two = exec->backward(*trace, std::span(&seed, 1), keep);
+        setNumThreads(0);
+        ASSERT_TRUE(one.ok() && two.ok());
+        for (const ValueId id : keep) {
+            const Tensor& a = (*one)[id.index()];
+            const Tensor& b = (*two)[id.index()];
+            ASSERT_EQ(a.shape(), b.shape());
+            for (int64_t i = 0; i < a.numElements(); ++i) {
+                EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i],
+                            1e-5F * std::max(1.0F, std::abs(a.data<float>()[i])));
+            }
+        }
+    }
 }
 
 TEST(Executor, Fp16ModeStaysClose) {
