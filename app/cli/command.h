@@ -65,4 +65,7 @@ Command addRenderCommand(CLI::App& parent);
 
 Command addRunCommand(CLI::App& parent);
 
+/// `hessian MODEL ...` and `hessian --merge ...` (hessian_command.cpp).
+Command addHessianCommand(CLI::App& parent);
+
 } // namespace qs::cli

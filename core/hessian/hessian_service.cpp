@@ -1,0 +1,246 @@
+#include "core/hessian/hessian_service.h"
+
+#include "core/runtime/batching.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace qs::hessian {
+
+using runtime::Tensor;
+
+namespace {
+
+/// The estimator settings a cached score depends on, as one string of the cache key.
+std::string settingsKey(const HessianScoresRequest& request, const HessianOutputs& outputs) {
+    std::ostringstream key;
+    key << request.iterations << '|' << (request.earlyStop ? request.tolerance : 0.0);
+    for (const std::string& name : outputs.names) {
+        key << '|' << name;
+    }
+    return key.str();
+}
+
+/// Pulls the source once and hands out the wanted samples (increasing indices) in chunks of
+/// `batch`, each chunk one tensor per input: source batches are cut and stacked, so no sample
+/// is dropped or read twice whatever the two batch sizes are.
+class Rebatcher {
+public:
+    Rebatcher(SampleBatchSource& source, std::vector<int64_t> wanted, int64_t batch)
+        : m_source(source)
+        , m_wanted(std::move(wanted))
+        , m_batch(batch) {}
+
+    /// The next chunk's sample indices and inputs; no indices once every wanted sample is out.
+    Result<std::pair<std::vector<int64_t>, std::vector<Tensor>>> next() {
+        std::vector<int64_t> indices;
+        std::vector<std::vector<Tensor>> parts;
+        while (m_cursor < m_wanted.size() && static_cast<int64_t>(indices.size()) < m_batch) {
+            if (m_current.empty() || m_offset + currentSize() <= m_wanted[m_cursor]) {
+                if (!m_current.empty()) {
+                    m_offset += currentSize();
+                }
+                QS_ASSIGN_OR_RETURN(m_current, m_source.next());
+                if (m_current.empty() || m_current[0].rank() == 0) {
+                    return Error(Errc::InvalidArgument,
+                                 "not enough samples: the dataset holds " +
+                                     std::to_string(m_offset) + ", the request needs " +
+                                     std::to_string(m_wanted.back() + 1) + " (samples " +
+                                     std::to_string(m_wanted.front()) + ".." +
+                                     std::to_string(m_wanted.back()) + ")");
+                }
+                continue;
+            }
+            // A run of consecutive wanted rows inside the current source batch.
+            const int64_t begin = m_wanted[m_cursor] - m_offset;
+            int64_t end = begin + 1;
+            indices.push_back(m_wanted[m_cursor++]);
+            while (m_cursor < m_wanted.size() && static_cast<int64_t>(indices.size()) < m_batch &&
+                   m_wanted[m_cursor] == m_offset + end && end < currentSize()) {
+                indices.push_back(m_wanted[m_cursor++]);
+                ++end;
+            }
+            parts.resize(m_current.size());
+            for (size_t i = 0; i < m_current.size(); ++i) {
+                parts[i].push_back(runtime::sliceBatch(m_current[i], begin, end));
+            }
+        }
+        std::vector<Tensor> inputs;
+        for (const std::vector<Tensor>& input : parts) {
+            if (input.size() == 1) {
+                inputs.push_back(input[0]);
+                continue;
+            }
+            QS_ASSIGN_OR_RETURN(Tensor stacked, runtime::concatBatches(input));
+            inputs.push_back(std::move(stacked));
+        }
+        return std::pair{std::move(indices), std::move(inputs)};
+    }
+
+private:
+    int64_t currentSize() const { return m_current.empty() ? 0 : m_current[0].dim(0); }
+
+    SampleBatchSource& m_source;
+    std::vector<int64_t> m_wanted;
+    int64_t m_batch;
+    size_t m_cursor = 0;
+    std::vector<Tensor> m_current;
+    int64_t m_offset = 0; ///< global index of m_current's row 0
+};
+
+} // namespace
+
+HessianService::HessianService(const runtime::Executor& executor, SampleBatchSource& source,
+                               uint64_t seed)
+    : m_executor(executor)
+    , m_source(source)
+    , m_seed(seed) {}
+
+Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
+                                            Progress& progress) {
+    QS_TRY(request.validate());
+    const graph::Graph& graph = m_executor.graph();
+    QS_ASSIGN_OR_RETURN(HessianOutputs outputs, resolveOutputs(graph, request.outputs));
+    HessianScores result;
+    result.notes = outputs.notes;
+    std::vector<std::string> names = request.targetNodes;
+    if (names.empty()) {
+        names = defaultTargetNodes(graph, request.mode, outputs, result.notes);
+        if (names.empty()) {
+            return Error(Errc::InvalidArgument,
+                         "the model has no Conv, ConvTranspose, Gemm or MatMul node to score");
+        }
+    }
+    std::vector<EstimatorTarget> targets;
+    std::set<std::string> seen;
+    for (const std::string& name : names) {
+        if (!seen.insert(name).second) {
+            return Error(Errc::InvalidArgument, "target node '" + name + "' is listed twice");
+        }
+        QS_ASSIGN_OR_RETURN(EstimatorTarget target,
+                            resolveTarget(graph, name, request.mode, outputs));
+        targets.push_back(std::move(target));
+    }
+    const std::optional<int64_t> available = m_source.size();
+    const int64_t needed = request.firstSample + request.samples;
+    if (available && *available < needed) {
+        return Error(Errc::InvalidArgument,
+                     "not enough samples: the dataset holds " + std::to_string(*available) +
+                         ", the request needs " + std::to_string(needed) + " (samples " +
+                         std::to_string(request.firstSample) + ".." +
+                         std::to_string(needed - 1) + ")");
+    }
+    const std::string settings = settingsKey(request, outputs);
+    QS_TRY(computeMissing(request, targets, outputs, settings, progress));
+
+    result.mode = request.mode;
+    result.granularity = request.granularity;
+    result.iterations = request.iterations;
+    result.batch = request.batch;
+    result.earlyStop = request.earlyStop;
+    result.tolerance = request.tolerance;
+    result.seed = m_seed;
+    result.outputs = outputs.names;
+    for (int64_t i = request.firstSample; i < needed; ++i) {
+        result.sampleIndices.push_back(i);
+    }
+    for (const EstimatorTarget& target : targets) {
+        HessianTargetScores scores;
+        scores.node = target.node;
+        scores.tensor = target.tensorName;
+        for (const int64_t i : result.sampleIndices) {
+            const Entry& entry = m_cache.at(Key{target.node, static_cast<int>(request.mode),
+                                                static_cast<int>(request.granularity), settings,
+                                                i});
+            scores.shape = entry.shape;
+            scores.perSample.push_back(entry.scores);
+        }
+        result.targets.push_back(std::move(scores));
+    }
+    return result;
+}
+
+Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
+                                            const std::vector<EstimatorTarget>& targets,
+                                            const HessianOutputs& outputs,
+                                            const std::string& settings, Progress& progress) {
+    const auto key = [&](const EstimatorTarget& target, int64_t sample) {
+        return Key{target.node, static_cast<int>(request.mode),
+                   static_cast<int>(request.granularity), settings, sample};
+    };
+    std::vector<int64_t> wanted;
+    for (int64_t i = request.firstSample; i < request.firstSample + request.samples; ++i) {
+        const bool missing = std::any_of(targets.begin(), targets.end(), [&](const auto& target) {
+            return m_cache.count(key(target, i)) == 0;
+        });
+        if (missing) {
+            wanted.push_back(i);
+        }
+    }
+    if (wanted.empty()) {
+        progress.report(1.0, "all scores cached");
+        return success();
+    }
+    QS_TRY(m_source.rewind());
+    Rebatcher rebatcher(m_source, wanted, request.batch);
+    const int64_t batches =
+        (static_cast<int64_t>(wanted.size()) + request.batch - 1) / request.batch;
+    const EstimatorSettings estimator{.granularity = request.granularity,
+                                      .iterations = request.iterations,
+                                      .earlyStop = request.earlyStop,
+                                      .tolerance = request.tolerance,
+                                      .seed = m_seed};
+    for (int64_t b = 0; b < batches; ++b) {
+        if (progress.isCancelled()) {
+            return Error(Errc::Cancelled, "cancelled");
+        }
+        QS_ASSIGN_OR_RETURN(auto chunk, rebatcher.next());
+        const auto& [indices, inputs] = chunk;
+        // Every target missing for some sample of the chunk, in one sweep per iteration.
+        std::vector<EstimatorTarget> todo;
+        for (const EstimatorTarget& target : targets) {
+            if (std::any_of(indices.begin(), indices.end(),
+                            [&](int64_t i) { return m_cache.count(key(target, i)) == 0; })) {
+                todo.push_back(target);
+            }
+        }
+        const std::string what = "batch " + std::to_string(b + 1) + "/" + std::to_string(batches);
+        const auto onSweep = [&](int it) {
+            ++m_stats.sweeps;
+            const double done =
+                (static_cast<double>(b) + static_cast<double>(it) / request.iterations) /
+                static_cast<double>(batches);
+            progress.report(done, what + ", iteration " + std::to_string(it) + "/" +
+                                      std::to_string(request.iterations));
+        };
+        ++m_stats.forwardPasses;
+        QS_ASSIGN_OR_RETURN(BatchScores scores,
+                            estimateBatch(m_executor, inputs, indices, todo, outputs, estimator,
+                                          progress, onSweep)
+                                .context(what));
+        m_stats.samplesComputed += static_cast<int64_t>(indices.size());
+        // Only what was missing: a cached score stays the one first computed.
+        for (size_t t = 0; t < todo.size(); ++t) {
+            for (size_t s = 0; s < indices.size(); ++s) {
+                if (m_cache.emplace(key(todo[t], indices[s]),
+                                    Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
+                        .second) {
+                    ++m_stats.targetScoresComputed;
+                }
+            }
+        }
+    }
+    return success();
+}
+
+Result<HessianScores> runHessianScores(const graph::Graph& graph,
+                                       const HessianScoresRequest& request,
+                                       SampleBatchSource& source, Progress& progress,
+                                       uint64_t seed) {
+    QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(graph));
+    HessianService service(executor, source, seed);
+    return service.fetch(request, progress);
+}
+
+} // namespace qs::hessian

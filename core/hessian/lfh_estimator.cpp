@@ -1,0 +1,390 @@
+#include "core/hessian/lfh_estimator.h"
+
+#include "core/graph/metatype.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+namespace qs::hessian {
+
+using graph::ValueId;
+using runtime::Shape;
+using runtime::Tensor;
+
+namespace {
+
+/// Ops whose outputs carry no gradient: a Y behind one of them is refused.
+bool isNonDifferentiableHead(const graph::Node& node) {
+    return node.isDefaultDomain() &&
+           (node.opType == "ArgMax" || node.opType == "ArgMin" || node.opType == "TopK" ||
+            node.opType == "NonMaxSuppression");
+}
+
+/// The ArgMax/TopK/NonMaxSuppression node `value` is computed from, if any.
+const graph::Node* nonDifferentiableAncestor(const graph::Graph& graph, ValueId value) {
+    std::vector<ValueId> stack{value};
+    std::set<uint32_t> seen;
+    while (!stack.empty()) {
+        const ValueId id = stack.back();
+        stack.pop_back();
+        if (!seen.insert(id.index()).second) {
+            continue;
+        }
+        const graph::Value& v = graph.value(id);
+        if (!v.producer.valid()) {
+            continue;
+        }
+        const graph::Node& node = graph.node(v.producer);
+        if (isNonDifferentiableHead(node)) {
+            return &node;
+        }
+        for (const ValueId in : node.inputs) {
+            if (in.valid() && !graph.value(in).isInitializer()) {
+                stack.push_back(in);
+            }
+        }
+    }
+    return nullptr;
+}
+
+bool isKernelOp(const graph::Node& node) {
+    return node.isDefaultDomain() && (node.opType == "Conv" || node.opType == "ConvTranspose" ||
+                                      node.opType == "Gemm" || node.opType == "MatMul");
+}
+
+/// The weight port of a kernel op whose input is a float initializer, or -1.
+int weightPort(const graph::Graph& graph, graph::NodeId id) {
+    const graph::Node& node = graph.node(id);
+    if (!isKernelOp(node)) {
+        return -1;
+    }
+    const std::vector<int> ports = graph::constantWeightPorts(graph, id);
+    // Per-sample weight gradients exist for the second operand (Conv's W, Gemm's B, MatMul's B).
+    if (ports.size() != 1 || ports[0] != 1) {
+        return -1;
+    }
+    const graph::Value& w = graph.value(node.inputs[1]);
+    return w.initializer->dtype() == graph::DataType::Float ? 1 : -1;
+}
+
+bool isOutput(const HessianOutputs& outputs, ValueId id) {
+    return std::find(outputs.values.begin(), outputs.values.end(), id) != outputs.values.end();
+}
+
+/// splitmix64: decorrelates the per-sample seeds (seed, i) and (seed, i + 1).
+uint64_t mixSeed(uint64_t seed, int64_t sample) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(sample) + 1);
+    z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31U);
+}
+
+/// Fills `count` floats with +-1 from `rng`, 64 signs per draw.
+void fillRademacher(std::mt19937_64& rng, float* out, int64_t count) {
+    for (int64_t i = 0; i < count; i += 64) {
+        uint64_t bits = rng();
+        const int64_t n = std::min<int64_t>(64, count - i);
+        for (int64_t j = 0; j < n; ++j) {
+            out[i + j] = (bits & 1U) != 0 ? 1.0F : -1.0F;
+            bits >>= 1U;
+        }
+    }
+}
+
+/// Adds g^2 of one sample reduced by `granularity` into `scores` (size scoreSize).
+void reduceSquares(HessianScoresGranularity granularity, const float* g, const Shape& shape,
+                   int64_t channelAxis, std::vector<double>& scores) {
+    const int64_t count = runtime::shapeNumElements(shape);
+    std::fill(scores.begin(), scores.end(), 0.0);
+    switch (granularity) {
+    case HessianScoresGranularity::PerTensor: {
+        double sum = 0.0;
+        for (int64_t i = 0; i < count; ++i) {
+            sum += static_cast<double>(g[i]) * g[i];
+        }
+        scores[0] = sum;
+        return;
+    }
+    case HessianScoresGranularity::PerOutputChannel: {
+        int64_t inner = 1;
+        for (size_t d = static_cast<size_t>(channelAxis) + 1; d < shape.size(); ++d) {
+            inner *= shape[d];
+        }
+        const auto channels = static_cast<int64_t>(scores.size());
+        for (int64_t i = 0; i < count; ++i) {
+            scores[static_cast<size_t>((i / inner) % channels)] += static_cast<double>(g[i]) * g[i];
+        }
+        return;
+    }
+    case HessianScoresGranularity::PerElement:
+        for (int64_t i = 0; i < count; ++i) {
+            scores[static_cast<size_t>(i)] = static_cast<double>(g[i]) * g[i];
+        }
+        return;
+    }
+}
+
+/// Largest relative change of any target's mean score (MCT's convergence measure).
+double maxRelativeChange(const std::vector<std::vector<std::vector<double>>>& means,
+                         std::vector<double>& previous) {
+    double worst = 0.0;
+    for (size_t t = 0; t < means.size(); ++t) {
+        double sum = 0.0;
+        size_t count = 0;
+        for (const std::vector<double>& sample : means[t]) {
+            for (const double v : sample) {
+                sum += v;
+                ++count;
+            }
+        }
+        const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+        worst = std::max(worst, std::abs(mean - previous[t]) / (std::abs(mean) + 1e-6));
+        previous[t] = mean;
+    }
+    return worst;
+}
+
+} // namespace
+
+Result<HessianOutputs> resolveOutputs(const graph::Graph& graph,
+                                      const std::vector<std::string>& names) {
+    std::vector<ValueId> chosen;
+    if (names.empty()) {
+        chosen = graph.outputs();
+    }
+    for (const std::string& name : names) {
+        const std::optional<ValueId> id = graph.findValue(name);
+        if (!id) {
+            return Error(Errc::InvalidArgument, "no value named '" + name + "' in the model")
+                .context("--output");
+        }
+        chosen.push_back(*id);
+    }
+    if (chosen.empty()) {
+        return Error(Errc::InvalidModel, "the model has no outputs to differentiate");
+    }
+    HessianOutputs out;
+    for (ValueId id : chosen) {
+        const graph::Value& value = graph.value(id);
+        if (const graph::Node* head = nonDifferentiableAncestor(graph, id)) {
+            return Error(Errc::Unsupported,
+                         "output '" + value.name + "' comes from " + head->opType + " node '" +
+                             head->name +
+                             "', which has no gradient; choose differentiable values with --output");
+        }
+        if (value.producer.valid()) {
+            const graph::Node& producer = graph.node(value.producer);
+            if (producer.isDefaultDomain() && producer.opType == "Softmax" &&
+                !producer.inputs.empty()) {
+                const ValueId logits = producer.inputs[0];
+                out.notes.push_back("output '" + value.name + "' is produced by Softmax node '" +
+                                    producer.name + "': differentiated at its input '" +
+                                    graph.value(logits).name + "'");
+                id = logits;
+            }
+        }
+        const graph::Value& used = graph.value(id);
+        if (used.dtype != graph::DataType::Float && used.dtype != graph::DataType::Undefined) {
+            return Error(Errc::Unsupported, "output '" + used.name + "' is " +
+                                                std::string(graph::dataTypeName(used.dtype)) +
+                                                ", not float: it has no gradient");
+        }
+        if (!isOutput(out, id)) {
+            out.values.push_back(id);
+            out.names.push_back(used.name);
+        }
+    }
+    return out;
+}
+
+Result<EstimatorTarget> resolveTarget(const graph::Graph& graph, const std::string& name,
+                                      HessianMode mode, const HessianOutputs& outputs) {
+    const std::optional<graph::NodeId> id = graph.findNode(name);
+    if (!id) {
+        return Error(Errc::InvalidArgument, "no node named '" + name + "' in the model")
+            .context("target");
+    }
+    const graph::Node& node = graph.node(*id);
+    EstimatorTarget target;
+    target.node = name;
+    if (mode == HessianMode::Activation) {
+        if (node.outputs.empty() || !node.outputs[0].valid()) {
+            return Error(Errc::InvalidArgument, "target node '" + name + "' has no output");
+        }
+        target.tensor = node.outputs[0];
+        target.tensorName = graph.value(target.tensor).name;
+        if (isOutput(outputs, target.tensor)) {
+            return Error(Errc::InvalidArgument,
+                         "target node '" + name + "' produces '" + target.tensorName +
+                             "', which is itself a differentiated output (Y): its Jacobian is "
+                             "the identity; choose another target or other --output values");
+        }
+        // MatMul outputs keep their channels last ([B, S, C]); everything else is NCHW.
+        const bool matMul = node.isDefaultDomain() && node.opType == "MatMul";
+        target.channelAxis = matMul ? kLastAxis : 0;
+        return target;
+    }
+    const int port = weightPort(graph, *id);
+    if (port < 0) {
+        return Error(Errc::InvalidArgument,
+                     "target node '" + name + "' (" + node.opType +
+                         ") has no float weight initializer on its weight input; weights mode "
+                         "scores Conv, ConvTranspose, Gemm and MatMul weights");
+    }
+    target.weights = true;
+    target.tensor = node.inputs[static_cast<size_t>(port)];
+    target.tensorName = graph.value(target.tensor).name;
+    target.channelAxis = graph::weightOutputChannelAxis(graph, *id, port).value_or(0);
+    return target;
+}
+
+std::vector<std::string> defaultTargetNodes(const graph::Graph& graph, HessianMode mode,
+                                            const HessianOutputs& outputs,
+                                            std::vector<std::string>& notes) {
+    std::vector<std::string> names;
+    const auto order = graph.topologicalOrder();
+    const std::vector<graph::NodeId> ids = order.ok() ? *order : graph.nodeIds();
+    for (const graph::NodeId id : ids) {
+        const graph::Node& node = graph.node(id);
+        if (!isKernelOp(node)) {
+            continue;
+        }
+        if (mode == HessianMode::Weights) {
+            if (weightPort(graph, id) >= 0) {
+                names.push_back(node.name);
+            }
+            continue;
+        }
+        if (!node.outputs.empty() && isOutput(outputs, node.outputs[0])) {
+            notes.push_back("node '" + node.name + "' is left out: its output '" +
+                            graph.value(node.outputs[0]).name + "' is a differentiated output");
+            continue;
+        }
+        names.push_back(node.name);
+    }
+    return names;
+}
+
+int64_t scoreSize(HessianScoresGranularity granularity, const Shape& shape, int64_t channelAxis) {
+    switch (granularity) {
+    case HessianScoresGranularity::PerTensor:
+        return 1;
+    case HessianScoresGranularity::PerOutputChannel:
+        return shape.empty() ? 1 : shape[static_cast<size_t>(channelAxis)];
+    case HessianScoresGranularity::PerElement:
+        return runtime::shapeNumElements(shape);
+    }
+    return 1;
+}
+
+Result<BatchScores> estimateBatch(const runtime::Executor& executor,
+                                  std::span<const Tensor> inputs,
+                                  std::span<const int64_t> sampleIndices,
+                                  std::span<const EstimatorTarget> targets,
+                                  const HessianOutputs& outputs, const EstimatorSettings& settings,
+                                  Progress& progress, const std::function<void(int)>& onSweep) {
+    const auto batch = static_cast<int64_t>(sampleIndices.size());
+    QS_ASSIGN_OR_RETURN(runtime::ForwardTrace trace, executor.forwardWithTrace(inputs));
+    // Y: one [B, ...] seed per value.
+    std::vector<Shape> yShapes;
+    for (size_t o = 0; o < outputs.values.size(); ++o) {
+        const Tensor& y = trace.values[outputs.values[o].index()];
+        if (!y.defined() || y.rank() == 0 || y.dim(0) != batch) {
+            return Error(Errc::Unsupported,
+                         "output '" + outputs.names[o] + "' has shape " +
+                             (y.defined() ? runtime::shapeToString(y.shape()) : "?") +
+                             ", not the " + std::to_string(batch) + " samples on axis 0");
+        }
+        yShapes.push_back(y.shape());
+    }
+    BatchScores result;
+    std::vector<ValueId> keep;
+    std::vector<int64_t> axes;
+    for (const EstimatorTarget& target : targets) {
+        const Tensor& traced = trace.values[target.tensor.index()];
+        Shape shape = traced.shape();
+        if (!target.weights) {
+            if (traced.rank() == 0 || traced.dim(0) != batch) {
+                return Error(Errc::Unsupported, "its output " + runtime::shapeToString(shape) +
+                                                    " does not hold the " +
+                                                    std::to_string(batch) + " samples on axis 0")
+                    .context("target node '" + target.node + "'");
+            }
+            shape.erase(shape.begin());
+        }
+        const auto rank = static_cast<int64_t>(shape.size());
+        const int64_t axis =
+            target.channelAxis == kLastAxis ? std::max<int64_t>(0, rank - 1) : target.channelAxis;
+        if (axis < 0 || (rank > 0 && axis >= rank)) {
+            return Error(Errc::Unsupported, "no channel axis " + std::to_string(axis) + " in " +
+                                                runtime::shapeToString(shape))
+                .context("target node '" + target.node + "'");
+        }
+        axes.push_back(axis);
+        const int64_t size = scoreSize(settings.granularity, shape, axis);
+        result.scores.emplace_back(static_cast<size_t>(batch),
+                                   std::vector<double>(static_cast<size_t>(size), 0.0));
+        result.shapes.push_back(shape);
+        keep.push_back(target.tensor);
+    }
+    std::vector<std::mt19937_64> rngs;
+    for (const int64_t index : sampleIndices) {
+        rngs.emplace_back(mixSeed(settings.seed, index));
+    }
+    const bool weights = !targets.empty() && targets[0].weights;
+    const runtime::BackwardOptions backward{.keep = keep, .perSampleBatch = weights ? batch : 0};
+    std::vector<double> previous(targets.size(), 0.0);
+    std::vector<double> squares;
+    for (int it = 0; it < settings.iterations; ++it) {
+        if (progress.isCancelled()) {
+            return Error(Errc::Cancelled, "cancelled");
+        }
+        std::vector<std::pair<ValueId, Tensor>> seeds;
+        for (size_t o = 0; o < yShapes.size(); ++o) {
+            seeds.emplace_back(outputs.values[o],
+                               Tensor::allocate(graph::DataType::Float, yShapes[o]));
+        }
+        for (int64_t b = 0; b < batch; ++b) {
+            for (size_t o = 0; o < yShapes.size(); ++o) {
+                const int64_t row = runtime::shapeNumElements(yShapes[o]) / batch;
+                fillRademacher(rngs[static_cast<size_t>(b)],
+                               seeds[o].second.mutableData<float>() + b * row, row);
+            }
+        }
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> grads, executor.backward(trace, seeds, backward));
+        for (size_t t = 0; t < targets.size(); ++t) {
+            const Tensor& g = grads[targets[t].tensor.index()];
+            const Shape& shape = result.shapes[t];
+            const int64_t per = runtime::shapeNumElements(shape);
+            if (g.defined() && g.numElements() != per * batch) {
+                return Error(Errc::Internal, "gradient " + runtime::shapeToString(g.shape()) +
+                                                 " does not hold " + std::to_string(batch) +
+                                                 " samples of " + runtime::shapeToString(shape))
+                    .context("target node '" + targets[t].node + "'");
+            }
+            for (int64_t b = 0; b < batch; ++b) {
+                std::vector<double>& mean = result.scores[t][static_cast<size_t>(b)];
+                squares.assign(mean.size(), 0.0);
+                if (g.defined()) { // no path from this target to Y: the score stays 0
+                    reduceSquares(settings.granularity, g.data<float>() + b * per, shape, axes[t],
+                                  squares);
+                }
+                const double weight = 1.0 / (it + 1);
+                for (size_t i = 0; i < mean.size(); ++i) {
+                    mean[i] += (squares[i] - mean[i]) * weight;
+                }
+            }
+        }
+        result.iterationsRun = it + 1;
+        onSweep(it + 1);
+        const double change = maxRelativeChange(result.scores, previous);
+        if (settings.earlyStop && it + 1 > kMinHessianIterations && change < settings.tolerance) {
+            break;
+        }
+    }
+    return result;
+}
+
+} // namespace qs::hessian
