@@ -95,8 +95,7 @@ Result<void> writeScores(const HessianOptions& options, const hessian::HessianSc
         if (ec) {
             return Error(Errc::Io, "cannot create '" + options.npyDir + "': " + ec.message());
         }
-        const std::filesystem::path base =
-            std::filesystem::absolute(options.out).parent_path();
+        const std::filesystem::path base = std::filesystem::absolute(options.out).parent_path();
         for (const hessian::HessianTargetScores& target : scores.targets) {
             const std::filesystem::path file =
                 std::filesystem::path(options.npyDir) / (fileNameFor(target.node) + ".npy");
@@ -123,8 +122,9 @@ void printTable(const hessian::HessianScores& scores) {
     for (const auto& row : rows) {
         width = std::max(width, row.second->node.size());
     }
-    std::cout << std::left << std::setw(static_cast<int>(width)) << "node" << "  "
-              << std::setw(14) << "score" << "  numel\n";
+    std::cout << std::left << std::setw(static_cast<int>(width)) << "node"
+              << "  " << std::setw(14) << "score"
+              << "  numel\n";
     for (const auto& [score, target] : rows) {
         std::cout << std::left << std::setw(static_cast<int>(width)) << target->node << "  "
                   << std::setw(14) << std::setprecision(6) << score << "  " << target->numel()
@@ -158,8 +158,7 @@ Result<void> runMerge(const HessianOptions& options) {
 /// --target, else every node of --op-type (default: the service's Conv/ConvTranspose/Gemm/
 /// MatMul choice).
 Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
-                                               const graph::Graph& graph,
-                                               hessian::HessianMode mode,
+                                               const graph::Graph& graph, hessian::HessianMode mode,
                                                std::vector<std::string>& notes) {
     if (!options.targets.empty()) {
         return options.targets;
@@ -167,8 +166,7 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
     QS_ASSIGN_OR_RETURN(hessian::HessianOutputs outputs,
                         hessian::resolveOutputs(graph, options.outputs));
     if (options.opTypes.empty()) {
-        std::vector<std::string> names =
-            hessian::defaultTargetNodes(graph, mode, outputs, notes);
+        std::vector<std::string> names = hessian::defaultTargetNodes(graph, mode, outputs, notes);
         if (names.empty()) {
             return usage("the model has no Conv, ConvTranspose, Gemm or MatMul node to score");
         }
@@ -185,7 +183,8 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
         if (mode == hessian::HessianMode::Activation && !node.outputs.empty() &&
             std::find(outputs.values.begin(), outputs.values.end(), node.outputs[0]) !=
                 outputs.values.end()) {
-            notes.push_back("node '" + node.name + "' is left out: its output is a differentiated "
+            notes.push_back("node '" + node.name +
+                            "' is left out: its output is a differentiated "
                             "output");
             continue;
         }
@@ -253,10 +252,10 @@ Result<void> runHessian(const HessianOptions& options) {
     QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
     const std::vector<graph::ValueId> inputs = graph.runtimeInputs();
     const int64_t fixed = inputs.empty() ? 0 : runtime::staticBatchSize(graph.value(inputs[0]));
-    request.batch = options.batch > 0
-                        ? options.batch
-                        : (fixed > 0 ? fixed
-                                     : std::min(hessian::kDefaultHessianBatch, request.samples));
+    request.batch =
+        options.batch > 0
+            ? options.batch
+            : (fixed > 0 ? fixed : std::min(hessian::kDefaultHessianBatch, request.samples));
     if (fixed > 0 && request.batch != fixed) {
         return usage("the model's input '" + graph.value(inputs[0]).name +
                      "' has a static batch of " + std::to_string(fixed) + ": use --batch " +
@@ -280,10 +279,10 @@ Result<void> runHessian(const HessianOptions& options) {
     for (const std::string& note : scores.notes) {
         std::cerr << "note: " << note << '\n';
     }
-    std::cerr << "hessian: " << scores.targets.size() << " targets, "
-              << scores.sampleIndices.size() << " samples (" << request.firstSample << ".."
-              << request.firstSample + request.samples - 1 << "), batch " << request.batch
-              << ", " << service.stats().sweeps << " reverse sweeps\n";
+    std::cerr << "hessian: " << scores.targets.size() << " targets, " << scores.sampleIndices.size()
+              << " samples (" << request.firstSample << ".."
+              << request.firstSample + request.samples - 1 << "), batch " << request.batch << ", "
+              << service.stats().sweeps << " reverse sweeps\n";
     QS_TRY(writeScores(options, scores));
     printTable(scores);
     return success();

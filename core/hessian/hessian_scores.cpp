@@ -56,8 +56,8 @@ Result<void> checkCompatible(const HessianScores& a, const HessianScores& b, siz
         const HessianTargetScores& x = a.targets[t];
         const HessianTargetScores& y = b.targets[t];
         if (x.node != y.node || x.tensor != y.tensor || x.shape != y.shape) {
-            return mismatch("target " + std::to_string(t + 1) + " ('" + x.node + "' vs '" +
-                            y.node + "')");
+            return mismatch("target " + std::to_string(t + 1) + " ('" + x.node + "' vs '" + y.node +
+                            "')");
         }
     }
     return success();
@@ -90,8 +90,8 @@ Result<HessianScores> mergeHessianShards(const std::vector<HessianScores>& shard
         if (order[i].first == order[i - 1].first) {
             return Error(Errc::InvalidArgument,
                          "shards " + std::to_string(order[i - 1].second.first + 1) + " and " +
-                             std::to_string(order[i].second.first + 1) + " overlap: both hold sample " +
-                             std::to_string(order[i].first));
+                             std::to_string(order[i].second.first + 1) +
+                             " overlap: both hold sample " + std::to_string(order[i].first));
         }
     }
     HessianScores merged = shards[0];

@@ -125,11 +125,11 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
     const std::optional<int64_t> available = m_source.size();
     const int64_t needed = request.firstSample + request.samples;
     if (available && *available < needed) {
-        return Error(Errc::InvalidArgument,
-                     "not enough samples: the dataset holds " + std::to_string(*available) +
-                         ", the request needs " + std::to_string(needed) + " (samples " +
-                         std::to_string(request.firstSample) + ".." +
-                         std::to_string(needed - 1) + ")");
+        return Error(Errc::InvalidArgument, "not enough samples: the dataset holds " +
+                                                std::to_string(*available) +
+                                                ", the request needs " + std::to_string(needed) +
+                                                " (samples " + std::to_string(request.firstSample) +
+                                                ".." + std::to_string(needed - 1) + ")");
     }
     const std::string settings = settingsKey(request, outputs);
     QS_TRY(computeMissing(request, targets, outputs, settings, progress));
@@ -150,9 +150,9 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
         scores.node = target.node;
         scores.tensor = target.tensorName;
         for (const int64_t i : result.sampleIndices) {
-            const Entry& entry = m_cache.at(Key{target.node, static_cast<int>(request.mode),
-                                                static_cast<int>(request.granularity), settings,
-                                                i});
+            const Entry& entry =
+                m_cache.at(Key{target.node, static_cast<int>(request.mode),
+                               static_cast<int>(request.granularity), settings, i});
             scores.shape = entry.shape;
             scores.perSample.push_back(entry.scores);
         }
@@ -215,16 +215,16 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
                                       std::to_string(request.iterations));
         };
         ++m_stats.forwardPasses;
-        QS_ASSIGN_OR_RETURN(BatchScores scores,
-                            estimateBatch(m_executor, inputs, indices, todo, outputs, estimator,
-                                          progress, onSweep)
-                                .context(what));
+        QS_ASSIGN_OR_RETURN(BatchScores scores, estimateBatch(m_executor, inputs, indices, todo,
+                                                              outputs, estimator, progress, onSweep)
+                                                    .context(what));
         m_stats.samplesComputed += static_cast<int64_t>(indices.size());
         // Only what was missing: a cached score stays the one first computed.
         for (size_t t = 0; t < todo.size(); ++t) {
             for (size_t s = 0; s < indices.size(); ++s) {
-                if (m_cache.emplace(key(todo[t], indices[s]),
-                                    Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
+                if (m_cache
+                        .emplace(key(todo[t], indices[s]),
+                                 Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
                         .second) {
                     ++m_stats.targetScoresComputed;
                 }

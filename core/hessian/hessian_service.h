@@ -19,17 +19,16 @@ namespace qs::hessian {
 
 /// Work counters, for tests and reports.
 struct HessianServiceStats {
-    int64_t forwardPasses = 0;   ///< one per computed Hessian batch
-    int64_t sweeps = 0;          ///< reverse sweeps (batches x iterations)
-    int64_t samplesComputed = 0; ///< samples that went through a batch
+    int64_t forwardPasses = 0;        ///< one per computed Hessian batch
+    int64_t sweeps = 0;               ///< reverse sweeps (batches x iterations)
+    int64_t samplesComputed = 0;      ///< samples that went through a batch
     int64_t targetScoresComputed = 0; ///< (target, sample) pairs computed
 };
 
 class HessianService {
 public:
     /// `executor` and `source` must outlive the service; `seed` seeds the Rademacher draws.
-    HessianService(const runtime::Executor& executor, SampleBatchSource& source,
-                   uint64_t seed = 0);
+    HessianService(const runtime::Executor& executor, SampleBatchSource& source, uint64_t seed = 0);
 
     /// Scores for every target node and sample of `request` (targets in request order, empty
     /// targetNodes: defaultTargetNodes). Errors: invalid request, unknown or unsuitable target,

@@ -17,9 +17,8 @@ namespace {
 
 /// Ops whose outputs carry no gradient: a Y behind one of them is refused.
 bool isNonDifferentiableHead(const graph::Node& node) {
-    return node.isDefaultDomain() &&
-           (node.opType == "ArgMax" || node.opType == "ArgMin" || node.opType == "TopK" ||
-            node.opType == "NonMaxSuppression");
+    return node.isDefaultDomain() && (node.opType == "ArgMax" || node.opType == "ArgMin" ||
+                                      node.opType == "TopK" || node.opType == "NonMaxSuppression");
 }
 
 /// The ArgMax/TopK/NonMaxSuppression node `value` is computed from, if any.
@@ -169,10 +168,10 @@ Result<HessianOutputs> resolveOutputs(const graph::Graph& graph,
     for (ValueId id : chosen) {
         const graph::Value& value = graph.value(id);
         if (const graph::Node* head = nonDifferentiableAncestor(graph, id)) {
-            return Error(Errc::Unsupported,
-                         "output '" + value.name + "' comes from " + head->opType + " node '" +
-                             head->name +
-                             "', which has no gradient; choose differentiable values with --output");
+            return Error(
+                Errc::Unsupported,
+                "output '" + value.name + "' comes from " + head->opType + " node '" + head->name +
+                    "', which has no gradient; choose differentiable values with --output");
         }
         if (value.producer.valid()) {
             const graph::Node& producer = graph.node(value.producer);
@@ -279,8 +278,7 @@ int64_t scoreSize(HessianScoresGranularity granularity, const Shape& shape, int6
     return 1;
 }
 
-Result<BatchScores> estimateBatch(const runtime::Executor& executor,
-                                  std::span<const Tensor> inputs,
+Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<const Tensor> inputs,
                                   std::span<const int64_t> sampleIndices,
                                   std::span<const EstimatorTarget> targets,
                                   const HessianOutputs& outputs, const EstimatorSettings& settings,
@@ -308,8 +306,8 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor,
         if (!target.weights) {
             if (traced.rank() == 0 || traced.dim(0) != batch) {
                 return Error(Errc::Unsupported, "its output " + runtime::shapeToString(shape) +
-                                                    " does not hold the " +
-                                                    std::to_string(batch) + " samples on axis 0")
+                                                    " does not hold the " + std::to_string(batch) +
+                                                    " samples on axis 0")
                     .context("target node '" + target.node + "'");
             }
             shape.erase(shape.begin());

@@ -128,9 +128,9 @@ Result<hessian::HessianScores> hessianScoresFromJson(const json& in,
                                 field<std::vector<std::vector<double>>>(t, "per_sample", where));
         }
         if (static_cast<int64_t>(target.perSample.size()) != samples) {
-            return Error(Errc::InvalidArgument,
-                         "holds " + std::to_string(target.perSample.size()) +
-                             " samples, sample_indices lists " + std::to_string(samples))
+            return Error(Errc::InvalidArgument, "holds " + std::to_string(target.perSample.size()) +
+                                                    " samples, sample_indices lists " +
+                                                    std::to_string(samples))
                 .context(where);
         }
         scores.targets.push_back(std::move(target));

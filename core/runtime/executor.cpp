@@ -624,8 +624,8 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
         return false;
     }
     if (perSample != 0 && !m_ops[step]->perSampleWeightGrads) {
-        return Error(Errc::Unsupported, "per-sample weight gradients are not implemented for " +
-                                            node.opType)
+        return Error(Errc::Unsupported,
+                     "per-sample weight gradients are not implemented for " + node.opType)
             .context(node.opType + " node '" + node.name + "'");
     }
     std::vector<Tensor> inputs;
@@ -691,9 +691,8 @@ std::vector<bool> Executor::wantedGradients(const std::vector<bool>& kept) const
     for (const NodeId id : m_order) {
         const graph::Node& node = m_graph.node(id);
         const bool fromWanted =
-            std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
-                return in.valid() && wanted[in.index()];
-            });
+            std::any_of(node.inputs.begin(), node.inputs.end(),
+                        [&](ValueId in) { return in.valid() && wanted[in.index()]; });
         for (const ValueId out : node.outputs) {
             if (out.valid() && fromWanted) {
                 wanted[out.index()] = true;

@@ -582,11 +582,10 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
     if (ctx.wantsGrad(1)) {
         const bool perSample = ctx.wantsPerSample(1);
         if (perSample && p.n != ctx.perSampleBatch) {
-            return ctx.error(Errc::InvalidArgument,
-                             "per-sample weight gradients need the " +
-                                 std::to_string(ctx.perSampleBatch) +
-                                 " samples on axis 0 of the input, got " +
-                                 shapeToString(ctx.input(0).shape()));
+            return ctx.error(Errc::InvalidArgument, "per-sample weight gradients need the " +
+                                                        std::to_string(ctx.perSampleBatch) +
+                                                        " samples on axis 0 of the input, got " +
+                                                        shapeToString(ctx.input(0).shape()));
         }
         Shape shape = ctx.input(1).shape();
         if (perSample) {

@@ -209,10 +209,10 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
         return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input");
     }
     if (perSample && p.n != ctx.perSampleBatch) {
-        return ctx.error(Errc::InvalidArgument,
-                         "per-sample weight gradients need the " +
-                             std::to_string(ctx.perSampleBatch) + " samples on axis 0, got " +
-                             shapeToString(ctx.input(0).shape()));
+        return ctx.error(Errc::InvalidArgument, "per-sample weight gradients need the " +
+                                                    std::to_string(ctx.perSampleBatch) +
+                                                    " samples on axis 0, got " +
+                                                    shapeToString(ctx.input(0).shape()));
     }
     Shape dwShape = ctx.input(1).shape();
     if (perSample) {

@@ -188,8 +188,7 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
         } else if (count == 1) { // rows of dA split over the threads
             parallelFor(s.m, 16, [&](int64_t r0, int64_t r1) {
                 RowMap(pda + r0 * s.k, r1 - r0, s.k).noalias() =
-                    ConstRowMap(dy + r0 * s.n, r1 - r0, s.n) *
-                    ConstRowMap(b, s.k, s.n).transpose();
+                    ConstRowMap(dy + r0 * s.n, r1 - r0, s.n) * ConstRowMap(b, s.k, s.n).transpose();
             });
         } else {
             for (int64_t i = 0; i < count; ++i) {

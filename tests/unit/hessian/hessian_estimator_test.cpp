@@ -2,9 +2,8 @@
 // per output unit), granularities that add up, batched results equal to batch-1 ones, and the
 // output rules (Softmax differentiated at its input, ArgMax refused, a target that is Y refused).
 
-#include "hessian_test_models.h"
-
 #include "core/hessian/hessian_service.h"
+#include "hessian_test_models.h"
 
 #include <gtest/gtest.h>
 
@@ -61,8 +60,7 @@ void expectConverges(graph::Graph graph, HessianMode mode, const std::vector<std
 }
 
 TEST(HessianEstimator, LinearLayerConvergesToTheFrobeniusNorm) {
-    expectConverges(testing::linearModel(), HessianMode::Activation, {"fc1"},
-                    {"fc1_output_0"});
+    expectConverges(testing::linearModel(), HessianMode::Activation, {"fc1"}, {"fc1_output_0"});
     expectConverges(testing::linearModel(), HessianMode::Weights, {"fc1", "fc2"}, {"w1", "w2"});
 }
 
@@ -128,8 +126,7 @@ void expectGranularitiesAddUp(graph::Graph graph, HessianMode mode,
 
 TEST(HessianEstimator, PerChannelScoresAddUpToPerTensor) {
     expectGranularitiesAddUp(testing::convReluGemm(), HessianMode::Activation, {"conv"});
-    expectGranularitiesAddUp(testing::residualBlock(), HessianMode::Activation,
-                             {"conv1", "conv2"});
+    expectGranularitiesAddUp(testing::residualBlock(), HessianMode::Activation, {"conv1", "conv2"});
     expectGranularitiesAddUp(testing::convReluGemm(), HessianMode::Weights, {"conv", "fc"});
     expectGranularitiesAddUp(testing::residualBlock(), HessianMode::Weights, {"conv2", "mm"});
 }

@@ -1,11 +1,10 @@
 // HessianService: re-batching without dropping or reusing samples, the per-sample cache (counted
 // in sweeps), the not-enough-samples error, cancel, early stop, shards and SCORES.json.
 
-#include "hessian_test_models.h"
-
 #include "core/hessian/hessian_service.h"
 #include "core/report/hessian_report.h"
 #include "core/runtime/batching.h"
+#include "hessian_test_models.h"
 
 #include <gtest/gtest.h>
 

@@ -61,8 +61,9 @@ graph::Graph linearWithSoftmax(bool argmax) {
 graph::Graph convReluGemm() {
     GraphBuilder b(13);
     const ValueId x = b.input("x", {-1, 2, 5, 5});
-    const ValueId c = b.op("Conv", "conv", {x, weight(b, "wc", {3, 2, 3, 3}, 5), weight(b, "bc", {3}, 6)},
-                           {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
+    const ValueId c =
+        b.op("Conv", "conv", {x, weight(b, "wc", {3, 2, 3, 3}, 5), weight(b, "bc", {3}, 6)},
+             {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
     const ValueId r = b.op("Relu", "relu", {c});
     const ValueId f = b.op("Flatten", "flatten", {r}, {{"axis", int64_t{1}, {}}});
     b.output(b.op("Gemm", "fc", {f, weight(b, "wf", {75, 4}, 7)}));
@@ -75,7 +76,8 @@ graph::Graph residualBlock() {
     const ValueId c1 = b.op("Conv", "conv1", {x, weight(b, "w1", {3, 3, 3, 3}, 8)},
                             {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
     const ValueId r1 = b.op("Relu", "relu1", {c1});
-    const ValueId c2 = b.op("Conv", "conv2", {r1, weight(b, "w2", {3, 3, 1, 1}, 9), weight(b, "b2", {3}, 10)});
+    const ValueId c2 =
+        b.op("Conv", "conv2", {r1, weight(b, "w2", {3, 3, 1, 1}, 9), weight(b, "b2", {3}, 10)});
     const ValueId s = b.op("Add", "add", {c2, x});
     const ValueId r2 = b.op("Relu", "relu2", {s});
     const ValueId p = b.op("GlobalAveragePool", "gap", {r2});
@@ -107,7 +109,8 @@ double exactFrobenius(const runtime::Executor& executor, const runtime::Tensor& 
             runtime::Tensor seed = runtime::Tensor::zeros(graph::DataType::Float, y.shape());
             seed.mutableData<float>()[d] = 1.0F;
             const std::pair<ValueId, runtime::Tensor> seeds{out, seed};
-            const auto grads = executor.backward(trace, std::span(&seeds, 1), std::span(&target, 1));
+            const auto grads =
+                executor.backward(trace, std::span(&seeds, 1), std::span(&target, 1));
             const runtime::Tensor& g2 = grads.value()[target.index()];
             for (int64_t i = 0; g2.defined() && i < g2.numElements(); ++i) {
                 total += static_cast<double>(g2.data<float>()[i]) * g2.data<float>()[i];

@@ -1,13 +1,11 @@
-#include "core/runtime/executor.h"
-
 #include "core/graph/graph_builder.h"
 #include "core/runtime/batching.h"
+#include "core/runtime/executor.h"
 #include "core/runtime/parallel.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <random>
 
 namespace qs::runtime {
@@ -170,9 +168,11 @@ Graph makeWeightedChain() {
                            {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
     const ValueId r = b.op("Relu", "relu", {c});
     const ValueId f = b.op("Flatten", "flatten", {r}, {{"axis", int64_t{1}, {}}});
-    const ValueId gm = b.op("Gemm", "gemm", {f, weight("wg", {6, 75})}, {{"transB", int64_t{1}, {}}});
-    const ValueId dwc = b.op("Conv", "dwconv", {c, weight("wd", {3, 1, 3, 3})},
-                             {{"group", int64_t{3}, {}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
+    const ValueId gm =
+        b.op("Gemm", "gemm", {f, weight("wg", {6, 75})}, {{"transB", int64_t{1}, {}}});
+    const ValueId dwc =
+        b.op("Conv", "dwconv", {c, weight("wd", {3, 1, 3, 3})},
+             {{"group", int64_t{3}, {}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
     const ValueId red = b.op("GlobalAveragePool", "gap", {dwc});
     const ValueId fl = b.op("Flatten", "flatten2", {red}, {{"axis", int64_t{1}, {}}});
     const ValueId cat = b.op("Concat", "cat", {gm, fl}, {{"axis", int64_t{1}, {}}});
@@ -197,9 +197,9 @@ TEST(Executor, PerSampleWeightGradientsEqualBatchOneRuns) {
     const std::pair<ValueId, Tensor> seeds{y, seed};
     RunStats stats;
     stats.profile = true;
-    auto batched = exec->backward(*trace, std::span(&seeds, 1),
-                                  BackwardOptions{.keep = weights, .perSampleBatch = 3,
-                                                  .stats = &stats});
+    auto batched =
+        exec->backward(*trace, std::span(&seeds, 1),
+                       BackwardOptions{.keep = weights, .perSampleBatch = 3, .stats = &stats});
     ASSERT_TRUE(batched.ok()) << batched.error().toString();
     // Only ops on paths from the weights to y ran a VJP: not the side branch's Sigmoid.
     EXPECT_EQ(stats.secondsByOpType.count("Sigmoid"), 0U);
