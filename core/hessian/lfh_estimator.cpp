@@ -72,6 +72,40 @@ bool isOutput(const HessianOutputs& outputs, ValueId id) {
     return std::find(outputs.values.begin(), outputs.values.end(), id) != outputs.values.end();
 }
 
+/// The reason the graph proves axis 0 of `id` is not the samples axis, or "": the first runtime
+/// input's axis 0 is a symbol (a dynamic batch) while the value's axis 0 is a fixed number or
+/// another symbol (a sequence-first layout, a flattened batch). Unknown dims prove nothing; the
+/// estimator checks the traced sizes anyway.
+std::string notBatchFirst(const graph::Graph& graph, ValueId id) {
+    const std::vector<ValueId> inputs = graph.runtimeInputs();
+    if (inputs.empty()) {
+        return {};
+    }
+    const graph::TensorShape& in = graph.value(inputs[0]).shape;
+    const graph::TensorShape& shape = graph.value(id).shape;
+    if (!in.rankKnown || in.rank() == 0 || in.dims[0].symbol.empty() || !shape.rankKnown ||
+        shape.rank() == 0) {
+        return {};
+    }
+    const graph::Dim& d = shape.dims[0];
+    if (d.isKnown() || (!d.symbol.empty() && d.symbol != in.dims[0].symbol)) {
+        return "axis 0 of '" + graph.value(id).name + "' is " +
+               (d.isKnown() ? std::to_string(d.size) : "'" + d.symbol + "'") + ", not the batch '" +
+               in.dims[0].symbol + "' of the model's input";
+    }
+    return {};
+}
+
+/// The tensor whose axis 0 must hold the samples for `node` to be a target of `mode`.
+ValueId sampleCarrier(const graph::Node& node, HessianMode mode) {
+    if (mode == HessianMode::Activation) {
+        return node.outputs.empty() ? ValueId() : node.outputs[0];
+    }
+    // Weights mode: per-sample weight gradients split the data input by its axis 0 (Gemm's A'
+    // rows; transA puts them on axis 1, which the graph cannot prove here).
+    return node.inputs.empty() ? ValueId() : node.inputs[0];
+}
+
 /// splitmix64: decorrelates the per-sample seeds (seed, i) and (seed, i + 1).
 uint64_t mixSeed(uint64_t seed, int64_t sample) {
     uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(sample) + 1);
@@ -206,6 +240,14 @@ Result<EstimatorTarget> resolveTarget(const graph::Graph& graph, const std::stri
             .context("target");
     }
     const graph::Node& node = graph.node(*id);
+    const ValueId carrier = sampleCarrier(node, mode);
+    if (carrier.valid()) {
+        const std::string reason = notBatchFirst(graph, carrier);
+        if (!reason.empty()) {
+            return Error(Errc::Unsupported, reason + ": its scores cannot be split per sample")
+                .context("target node '" + name + "'");
+        }
+    }
     EstimatorTarget target;
     target.node = name;
     if (mode == HessianMode::Activation) {
@@ -248,6 +290,12 @@ std::vector<std::string> defaultTargetNodes(const graph::Graph& graph, HessianMo
     for (const graph::NodeId id : ids) {
         const graph::Node& node = graph.node(id);
         if (!isKernelOp(node)) {
+            continue;
+        }
+        const ValueId carrier = sampleCarrier(node, mode);
+        const std::string reason = carrier.valid() ? notBatchFirst(graph, carrier) : "";
+        if (!reason.empty()) {
+            notes.push_back("node '" + node.name + "' is left out: " + reason);
             continue;
         }
         if (mode == HessianMode::Weights) {

@@ -220,22 +220,17 @@ TEST(HessianEstimator, SoftmaxOutputIsDifferentiatedAtItsInput) {
 }
 
 TEST(HessianEstimator, ArgMaxOutputIsRefusedWithTheNodeName) {
-    const Fixture f = makeFixture(testing::linearWithSoftmax(true), 2);
-    TensorBatchSource source({f.x}, 2);
-    HessianService service(f.executor, source);
-    NullProgress progress;
-    HessianScoresRequest request;
-    request.samples = 2;
-    request.batch = 2;
-    auto refused = service.fetch(request, progress);
+    // Refused while resolving Y, before anything runs (the executor has no ArgMax kernel).
+    const graph::Graph graph = testing::linearWithSoftmax(true);
+    auto refused = resolveOutputs(graph, {});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().toString().find("ArgMax node 'argmax'"), std::string::npos)
         << refused.error().toString();
-    // Choosing the differentiable output works.
-    request.outputs = {"softmax_output_0"};
-    request.iterations = 2;
-    auto chosen = service.fetch(request, progress);
+    // Choosing the differentiable output works: the Softmax's input.
+    auto chosen = resolveOutputs(graph, {"softmax_output_0"});
     ASSERT_TRUE(chosen.ok()) << chosen.error().toString();
+    EXPECT_EQ(chosen->names, std::vector<std::string>{"fc2_output_0"});
+    EXPECT_EQ(chosen->notes.size(), 1U);
 }
 
 TEST(HessianEstimator, TargetThatIsAGraphOutputIsRefused) {
