@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole check, as CI runs it (.ci/run calls this and nothing else). From any folder:
 #   packaging/test.sh
-# Steps: Debian packages; shellcheck; ONNX Runtime for node (best effort); release build and the full
-# ctest suite; ASan+UBSan build and the core tests; the DEB package and its checks; the headless run.
+# Steps: Debian packages (with the zoo's PyTorch); shellcheck; ONNX Runtime for node (best effort);
+# the zoo models (../shared/models/make_zoo.py into build/zoo, cached); release build and the full
+# ctest suite, with the zoo required (QS_ZOO_DIR, QS_REQUIRE_ZOO=1); ASan+UBSan build and the core tests; the DEB package and its checks; the headless run.
 # Exits non-zero on the first failure. Builds use Ninja, ccache and at most two jobs.
 set -euo pipefail
 
@@ -44,7 +45,7 @@ run_ctest() {
 }
 
 section "Debian packages"
-bash packaging/setup.sh
+bash packaging/setup.sh --with-zoo
 
 section "shell scripts (shellcheck)"
 shellcheck packaging/*.sh .ci/run
@@ -65,6 +66,33 @@ fi
 if [[ -f $ort_dir/package.json ]] && ! node -e "require('./$ort_dir')" 2>/dev/null; then
     echo "WARNING: $ort_dir does not load in node; ONNX Runtime checks will fail or be skipped"
 fi
+
+section "zoo models (make_zoo.py into build/zoo)"
+# The shared folder sits beside the repository. The export is deterministic, so it is redone only
+# when the script changes or a model it wrote is missing.
+zoo_script=$repo/../shared/models/make_zoo.py
+zoo_dir=$repo/build/zoo
+[[ -f $zoo_script ]] || fail "$zoo_script not found: the shared folder must sit beside the repository"
+zoo_hash=$(sha256sum "$zoo_script" | cut -d' ' -f1)
+zoo_cached=0
+if [[ -f $zoo_dir/.make_zoo.sha256 && $(cat "$zoo_dir/.make_zoo.sha256") == "$zoo_hash" ]]; then
+    zoo_cached=1
+    while read -r model; do
+        [[ -f $zoo_dir/$model ]] || zoo_cached=0
+    done <"$zoo_dir/.models"
+fi
+if ((zoo_cached)); then
+    echo "cached in $zoo_dir: $(tr '\n' ' ' <"$zoo_dir/.models")"
+else
+    rm -rf "$zoo_dir"
+    mkdir -p "$zoo_dir"
+    zoo_started=$SECONDS
+    /usr/bin/python3 "$zoo_script" "$zoo_dir"
+    (cd "$zoo_dir" && ls -- *.onnx) >"$zoo_dir/.models"
+    echo "$zoo_hash" >"$zoo_dir/.make_zoo.sha256"
+    echo "exported $(wc -l <"$zoo_dir/.models") models in $((SECONDS - zoo_started)) s"
+fi
+export QS_ZOO_DIR=$zoo_dir QS_REQUIRE_ZOO=1
 
 section "release: configure and build"
 cmake --preset release

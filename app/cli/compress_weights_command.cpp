@@ -121,6 +121,9 @@ Result<void> printSizes(const CompressOptions& options,
               << (after > 0 ? static_cast<double>(before) / static_cast<double>(after) : 0.0)
               << "x smaller)\n"
               << "Opset " << summary.opset << ", IR version " << summary.irVersion << "\n";
+    if (summary.upgrade.upgraded()) {
+        std::cout << "Upgraded: " << summary.upgrade.describe() << "\n";
+    }
     return success();
 }
 

@@ -200,6 +200,9 @@ Result<void> writeQdqModel(const QuantizeOptions& options, const graph::Graph& m
               << " weight DequantizeLinear, " << exported.clippedGrids << " clipped grids; opset "
               << exported.opset << ", IR version " << exported.irVersion << "; onnx::checker: "
               << (exported.checked ? "passed" : "skipped (int4 or opset > 17)") << ")\n";
+    if (exported.upgrade.upgraded()) {
+        std::cout << "Upgraded: " << exported.upgrade.describe() << "\n";
+    }
     return {};
 }
 

@@ -1,6 +1,12 @@
 #include "core/compression/opset_upgrade.h"
 
+#include "core/onnx/version_conversion.h"
+#include "core/runtime/executor.h"
+
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
 #include <array>
 #include <span>
 #include <string_view>
@@ -148,16 +154,114 @@ std::string uniqueValueName(const Graph& graph, const std::string& base) {
     }
 }
 
-Result<void> raiseDefaultOpset(Graph& graph, int64_t target) {
+std::string OpsetUpgrade::describe() const {
+    if (!upgraded()) {
+        return "opset " + std::to_string(fromOpset) + " kept";
+    }
+    std::string out = "opset " + std::to_string(fromOpset) + " raised to " +
+                      std::to_string(toOpset);
+    if (onnxConverter) {
+        char diff[32];
+        std::snprintf(diff, sizeof diff, "%.2g", maxRelativeDifference);
+        out += " (by ONNX's version converter; equal to the original on random inputs, max "
+               "relative difference " +
+               std::string(diff) + ")";
+    }
+    return out;
+}
+
+Result<double> compareOnRandomInputs(const Graph& reference, const Graph& candidate,
+                                     uint64_t seed) {
+    QS_ASSIGN_OR_RETURN(runtime::Executor a, runtime::Executor::create(reference));
+    QS_ASSIGN_OR_RETURN(runtime::Executor b, runtime::Executor::create(candidate));
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
+    std::vector<runtime::Tensor> inputs;
+    for (const ValueId input : reference.runtimeInputs()) {
+        const graph::Value& v = reference.value(input);
+        if (v.dtype != graph::DataType::Float) {
+            return Error(Errc::Unsupported, "input '" + v.name +
+                                                "' is not float: cannot check the conversion "
+                                                "on random data");
+        }
+        runtime::Shape dims;
+        for (size_t axis = 0; axis < v.shape.dims.size(); ++axis) {
+            const graph::Dim& d = v.shape.dims[axis];
+            dims.push_back(d.isKnown() ? d.size : (axis == 0 ? 1 : 16));
+        }
+        runtime::Tensor t = runtime::Tensor::allocate(graph::DataType::Float, dims);
+        float* data = t.mutableData<float>();
+        for (int64_t k = 0; k < t.numElements(); ++k) {
+            data[k] = uniform(rng);
+        }
+        inputs.push_back(std::move(t));
+    }
+    QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> expected, a.run(inputs));
+    QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> actual, b.run(inputs));
+    if (expected.size() != actual.size()) {
+        return Error(Errc::Internal, "the converted model has another number of outputs");
+    }
+    double worst = 0;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (expected[i].shape() != actual[i].shape() ||
+            expected[i].dtype() != graph::DataType::Float ||
+            actual[i].dtype() != graph::DataType::Float) {
+            return Error(Errc::Internal, "output " + std::to_string(i) +
+                                             " of the converted model has another shape or type");
+        }
+        const auto x = expected[i].values<float>();
+        const auto y = actual[i].values<float>();
+        double scale = 0;
+        double diff = 0;
+        for (size_t k = 0; k < x.size(); ++k) {
+            scale = std::max(scale, std::abs(static_cast<double>(x[k])));
+            diff = std::max(diff, std::abs(static_cast<double>(x[k]) - y[k]));
+        }
+        worst = std::max(worst, scale > 0 ? diff / scale : diff);
+    }
+    return worst;
+}
+
+namespace {
+/// Opset 7-10: ONNX's converter to 13, checked against the original on our executor.
+Result<void> convertWithOnnx(Graph& graph, int64_t target, OpsetUpgrade& report) {
+    const int64_t from = graph.opsetVersion();
+    const int64_t to = std::min(std::max(target, kPerAxisQdqOpset), onnx::kConverterMaxOpset);
+    QS_ASSIGN_OR_RETURN(Graph converted, onnx::convertOpsetWithOnnx(graph, to));
+    QS_ASSIGN_OR_RETURN(const double diff,
+                        compareOnRandomInputs(graph, converted)
+                            .context("checking the model ONNX's version converter raised from "
+                                     "opset " +
+                                     std::to_string(from) + " to " + std::to_string(to)));
+    if (!(diff <= kUpgradeTolerance)) {
+        return Error(Errc::Unsupported,
+                     "ONNX's version converter raised opset " + std::to_string(from) + " to " +
+                         std::to_string(to) + " but the result differs from the original on "
+                         "random inputs (max relative difference " +
+                         std::to_string(diff) + ")");
+    }
+    report.onnxConverter = true;
+    report.maxRelativeDifference = diff;
+    graph = std::move(converted);
+    return success();
+}
+} // namespace
+
+Result<void> raiseDefaultOpset(Graph& graph, int64_t target, OpsetUpgrade* report) {
+    OpsetUpgrade local;
+    OpsetUpgrade& out = report != nullptr ? *report : local;
+    out.fromOpset = graph.opsetVersion();
+    out.toOpset = out.fromOpset;
+    if (out.fromOpset >= target) {
+        return success();
+    }
+    if (out.fromOpset < kMinUpgradableOpset) {
+        QS_TRY(convertWithOnnx(graph, target, out));
+        out.toOpset = graph.opsetVersion();
+    }
     const int64_t from = graph.opsetVersion();
     if (from >= target) {
         return success();
-    }
-    if (from < kMinUpgradableOpset) {
-        return Error(Errc::Unsupported, "the model imports opset " + std::to_string(from) +
-                                            "; raising it to " + std::to_string(target) +
-                                            " is supported from opset " +
-                                            std::to_string(kMinUpgradableOpset) + " on");
     }
     const std::vector<NodeId> nodes = graph.nodeIds();
     for (const NodeId id : nodes) {
@@ -171,11 +275,12 @@ Result<void> raiseDefaultOpset(Graph& graph, int64_t target) {
             opset.version = target;
         }
     }
+    out.toOpset = target;
     return success();
 }
 
-Result<void> raiseOpsetAndIrVersion(Graph& graph, int64_t target) {
-    QS_TRY(raiseDefaultOpset(graph, target));
+Result<void> raiseOpsetAndIrVersion(Graph& graph, int64_t target, OpsetUpgrade* report) {
+    QS_TRY(raiseDefaultOpset(graph, target, report));
     // IR 7 brought opset 13, IR 10 opset 21 (and the int4/uint4 types).
     constexpr int64_t kIrOfPerAxisOpset = 7;
     constexpr int64_t kIrOfInt4Opset = 10;

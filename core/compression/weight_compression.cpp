@@ -425,7 +425,8 @@ Result<CompressionSummary> applyWeightCompression(Graph& graph, const Compressio
     }
     CompressionSummary summary;
     if (any) {
-        QS_TRY(raiseOpsetAndIrVersion(graph, needsBlocked ? kInt4QdqOpset : kPerAxisQdqOpset));
+        QS_TRY(raiseOpsetAndIrVersion(graph, needsBlocked ? kInt4QdqOpset : kPerAxisQdqOpset,
+                                      &summary.upgrade));
     }
     size_t done = 0;
     for (const WeightDecision& decision : plan.weights) {

@@ -7,6 +7,7 @@
 // and edit the plan before applying it.
 #pragma once
 
+#include "core/compression/opset_upgrade.h"
 #include "core/compression/activation_statistics.h"
 #include "core/compression/compression_mode.h"
 #include "core/graph/graph.h"
@@ -73,6 +74,7 @@ struct CompressionSummary {
     int64_t bytesAfter = 0;       ///< their integer codes, scales and zero points
     int64_t opset = 0;            ///< default-domain opset of the result
     int64_t irVersion = 0;
+    OpsetUpgrade upgrade; ///< how the opset was raised (ONNX's converter for opset 7-10)
 };
 
 /// Quantizes the planned weights and rewrites `graph`: integer initializer (+ scale, zero

@@ -102,16 +102,57 @@ void mergeRedundantQuantizers(const QuantizationProposal& proposal,
 }
 
 template <typename Groups>
-void keepPresent(Groups& groups, const SingleConfigQuantizerSetup& setup, bool perTensorOnly) {
+void keepPresent(Groups& groups, const SingleConfigQuantizerSetup& setup) {
     for (auto it = groups.begin(); it != groups.end();) {
         auto& ids = it->second;
-        std::erase_if(ids, [&](int id) {
-            auto point = setup.quantizationPoints.find(id);
-            return point == setup.quantizationPoints.end() ||
-                   (perTensorOnly && point->second.qconfig.perChannel);
-        });
+        std::erase_if(ids, [&](int id) { return !setup.quantizationPoints.contains(id); });
         it = ids.empty() ? groups.erase(it) : std::next(it);
     }
+}
+
+/// NNCF's select_qconfigs on unified groups. Removed points leave their groups, which stay even
+/// when empty (NNCF's group manager never drops a group its quantizers left). Then, group by group
+/// in id order, the per-tensor members are taken out of their groups (a group emptied that way
+/// goes) and registered again under ids counted from 0, overwriting whatever group had that id;
+/// per-channel members just leave. So a group that was empty from the start survives under its id
+/// unless a re-registered one lands on it.
+std::map<int, std::vector<int>> selectUnifiedGroups(const std::map<int, std::vector<int>>& groups,
+                                                    const SingleConfigQuantizerSetup& setup) {
+    std::map<int, std::vector<int>> multi = groups;
+    for (auto& [gid, ids] : multi) {
+        (void)gid;
+        std::erase_if(ids, [&](int id) { return !setup.quantizationPoints.contains(id); });
+    }
+    std::map<int, std::vector<int>> out = multi;
+    auto leave = [&](int id) {
+        for (auto it = out.begin(); it != out.end(); ++it) {
+            auto found = std::find(it->second.begin(), it->second.end(), id);
+            if (found != it->second.end()) {
+                it->second.erase(found);
+                if (it->second.empty()) {
+                    out.erase(it);
+                }
+                return;
+            }
+        }
+    };
+    int next = 0;
+    for (const auto& [gid, ids] : multi) {
+        (void)gid;
+        std::vector<int> perTensor;
+        for (const int id : ids) {
+            const bool perChannel = setup.quantizationPoints.at(id).qconfig.perChannel;
+            leave(id);
+            if (!perChannel) {
+                perTensor.push_back(id);
+            }
+        }
+        if (!perTensor.empty()) {
+            std::sort(perTensor.begin(), perTensor.end());
+            out[next++] = std::move(perTensor);
+        }
+    }
+    return out;
 }
 } // namespace
 
@@ -148,7 +189,6 @@ Result<SingleConfigQuantizerSetup> finalizeSetup(const QuantizationProposal& pro
         single.quantizationPoints[id] = SingleConfigQuantizationPoint{
             point.insertionPoint, config, point.directlyQuantizedOperatorNodeNames, point.ipNode};
     }
-    single.unifiedScaleGroups = proposal.setup.unifiedScaleGroups;
     single.sharedInputOperationSetGroups = proposal.setup.sharedInputOperationSetGroups;
     for (const auto& [child, parent] : proposal.setup.requantizationParents) {
         if (single.quantizationPoints.contains(child) &&
@@ -156,10 +196,9 @@ Result<SingleConfigQuantizerSetup> finalizeSetup(const QuantizationProposal& pro
             single.requantizationParents[child] = parent;
         }
     }
-    keepPresent(single.unifiedScaleGroups, single, true);
     mergeRedundantQuantizers(proposal, single);
-    keepPresent(single.unifiedScaleGroups, single, true);
-    keepPresent(single.sharedInputOperationSetGroups, single, false);
+    single.unifiedScaleGroups = selectUnifiedGroups(proposal.setup.unifiedScaleGroups, single);
+    keepPresent(single.sharedInputOperationSetGroups, single);
     return single;
 }
 

@@ -5,6 +5,8 @@
 #include "core/graph/metatype.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 
 namespace qs::quantization::detail {
 
@@ -63,6 +65,55 @@ bool feedsGraphOutput(const graph::Graph& model, graph::NodeId node) {
         }
     }
     return false;
+}
+
+NncfNodeIds nncfNodeIds(const graph::Graph& model) {
+    // The importer creates every node's output values in file order, a folded Constant's
+    // initializer among them, so sorting the producers by their first value restores the file
+    // order with the Constants in place.
+    NncfNodeIds ids;
+    ids.byNode.assign(model.numNodeSlots(), 0);
+    const std::vector<graph::NodeId> all = model.nodeIds();
+    std::vector<std::pair<size_t, int64_t>> producers; // (first value index, node index or -1)
+    bool ordered = true;
+    for (const graph::NodeId n : all) {
+        size_t first = SIZE_MAX;
+        for (const graph::ValueId out : model.node(n).outputs) {
+            if (out.valid()) {
+                first = std::min(first, static_cast<size_t>(out.index()));
+            }
+        }
+        ordered = ordered && first != SIZE_MAX;
+        producers.emplace_back(first, static_cast<int64_t>(n.index()));
+    }
+    for (const graph::ValueId v : model.valueIds()) {
+        if (!model.value(v).constantNodeName.empty()) {
+            producers.emplace_back(static_cast<size_t>(v.index()), -1);
+        }
+    }
+    if (!ordered) {
+        for (size_t i = 0; i < all.size(); ++i) {
+            ids.byNode[all[i].index()] = i;
+        }
+        ids.modelNodeCount = all.size();
+        return ids;
+    }
+    std::sort(producers.begin(), producers.end());
+    for (size_t i = 0; i < producers.size(); ++i) {
+        if (producers[i].second >= 0) {
+            ids.byNode[static_cast<size_t>(producers[i].second)] = i;
+        }
+    }
+    ids.modelNodeCount = producers.size();
+    return ids;
+}
+
+bool isNoOpCast(const graph::Graph& model, graph::NodeId node) {
+    const graph::Node& n = model.node(node);
+    return n.opType == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+           n.inputs[0].valid() && n.outputs[0].valid() &&
+           model.value(n.inputs[0]).dtype != graph::DataType::Undefined &&
+           model.value(n.inputs[0]).dtype == model.value(n.outputs[0]).dtype;
 }
 
 bool isLinearOp(const graph::Graph& model, graph::NodeId node) {

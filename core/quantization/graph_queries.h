@@ -24,6 +24,18 @@ size_t numLiveInputs(const graph::Graph& model, const std::vector<bool>& live, g
 /// True when an output of `node` is a graph output.
 bool feedsGraphOutput(const graph::Graph& model, graph::NodeId node);
 
+/// NNCF's node ids: ONNX nodes numbered in file order, Constant nodes included (recovered from the
+/// order of the values the importer created), then the graph inputs, then the outputs.
+struct NncfNodeIds {
+    std::vector<size_t> byNode; ///< by NodeId index
+    size_t modelNodeCount = 0;  ///< id of the first graph input
+};
+
+NncfNodeIds nncfNodeIds(const graph::Graph& model);
+
+/// A Cast whose input and output types are the same (NNCF removes these before building its graph).
+bool isNoOpCast(const graph::Graph& model, graph::NodeId node);
+
 bool isLinearOp(const graph::Graph& model, graph::NodeId node);
 
 bool isArithmeticOp(std::string_view opType);

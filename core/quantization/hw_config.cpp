@@ -315,4 +315,14 @@ const HWConfigOp* HWConfig::findOp(std::string_view hwName, std::string_view mod
     return fallback;
 }
 
+const HWConfigOp* HWConfig::effectiveOp(std::string_view hwName) const {
+    const HWConfigOp* last = nullptr;
+    for (const HWConfigOp& op : m_operations) {
+        if (op.type == hwName) {
+            last = &op;
+        }
+    }
+    return last;
+}
+
 } // namespace qs::quantization

@@ -49,6 +49,12 @@ public:
     /// `mode` attribute equals `mode` (or the first without a mode).
     const HWConfigOp* findOp(std::string_view hwName, std::string_view mode = {}) const;
 
+    /// The entry NNCF applies to every op of `hwName`: the last one listed. NNCF maps each HW op
+    /// name to one config list, so a later entry overwrites an earlier one whatever their
+    /// attributes: NPU's and GPU's second Interpolate (mode nearest, no configs) makes every
+    /// Resize a wildcard.
+    const HWConfigOp* effectiveOp(std::string_view hwName) const;
+
 private:
     std::string m_targetDevice;
     std::vector<HWConfigOp> m_operations;

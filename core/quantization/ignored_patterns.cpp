@@ -1,11 +1,13 @@
 // Ops NNCF leaves in float on its own, before any user scope:
-// - squeeze-and-excitation blocks: x * Sigmoid(Linear(Act(Linear(ReduceMean(x))))); the two linear
-//   ops, their bias adds and both activations are ignored, while the pooling and the final Mul
-//   (which see the full tensor x) stay quantizable (NNCF's SE_BLOCK ignored pattern);
+// - squeeze-and-excitation blocks: x * Sigmoid(Conv(Act(Conv(ReduceMean(x))))); the two convs,
+//   the activation and the gate are ignored, while the pooling and the final Mul (which see the
+//   full tensor x) stay quantizable (NNCF's SE_BLOCK ignored pattern, the only one that applies
+//   without model_type=TRANSFORMER);
 // - post-processing: every non-weighted op on a path from a TopK or NonMaxSuppression to a model
 //   output, walking back from the outputs until a weighted op (§1.3).
 
 #include "core/graph/metatype.h"
+#include "core/quantization/graph_pattern.h"
 #include "core/quantization/graph_queries.h"
 #include "core/quantization/insertion_point_graph.h"
 
@@ -17,91 +19,45 @@ namespace {
 using graph::NodeId;
 using namespace detail;
 
-struct SeMatcher {
-    const graph::Graph& model;
-    const std::vector<bool>& live;
-
-    std::optional<NodeId> producer(NodeId node, size_t port) const {
-        return liveProducer(model, live, node, port);
+/// NNCF's SE_BLOCK ignored pattern (onnx/quantization/ignored_patterns.py): x → ReduceMean|
+/// GlobalAveragePool (excluded) → Conv → activation → Conv → Sigmoid|HardSigmoid → Mul(x, ·)
+/// (excluded). Only Conv counts as the linear op and no bias Add may sit in between.
+GraphPattern seBlock() {
+    GraphPattern head;
+    const int x = head.addNode({PatternNodeKind::NonPattern, {}, false});
+    const int reduce = head.addNode(
+        {PatternNodeKind::Op, {"ONNXReduceMeanMetatype", "ONNXGlobalAveragePoolMetatype"}, true});
+    const int conv = head.addNode({PatternNodeKind::Op, {"ONNXConvolutionMetatype"}, false});
+    head.addEdge(x, reduce);
+    head.addEdge(reduce, conv);
+    head.join(hwActivationPatterns());
+    GraphPattern rest;
+    const int conv2 = rest.addNode({PatternNodeKind::Op, {"ONNXConvolutionMetatype"}, false});
+    const int gate = rest.addNode(
+        {PatternNodeKind::Op, {"ONNXSigmoidMetatype", "ONNXHardSigmoidMetatype"}, false});
+    const int mul = rest.addNode({PatternNodeKind::Op, {"ONNXMulLayerMetatype"}, true});
+    rest.addEdge(conv2, gate);
+    rest.addEdge(gate, mul);
+    head.join(rest);
+    // Each alternative: its x also feeds the final Mul.
+    GraphPattern out;
+    for (GraphPattern alternative : head.components()) {
+        int input = -1;
+        int last = -1;
+        for (size_t i = 0; i < alternative.nodes().size(); ++i) {
+            const PatternNode& n = alternative.nodes()[i];
+            if (n.kind == PatternNodeKind::NonPattern) {
+                input = static_cast<int>(i);
+            }
+            if (n.excluded && n.metatypes == std::vector<std::string_view>{"ONNXMulLayerMetatype"}) {
+                last = static_cast<int>(i);
+            }
+        }
+        alternative.addEdge(input, last);
+        out.addAlternative(alternative);
     }
-
-    const std::string& opType(NodeId node) const { return model.node(node).opType; }
-
-    /// Walks up from `node` over an optional constant bias Add to a linear op.
-    std::optional<NodeId> linearAbove(NodeId node, std::vector<NodeId>& members) const {
-        if (opType(node) == "Add" && numLiveInputs(model, live, node) == 1) {
-            for (size_t port = 0; port < model.node(node).inputs.size(); ++port) {
-                if (auto up = producer(node, port)) {
-                    members.push_back(node);
-                    node = *up;
-                    break;
-                }
-            }
-        }
-        if (!isLinearOp(model, node)) {
-            return std::nullopt;
-        }
-        members.push_back(node);
-        return node;
-    }
-
-    /// The first activation of the block: ReLU-like, or swish Mul(y, Sigmoid(y)).
-    std::optional<NodeId> activationInput(NodeId node, std::vector<NodeId>& members) const {
-        if (opType(node) == "Mul" && model.node(node).inputs.size() == 2) {
-            for (size_t gatePort = 0; gatePort < 2; ++gatePort) {
-                auto gate = producer(node, gatePort);
-                auto other = producer(node, 1 - gatePort);
-                if (gate && other &&
-                    (opType(*gate) == "Sigmoid" || opType(*gate) == "HardSigmoid") &&
-                    producer(*gate, 0) == other) {
-                    members.push_back(node);
-                    members.push_back(*gate);
-                    return other;
-                }
-            }
-            return std::nullopt;
-        }
-        static constexpr std::string_view kActs[] = {"Relu",    "PRelu",     "LeakyRelu",
-                                                     "Sigmoid", "HardSwish", "Clip"};
-        if (std::find(std::begin(kActs), std::end(kActs), opType(node)) == std::end(kActs)) {
-            return std::nullopt;
-        }
-        members.push_back(node);
-        return producer(node, 0);
-    }
-
-    /// Members to ignore when `mul` closes an SE block.
-    std::vector<NodeId> match(NodeId mul) const {
-        const graph::Node& n = model.node(mul);
-        if (n.opType != "Mul" || n.inputs.size() != 2) {
-            return {};
-        }
-        for (size_t gatePort = 0; gatePort < 2; ++gatePort) {
-            std::vector<NodeId> members;
-            auto gate = producer(mul, gatePort);
-            if (!gate || (opType(*gate) != "Sigmoid" && opType(*gate) != "HardSigmoid")) {
-                continue;
-            }
-            members.push_back(*gate);
-            auto up = producer(*gate, 0);
-            std::optional<NodeId> linear2 = up ? linearAbove(*up, members) : std::nullopt;
-            auto actOut = linear2 ? producer(*linear2, 0) : std::nullopt;
-            auto actIn = actOut ? activationInput(*actOut, members) : std::nullopt;
-            std::optional<NodeId> linear1 = actIn ? linearAbove(*actIn, members) : std::nullopt;
-            auto reduce = linear1 ? producer(*linear1, 0) : std::nullopt;
-            if (!reduce ||
-                (opType(*reduce) != "ReduceMean" && opType(*reduce) != "GlobalAveragePool")) {
-                continue;
-            }
-            const graph::ValueId x = n.inputs[1 - gatePort];
-            if (model.node(*reduce).inputs.empty() || model.node(*reduce).inputs[0] != x) {
-                continue;
-            }
-            return members;
-        }
-        return {};
-    }
-};
+    return out;
+}
 
 /// Nodes between the model outputs and the last weighted ops above them.
 std::vector<bool> postProcessingTail(const graph::Graph& model, const std::vector<bool>& live) {
@@ -170,13 +126,14 @@ void markPostProcessing(const graph::Graph& model, const std::vector<bool>& live
 
 std::vector<bool> autoIgnoredNodes(const graph::Graph& model, const std::vector<bool>& live) {
     std::vector<bool> ignored(model.numNodeSlots(), false);
-    const SeMatcher se{model, live};
-    for (const NodeId node : model.nodeIds()) {
-        if (!live[node.index()]) {
-            continue;
-        }
-        for (const NodeId member : se.match(node)) {
-            ignored[member.index()] = true;
+    // Ignored patterns match loosely (strict = false): outside edges are allowed.
+    static const GraphPattern kIgnored = seBlock();
+    const PatternGraph graph = PatternGraph::build(model, live);
+    for (const auto& match : findSubgraphsMatchingPattern(graph, kIgnored, false)) {
+        for (const int m : match) {
+            if (graph.nodes[static_cast<size_t>(m)].node.valid()) {
+                ignored[graph.nodes[static_cast<size_t>(m)].node.index()] = true;
+            }
         }
     }
     markPostProcessing(model, live, ignored);

@@ -133,21 +133,19 @@ public:
         , m_noopCast(model.numNodeSlots(), false)
         , m_nncfId(model.numNodeSlots(), 0)
         , m_runtimeInputs(model.runtimeInputs()) {
-        // NNCF numbers the ONNX nodes in model order, then the inputs, then the outputs.
-        const std::vector<NodeId> allNodes = model.nodeIds();
-        m_numModelNodes = allNodes.size();
-        for (size_t i = 0; i < allNodes.size(); ++i) {
-            m_nncfId[allNodes[i].index()] = i;
-        }
+        // NNCF numbers the ONNX nodes in file order, then the inputs, then the outputs.
+        const detail::NncfNodeIds ids = detail::nncfNodeIds(model);
+        m_nncfId = ids.byNode;
+        m_numModelNodes = ids.modelNodeCount;
         markNoOpCasts();
     }
 
-    Result<void> run(const IgnoredScope& scope) {
+    Result<void> run(const IgnoredScope& scope, std::string_view targetDevice) {
         QS_ASSIGN_OR_RETURN(std::vector<bool> ignored, userIgnoredNodes(m_model, scope));
         const std::vector<bool> autoIgnored = autoIgnoredNodes(m_model, m_live);
         QS_TRY(m_model.topologicalOrder()); // a cycle is an error, not an empty graph
         m_ipg.m_operatorOfNode.assign(m_model.numNodeSlots(), -1);
-        for (const auto& group : findFusedPatterns(m_model, m_live)) {
+        for (const auto& group : findFusedPatterns(m_model, m_live, targetDevice)) {
             const NodeId primary = group.front();
             addOperator(group, ignored[primary.index()] || autoIgnored[primary.index()]);
         }
@@ -176,11 +174,7 @@ private:
     /// consumers read the Cast's input directly.
     void markNoOpCasts() {
         for (const NodeId node : m_model.nodeIds()) {
-            const graph::Node& n = m_model.node(node);
-            if (n.opType == "Cast" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
-                n.inputs[0].valid() && n.outputs[0].valid() &&
-                m_model.value(n.inputs[0]).dtype != graph::DataType::Undefined &&
-                m_model.value(n.inputs[0]).dtype == m_model.value(n.outputs[0]).dtype) {
+            if (detail::isNoOpCast(m_model, node)) {
                 m_noopCast[node.index()] = true;
                 m_live[node.index()] = false;
             }
@@ -308,10 +302,15 @@ private:
         m_ipg.addEdge(hookIndex, op, integer);
     }
 
-    /// One pre-hook per input port fed from outside the (possibly fused) op.
+    /// One pre-hook per input port of the op's first node: NNCF keeps only the in-edges of a
+    /// fused pattern's first node (inputs of later members from outside, such as x in
+    /// Sub(x, ReduceMean(x)), are dropped).
     void addPreHooksOf(int opIndex) {
-        const std::vector<NodeId> members = m_ipg.node(opIndex).mergedNodes;
-        for (const NodeId member : members) {
+        const std::vector<NodeId>& merged = m_ipg.node(opIndex).mergedNodes;
+        if (merged.empty()) {
+            return; // model inputs and outputs
+        }
+        for (const NodeId member : {merged.front()}) {
             const graph::Node& n = m_model.node(member);
             for (uint32_t port = 0; port < n.inputs.size(); ++port) {
                 if (!n.inputs[port].valid()) {
@@ -338,11 +337,12 @@ private:
 };
 
 Result<InsertionPointGraph> InsertionPointGraph::build(const graph::Graph& model,
-                                                       const IgnoredScope& scope) {
+                                                       const IgnoredScope& scope,
+                                                       std::string_view targetDevice) {
     InsertionPointGraph ipg;
     ipg.m_model = &model;
     InsertionPointGraphBuilder builder(model, ipg);
-    QS_TRY(builder.run(scope));
+    QS_TRY(builder.run(scope, targetDevice));
     return ipg;
 }
 

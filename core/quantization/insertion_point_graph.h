@@ -9,6 +9,7 @@
 
 #include "core/graph/graph.h"
 #include "core/graph/metatype.h"
+#include "core/quantization/graph_pattern.h"
 #include "core/support/result.h"
 
 #include <string>
@@ -62,8 +63,9 @@ class InsertionPointGraph {
 public:
     /// Builds the graph for `model`; `ignored` adds user scopes (bad regex → error). NNCF's
     /// automatic ignores (SE blocks, TopK/NMS post-processing) are applied too.
-    static Result<InsertionPointGraph> build(const graph::Graph& model,
-                                             const IgnoredScope& ignored);
+    /// `targetDevice` ("CPU", "GPU", "NPU", ...) selects the device-specific fused patterns.
+    static Result<InsertionPointGraph> build(const graph::Graph& model, const IgnoredScope& ignored,
+                                             std::string_view targetDevice = "CPU");
 
     const std::vector<IpNode>& nodes() const { return m_nodes; }
 
@@ -106,9 +108,18 @@ private:
 /// through a Shape op (shape-of subgraphs and constant subgraphs are dropped).
 std::vector<bool> inferenceNodeMask(const graph::Graph& model);
 
-/// Fused HW patterns: groups of graph nodes collapsed into one operator, primary node first.
+/// NNCF's ONNX HW fused patterns for a device, as one pattern of alternatives.
+GraphPattern hwFusedPatterns(std::string_view targetDevice);
+
+/// NNCF's atomic_activations_operations(): an atomic activation, swish, hard-swish or GELU.
+GraphPattern hwActivationPatterns();
+
+/// Fused HW patterns: groups of graph nodes collapsed into one operator (every live node in one
+/// group), members in lexicographic topological order: the first gives the inputs, the last the
+/// output.
 std::vector<std::vector<graph::NodeId>> findFusedPatterns(const graph::Graph& model,
-                                                          const std::vector<bool>& live);
+                                                          const std::vector<bool>& live,
+                                                          std::string_view targetDevice);
 
 /// Nodes NNCF ignores on its own: SE-block internals and ops on paths to TopK/NMS outputs.
 std::vector<bool> autoIgnoredNodes(const graph::Graph& model, const std::vector<bool>& live);

@@ -25,10 +25,7 @@ Result<void> Solver::setAllowedQuantizationTypes() {
         QuantizationTrait trait = meta.defaultTrait;
         QuantizerConfigList allowed = defaultList;
         if (!meta.hwName.empty()) {
-            const graph::Node& primary = m_graph.model().node(n.mergedNodes.front());
-            const std::string mode = primary.stringAttr("mode", "nearest");
-            const HWConfigOp* hwOp =
-                m_hw.findOp(meta.hwName, mode == "nearest" ? "nearest" : "linear");
+            const HWConfigOp* hwOp = m_hw.effectiveOp(meta.hwName);
             if (hwOp == nullptr) {
                 trait = QuantizationTrait::NonQuantizable;
             } else {

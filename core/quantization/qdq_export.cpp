@@ -470,15 +470,17 @@ Result<void> insertAll(Graph& graph, const std::vector<PlannedQuantizer>& planne
 }
 
 /// Opset 13 for any quantizer, 21 (and IR 10) with an int4 or int16 grid.
-Result<void> raiseOpsetFor(Graph& graph, const std::vector<PlannedQuantizer>& planned) {
+Result<void> raiseOpsetFor(Graph& graph, const std::vector<PlannedQuantizer>& planned,
+                           compression::OpsetUpgrade& upgrade) {
     if (planned.empty()) {
         return success();
     }
     const bool opset21 = std::any_of(planned.begin(), planned.end(), [](const PlannedQuantizer& q) {
         return q.storage.needsOpset21();
     });
-    return compression::raiseOpsetAndIrVersion(graph, opset21 ? compression::kInt4QdqOpset
-                                                              : compression::kPerAxisQdqOpset)
+    return compression::raiseOpsetAndIrVersion(
+               graph, opset21 ? compression::kInt4QdqOpset : compression::kPerAxisQdqOpset,
+               &upgrade)
         .context("QDQ export");
 }
 } // namespace
@@ -489,11 +491,11 @@ Result<Graph> insertQdqNodes(const Graph& model, const SingleConfigQuantizerSetu
     QS_ASSIGN_OR_RETURN(std::vector<PlannedQuantizer> planned,
                         planQuantizers(setup, parameters, options));
     Graph graph = model;
-    QS_TRY(raiseOpsetFor(graph, planned));
+    QdqExportSummary counts;
+    QS_TRY(raiseOpsetFor(graph, planned, counts.upgrade));
     for (PlannedQuantizer& q : planned) {
         QS_ASSIGN_OR_RETURN(q.target, resolveInsertionPoint(graph, q.point->insertionPoint));
     }
-    QdqExportSummary counts;
     QS_TRY(insertAll(graph, planned, counts));
     graph.compact();
     QS_TRY(graph::verify(graph).context("QDQ export produced an inconsistent graph"));

@@ -10,6 +10,7 @@
 // the grid's range in front of the pair, so the model computes exactly the grid.
 #pragma once
 
+#include "core/compression/opset_upgrade.h"
 #include "core/graph/graph.h"
 #include "core/quantization/quantizer_parameters.h"
 #include "core/quantization/quantizer_setup.h"
@@ -37,7 +38,8 @@ struct QdqExportSummary {
     int clippedGrids = 0;       ///< pairs behind a Clip (or Max/Min) to a narrower grid
     int64_t opset = 0;          ///< default-domain opset of the result
     int64_t irVersion = 0;
-    bool checked = false; ///< onnx::checker ran and passed
+    bool checked = false;              ///< onnx::checker ran and passed
+    compression::OpsetUpgrade upgrade; ///< how the opset was raised (ONNX's converter for 7-10)
 };
 
 /// Returns `model` with the quantizers of `setup` (every point not merged away; requantizers are

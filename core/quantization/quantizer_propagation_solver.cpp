@@ -577,7 +577,7 @@ PropagationOptions presetOptions(QuantizationPreset preset, int64_t opset) {
 Result<QuantizationProposal> proposeQuantizerSetup(const graph::Graph& model, const HWConfig& hw,
                                                    const PropagationOptions& options) {
     QS_ASSIGN_OR_RETURN(InsertionPointGraph ipg,
-                        InsertionPointGraph::build(model, options.ignoredScope));
+                        InsertionPointGraph::build(model, options.ignoredScope, hw.targetDevice()));
     auto graph = std::make_shared<const InsertionPointGraph>(std::move(ipg));
     detail::Solver solver(*graph, hw, options);
     QS_ASSIGN_OR_RETURN(QuantizationProposal proposal, solver.run());

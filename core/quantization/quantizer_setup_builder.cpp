@@ -103,7 +103,7 @@ Result<void> Solver::addWeightPoints(SetupDraft& draft) {
             graph::constantWeightPorts(model, op.mergedNodes.front()).empty()) {
             continue;
         }
-        const HWConfigOp* hwOp = m_hw.findOp(op.metatype->hwName);
+        const HWConfigOp* hwOp = m_hw.effectiveOp(op.metatype->hwName);
         if (hwOp == nullptr || !hwOp->hasWeights) {
             continue;
         }
@@ -126,16 +126,15 @@ Result<void> Solver::addWeightPoints(SetupDraft& draft) {
 }
 
 void Solver::addUnifiedScaleGroups(SetupDraft& draft) {
-    // Unified-scale groups (single-member groups are kept, as NNCF does).
+    // Unified-scale groups, single-member and empty ones included: NNCF's group manager keeps a
+    // group whose quantizers were all removed (dropped clones, merged or filtered quantizers), and
+    // its setup registers every group (the GUI does not draw empty ones).
     for (const auto& [gid, members] : m_groups) {
         std::vector<int> ids;
         for (const int id : members) {
             if (draft.setup.quantizationPoints.contains(id)) {
                 ids.push_back(id);
             }
-        }
-        if (ids.empty()) {
-            continue;
         }
         const int compact = static_cast<int>(draft.setup.unifiedScaleGroups.size());
         for (const int id : ids) {

@@ -13,6 +13,7 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/hw_config.cpp
   ${CMAKE_CURRENT_BINARY_DIR}/quantization/builtin_hw_configs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph_queries.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/graph_pattern.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fused_patterns.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ignored_patterns.cpp
   ${CMAKE_CURRENT_LIST_DIR}/insertion_point_graph.cpp

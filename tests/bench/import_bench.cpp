@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 fs::path zooModel(const char* name) {
     const char* dir = std::getenv("QS_ZOO_DIR");
-    return fs::path(dir != nullptr ? dir : "/work/zoo") / (std::string(name) + ".onnx");
+    return fs::path(dir != nullptr ? dir : "") / (std::string(name) + ".onnx");
 }
 
 /// The peer: what any ONNX tool must do at least — parse the file into a ModelProto.

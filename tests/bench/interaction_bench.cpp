@@ -42,7 +42,7 @@ double median(std::vector<double> values) {
 
 std::string defaultModel() {
     const char* zoo = std::getenv("QS_ZOO_DIR");
-    return std::string(zoo != nullptr ? zoo : "/work/zoo") + "/resnet50.onnx";
+    return std::string(zoo != nullptr ? zoo : ".") + "/resnet50.onnx";
 }
 
 /// Median milliseconds of `runs` config edits (and undos) in the whole window on `path`; -1 if

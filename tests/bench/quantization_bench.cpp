@@ -25,7 +25,7 @@ const graph::Graph* zooModel(const std::string& name) {
     auto& slot = cache[name];
     if (!slot) {
         const char* env = std::getenv("QS_ZOO_DIR");
-        const std::filesystem::path dir = env != nullptr ? env : "/work/zoo";
+        const std::filesystem::path dir = env != nullptr ? env : "";
         auto model = onnx::importModel(dir / (name + ".onnx"));
         if (!model.ok()) {
             return nullptr;

@@ -4,12 +4,16 @@
 # the ORT-vs-our-executor differences are printed (our executor equals the fake-quant simulation:
 # unit test QdqVsSimulation.ZooModels). Larger models differ by one-step rounding flips that
 # propagate (core/quantization/README.md, "Larger models"), so no bound is asserted here.
-# Skips (77) without the zoo (QS_ZOO_DIR, default /work/zoo), node or onnxruntime-node.
+# Skips (77) without the zoo ($QS_ZOO_DIR; a failure when QS_REQUIRE_ZOO=1), node or
+# onnxruntime-node.
 set -uo pipefail
 cli=$1 ort_dir=$2 samples=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
-zoo=${QS_ZOO_DIR:-/work/zoo}
-ls "$zoo"/*.onnx >/dev/null 2>&1 || { echo "no zoo models in $zoo: skipped"; exit 77; }
+zoo=${QS_ZOO_DIR:-}
+if ! ls "$zoo"/*.onnx >/dev/null 2>&1; then
+    [ "${QS_REQUIRE_ZOO:-}" = 1 ] && { echo "FAIL: no zoo models in '$zoo' and QS_REQUIRE_ZOO=1"; exit 1; }
+    echo "no zoo models in '$zoo' (set QS_ZOO_DIR): skipped"; exit 77
+fi
 command -v node >/dev/null || { echo "node not found: skipping"; exit 77; }
 [ -d "$ort_dir/node_modules/onnxruntime-node" ] || {
     echo "onnxruntime-node not installed in $ort_dir: skipping"; exit 77; }

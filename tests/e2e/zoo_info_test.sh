@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # `quantscope-cli info` on every make_zoo.py model agrees with the onnx Python package on node
 # count (Constant nodes become initializers), initializer count and parameter count. Skips (77)
-# when the zoo or python3-onnx is absent: the zoo needs torch, which CI does not install.
+# when the zoo ($QS_ZOO_DIR) or python3-onnx is absent; fails without the zoo when QS_REQUIRE_ZOO=1
+# (packaging/test.sh exports the zoo and sets both).
 set -uo pipefail
 cli=$1
-zoo=${QS_ZOO_DIR:-/work/zoo}
+zoo=${QS_ZOO_DIR:-}
 py=/usr/bin/python3
-ls "$zoo"/*.onnx >/dev/null 2>&1 || { echo "no zoo models in $zoo: skipped"; exit 77; }
+if ! ls "$zoo"/*.onnx >/dev/null 2>&1; then
+    [ "${QS_REQUIRE_ZOO:-}" = 1 ] && { echo "FAIL: no zoo models in '$zoo' and QS_REQUIRE_ZOO=1"; exit 1; }
+    echo "no zoo models in '$zoo' (set QS_ZOO_DIR): skipped"; exit 77
+fi
 "$py" -c 'import onnx, numpy' 2>/dev/null || { echo "python3-onnx missing: skipped"; exit 77; }
 status=0
 for model in "$zoo"/*.onnx; do

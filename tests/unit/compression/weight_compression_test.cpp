@@ -318,5 +318,50 @@ TEST(WeightCompressionExport, RefusesOpsThatChangeMeaning) {
     EXPECT_EQ(graph.opsetVersion(), 12); // unchanged
 }
 
+// An opset-9 model (Upsample with a scales input, Slice with attribute starts/ends/axes) is raised
+// to 13 by ONNX's version converter, checked on random inputs, then compressed; the result
+// computes what the original does with quantize-dequantized weights.
+TEST(WeightCompressionExport, Opset9ModelIsUpgradedByOnnxsConverter) {
+    graph::GraphBuilder b(9, 4);
+    const auto x = b.input("x", {1, 4, 4, 4});
+    std::vector<float> w(16);
+    for (size_t i = 0; i < w.size(); ++i) {
+        w[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25F;
+    }
+    const auto conv = b.op("Conv", "conv", {x, b.weight("conv.weight", {4, 4, 1, 1}, w)});
+    const std::vector<float> scaleValues = {1.0F, 1.0F, 2.0F, 2.0F};
+    const auto up = b.op("Upsample", "up", {conv, b.weight("scales", {4}, scaleValues)},
+                         {{"mode", std::string("nearest"), {}}});
+    const auto sliced = b.op("Slice", "slice", {up},
+                             {{"starts", std::vector<int64_t>{1}, {}},
+                              {"ends", std::vector<int64_t>{7}, {}},
+                              {"axes", std::vector<int64_t>{3}, {}}});
+    b.output(b.op("Conv", "head", {sliced, b.weight("head.weight", {4, 4, 1, 1}, w)}));
+    const graph::Graph original = b.take();
+    graph::Graph graph = original;
+    WeightCompressionOptions options;
+    options.mode = CompressionMode::Int8Sym;
+    const CompressionPlan plan = planOrDie(graph, options);
+    NullProgress progress;
+    auto summary = applyWeightCompression(graph, plan, progress);
+    ASSERT_TRUE(summary.ok()) << summary.error().toString();
+    EXPECT_EQ(summary->opset, 13);
+    EXPECT_TRUE(summary->upgrade.onnxConverter);
+    EXPECT_EQ(summary->upgrade.fromOpset, 9);
+    EXPECT_LE(summary->upgrade.maxRelativeDifference, kUpgradeTolerance);
+    EXPECT_NE(summary->upgrade.describe().find("raised to 13"), std::string::npos);
+    // Upsample became Resize on the way; the compressed model equals the simulation.
+    bool hasResize = false;
+    for (const graph::NodeId n : graph.nodeIds()) {
+        hasResize = hasResize || graph.node(n).opType == "Resize";
+    }
+    EXPECT_TRUE(hasResize);
+    graph::Graph dequantized = original;
+    ASSERT_TRUE(applyDequantizedWeights(dequantized, plan).ok());
+    auto diff = compareOnRandomInputs(dequantized, graph);
+    ASSERT_TRUE(diff.ok()) << diff.error().toString();
+    EXPECT_LE(*diff, 1e-5);
+}
+
 } // namespace
 } // namespace qs::compression

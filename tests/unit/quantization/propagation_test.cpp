@@ -515,5 +515,114 @@ TEST(PropagationTest, ReportsRenderTheSetup) {
     EXPECT_EQ(proposalToJson(p.proposal.setup)["quantization_points"].size(), 7u);
 }
 
+// NNCF's fused patterns (mvn_scale_shift): a LayerNorm spelled out at opset 13 is one operator
+// whose only input is its first ReduceMean; nothing inside it is quantized.
+TEST(PropagationTest, DecomposedLayerNormIsOneFusedOperator) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId y = b.conv("conv_a", x);
+    const ValueId mean = b.op("ReduceMean", "ln_mean", {y});
+    const ValueId centered = b.op("Sub", "ln_sub", {y, mean});
+    const ValueId squared = b.op("Pow", "ln_pow", {centered, b.constant("two", {1})});
+    const ValueId variance = b.op("ReduceMean", "ln_var", {squared});
+    const ValueId shifted = b.op("Add", "ln_eps", {variance, b.constant("eps", {1})});
+    const ValueId deviation = b.op("Sqrt", "ln_sqrt", {shifted});
+    const ValueId normalized = b.op("Div", "ln_div", {centered, deviation});
+    const ValueId scaled = b.op("Mul", "ln_gamma", {normalized, b.constant("gamma", {4})});
+    const ValueId shiftedOut = b.op("Add", "ln_beta", {scaled, b.constant("beta", {4})});
+    b.output(b.conv("conv_b", shiftedOut));
+    const Proposed p = propose(b);
+    EXPECT_EQ(p.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "conv_a", "ln_beta"}));
+    EXPECT_EQ(names(p.point("conv_a").directlyQuantizedOperatorNodeNames),
+              (std::set<std::string>{"ln_mean"}));
+    const auto& ipg = *p.proposal.graph;
+    const int op = ipg.operatorOf(*b.graph().findNode("ln_sub"));
+    EXPECT_EQ(op, ipg.operatorOf(*b.graph().findNode("ln_beta")));
+    EXPECT_EQ(ipg.node(op).name, "ln_mean");
+}
+
+// MatMul -> bias Add -> GELU (Div, Erf, Add, Mul) -> Mul(0.5): NNCF's
+// linear_arithmetic_activations_arithmetic, one operator quantized at its input and output only.
+TEST(PropagationTest, MatMulBiasGeluIsOneFusedOperator) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId fc = b.op("MatMul", "fc", {x, b.constant("fc.weight", {4, 4})});
+    const ValueId biased = b.op("Add", "fc_bias", {fc, b.constant("fc.bias", {4})});
+    const ValueId scaled = b.op("Div", "gelu_div", {biased, b.constant("sqrt2", {1})});
+    const ValueId erf = b.op("Erf", "gelu_erf", {scaled});
+    const ValueId onePlus = b.op("Add", "gelu_add", {erf, b.constant("one", {1})});
+    const ValueId product = b.op("Mul", "gelu_mul", {biased, onePlus});
+    const ValueId half = b.op("Mul", "gelu_half", {product, b.constant("half", {1})});
+    b.output(b.op("MatMul", "fc2", {half, b.constant("fc2.weight", {4, 4})}));
+    const Proposed p = propose(b);
+    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "gelu_half"}));
+    EXPECT_EQ(names(p.point("gelu_half").directlyQuantizedOperatorNodeNames),
+              (std::set<std::string>{"fc2"}));
+    EXPECT_TRUE(p.idByPoint.contains("fc[W]"));
+    EXPECT_TRUE(p.idByPoint.contains("fc2[W]"));
+}
+
+// Conv -> BN -> Relu quantizes after the Relu (linear_batch_norm_activations); Conv -> BN -> Conv
+// after the BN (linear_batch_norm).
+TEST(PropagationTest, ConvBatchNormActivationQuantizesAfterTheActivation) {
+    Builder b;
+    auto batchNorm = [&](const std::string& name, ValueId in) {
+        return b.op("BatchNormalization", name,
+                    {in, b.constant(name + ".scale", {8}), b.constant(name + ".bias", {8}),
+                     b.constant(name + ".mean", {8}), b.constant(name + ".var", {8})});
+    };
+    const ValueId x = b.input("x");
+    const ValueId relu = b.op("Relu", "relu_a", {batchNorm("bn_a", b.conv("conv_a", x))});
+    const ValueId bnB = batchNorm("bn_b", b.conv("conv_b", relu));
+    b.output(b.conv("conv_c", bnB));
+    const Proposed p = propose(b);
+    EXPECT_EQ(p.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "relu_a", "bn_b"}));
+    EXPECT_EQ(names(p.point("relu_a").directlyQuantizedOperatorNodeNames),
+              (std::set<std::string>{"conv_b"}));
+}
+
+// On NPU the Add is a unified-scale op: its lone quantizer forms a group, and when the
+// elementwise filter drops it the group stays, empty, in the setup (as in NNCF's setups).
+TEST(PropagationTest, UnifiedGroupOfADroppedQuantizerStaysEmpty) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
+    b.output(b.op("Add", "add_const", {relu, b.constant("bias", {1, 8, 1, 1})}));
+    const Proposed p = propose(b, "npu");
+    EXPECT_EQ(p.activationPoints(), (std::set<std::string>{"nncf_model_input_0"}));
+    auto single = finalizeSetup(p.proposal, selectFirstConfigs(p.proposal.setup));
+    ASSERT_TRUE(single.ok()) << single.error().toString();
+    ASSERT_EQ(single->unifiedScaleGroups.size(), 1u);
+    EXPECT_TRUE(single->unifiedScaleGroups.begin()->second.empty());
+    EXPECT_EQ(single->toJson()["unified_scale_groups"].size(), 1u);
+}
+
+// NPU's config lists Interpolate twice and NNCF keeps the last entry (mode nearest, no configs):
+// Resize is a wildcard and takes the symmetric default. Under MIXED the Conv branch wants
+// asymmetric configs, so the shared quantizer splits into input-port points on both consumers.
+TEST(PropagationTest, ResizeUnderNpuMixedSplitsTheSharedQuantizer) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId relu = b.op("Relu", "relu", {b.conv("conv_a", x)});
+    b.output(b.conv("conv_b", relu));
+    const ValueId scales = b.constant("scales", {4});
+    const ValueId roi = b.constant("roi", {0});
+    const ValueId resized = b.op("Resize", "resize", {relu, roi, scales}, DataType::Float,
+                                 {{"mode", std::string("nearest"), {}}});
+    b.output(b.conv("conv_c", resized));
+    const Proposed mixed = propose(b, "npu", presetOptions(QuantizationPreset::Mixed, 13));
+    EXPECT_EQ(mixed.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "conv_b:0", "resize:0", "resize"}));
+    EXPECT_EQ(mixed.point("conv_b:0").possibleConfigs.front().mode, QuantizationMode::Asymmetric);
+    EXPECT_EQ(strings(mixed.point("resize:0").possibleConfigs),
+              (std::vector<std::string>{"B:8 M:S SGN:ANY PC:N NR:N"}));
+    // Under PERFORMANCE both branches accept 8-bit symmetric: one shared quantizer.
+    const Proposed performance = propose(b, "npu");
+    EXPECT_EQ(performance.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "relu", "resize"}));
+}
+
 } // namespace
 } // namespace qs::quantization
