@@ -1,11 +1,12 @@
 // GraphLayoutModel: which boxes a model graph is drawn with, before anything is measured. Ops
 // that compute only from constants (a PyTorch export's weight Identity, a Cast or Reshape of an
 // initializer) are folded into the ops they feed: no box, no edge, the consumer's port drawn as
-// a weight port. Every other live op becomes a box with one input port per ONNX input slot (weights included: they are
-// insertion points too) and one output per ONNX output; graph inputs and graph outputs get small
-// boxes of their own; initializers are not drawn as boxes. Edges follow the values that flow from
-// a box output to a box input port; boxes carry the block scope of their node name, so big graphs
-// are cut into sections between blocks. The caller fills in the sizes and calls computeLayout.
+// a weight port. Every other live op becomes a box with one input port per ONNX input slot (weights
+// included: they are insertion points too) and one output per ONNX output; graph inputs and graph
+// outputs get small boxes of their own; initializers are not drawn as boxes. Edges follow the
+// values that flow from a box output to a box input port; boxes carry the block scope of their node
+// name, so big graphs are cut into sections between blocks. The caller fills in the sizes and calls
+// computeLayout.
 #pragma once
 
 #include "core/graph/graph.h"

@@ -44,6 +44,7 @@ struct GroupTree {
         bool isNode = false;
         uint32_t index = 0;
     };
+
     Child childToward(uint32_t group, uint32_t node) const;
 };
 

@@ -47,9 +47,7 @@ struct LocalGraph {
 
 uint64_t hashDot(const DotGraph& dot) {
     uint64_t h = 1469598103934665603ULL;
-    const auto mix = [&h](uint64_t v) {
-        h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    };
+    const auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
     const auto mixDouble = [&mix](double d) { mix(static_cast<uint64_t>(std::llround(d * 64))); };
     mix(dot.nodes.size());
     for (const DotNode& node : dot.nodes) {
@@ -99,10 +97,10 @@ struct Run {
     const std::vector<bool>& expanded;
     std::span<const Size> collapsedSizes;
     const GroupedLayoutOptions& options;
-    std::vector<bool> open;           ///< expanded with every ancestor expanded: laid out
-    std::vector<uint32_t> localOf;    ///< group -> index in locals, or UINT32_MAX
+    std::vector<bool> open;        ///< expanded with every ancestor expanded: laid out
+    std::vector<uint32_t> localOf; ///< group -> index in locals, or UINT32_MAX
     std::vector<LocalGraph> locals;
-    std::vector<uint32_t> openOrder;  ///< deepest first
+    std::vector<uint32_t> openOrder; ///< deepest first
 };
 
 uint32_t dotOfChild(LocalGraph& local, GroupTree::Child child) {
@@ -250,7 +248,14 @@ Result<void> layOutLocals(Run& run, GroupLayoutCache* cache, GroupedLayout& out,
         progress.report(static_cast<double>(i) / static_cast<double>(order.size()), what);
         ++out.dotCalls;
         bool done = false;
-        if (local.dot.nodes.size() <= run.options.inProcessUpTo) {
+        const bool dense =
+            static_cast<double>(local.dot.edges.size()) >
+            run.options.denseEdgesPerNode * static_cast<double>(local.dot.nodes.size());
+        if (dense && local.dot.nodes.size() > run.options.inProcessUpTo) {
+            local.result = detail::layeredLayout(local.dot); // not a fallback: chosen up front
+            done = true;
+            --out.dotCalls;
+        } else if (local.dot.nodes.size() <= run.options.inProcessUpTo) {
             auto result = detail::runDot(local.dot);
             if (result.ok()) {
                 local.result = std::move(result).value();
@@ -447,8 +452,8 @@ void routeEdges(Run& run, GroupedLayout& out) {
         if (group.visible && !group.expanded) {
             spread(static_cast<uint32_t>(group.inputSources.size()), group.box, group.box.y,
                    group.inputAnchors);
-            spread(static_cast<uint32_t>(group.outputSources.size()), group.box,
-                   group.box.bottom(), group.outputAnchors);
+            spread(static_cast<uint32_t>(group.outputSources.size()), group.box, group.box.bottom(),
+                   group.outputAnchors);
         }
     }
     for (DrawnEdge& edge : out.edges) {

@@ -26,16 +26,19 @@
 namespace qs::layout {
 
 struct GroupedLayoutOptions {
-    double nodeSeparation = 18; ///< horizontal gap between boxes, points
-    double rankSeparation = 30; ///< vertical gap between ranks, points
-    double groupPadding = 10;   ///< inside the frame of an expanded group
-    double headerHeight = 20;   ///< title strip at the top of an expanded group's frame
-    double dotBudgetSeconds = 1.5; ///< per dot call; then the fast layered fallback
+    double nodeSeparation = 18;    ///< horizontal gap between boxes, points
+    double rankSeparation = 30;    ///< vertical gap between ranks, points
+    double groupPadding = 10;      ///< inside the frame of an expanded group
+    double headerHeight = 20;      ///< title strip at the top of an expanded group's frame
+    double dotBudgetSeconds = 0.5; ///< per dot call; then the fast layered fallback
     /// dot graphs with more nodes than this (or twice as many edges) get the tuned speed
     /// attributes.
     size_t tunedAbove = 60;
     /// dot graphs at most this big run in this process (no fork; they take milliseconds).
     size_t inProcessUpTo = 12;
+    /// dot graphs with more edges per node than this (a DenseNet block: every layer feeds every
+    /// later one) go straight to the layered layout: dot's long-edge dummies make them slow.
+    double denseEdgesPerNode = 6;
 };
 
 /// A visible box: a layout node, or a collapsed group.
@@ -50,7 +53,7 @@ struct Unit {
 using OutputRef = std::pair<uint32_t, uint32_t>;
 
 struct PlacedGroup {
-    Rect box; ///< the collapsed box, or the frame of an expanded group
+    Rect box;              ///< the collapsed box, or the frame of an expanded group
     bool visible = false;  ///< drawn: its parent is expanded (the root never is drawn)
     bool expanded = false; ///< laid out, its children drawn inside its frame
     /// Collapsed groups only: one port per tensor entering / leaving, with the output it comes
@@ -91,6 +94,7 @@ public:
     GroupLayoutCache& operator=(const GroupLayoutCache&) = delete;
 
     struct Impl;
+
     Impl& impl() { return *m_impl; }
 
 private:

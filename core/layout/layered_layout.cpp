@@ -153,14 +153,48 @@ DotResult layeredLayout(const DotGraph& graph) {
         center.x -= left;
     }
     result.size = {right - left, std::max(0.0, y - graph.rankSeparation)};
+    // Edges between adjacent ranks are S-curves; longer ones leave the column and run down a
+    // lane right of every box they pass, so they never cross a box.
+    std::vector<double> rankRight(ranks, 0);
+    for (uint32_t node = 0; node < count; ++node) {
+        rankRight[rank[node]] = std::max(rankRight[rank[node]],
+                                         result.centers[node].x + graph.nodes[node].size.width / 2);
+    }
+    constexpr double kLaneGap = 12;
+    constexpr double kLaneSpacing = 5;
+    constexpr uint32_t kLanes = 24;
+    uint32_t lane = 0;
     result.paths.reserve(graph.edges.size());
     for (const DotEdge& edge : graph.edges) {
         const Point from = result.centers[edge.tail];
         const Point to = result.centers[edge.head];
         const Point start{from.x, from.y + graph.nodes[edge.tail].size.height / 2};
         const Point end{to.x, to.y - graph.nodes[edge.head].size.height / 2};
-        const double bend = (end.y - start.y) / 2;
-        result.paths.push_back({start, {start.x, start.y + bend}, {end.x, end.y - bend}, end});
+        const uint32_t low = std::min(rank[edge.tail], rank[edge.head]);
+        const uint32_t high = std::max(rank[edge.tail], rank[edge.head]);
+        if (high <= low + 1) {
+            const double bend = (end.y - start.y) / 2;
+            result.paths.push_back({start, {start.x, start.y + bend}, {end.x, end.y - bend}, end});
+            continue;
+        }
+        double right = 0;
+        for (uint32_t r = low + 1; r < high; ++r) {
+            right = std::max(right, rankRight[r]);
+        }
+        const double x = right + kLaneGap + kLaneSpacing * static_cast<double>(lane++ % kLanes);
+        result.size.width = std::max(result.size.width, x + kLaneGap);
+        const double out = start.y + graph.rankSeparation / 2;
+        const double in = end.y - graph.rankSeparation / 2;
+        result.paths.push_back({start,
+                                {start.x, out},
+                                {start.x, out},
+                                {x, out},
+                                {x, out},
+                                {x, in},
+                                {x, in},
+                                {x, in},
+                                {end.x, in},
+                                end});
     }
     return result;
 }

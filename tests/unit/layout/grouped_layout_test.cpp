@@ -94,9 +94,8 @@ void expectConsistent(const GroupTree& tree, const GroupedLayout& layout) {
         const Point from = edge.from.isGroup
                                ? layout.groups[edge.from.index].outputAnchors.at(edge.fromPort)
                                : layout.nodes[edge.from.index].outputAnchors.at(edge.fromPort);
-        const Point to = edge.to.isGroup
-                             ? layout.groups[edge.to.index].inputAnchors.at(edge.toPort)
-                             : layout.nodes[edge.to.index].inputAnchors.at(edge.toPort);
+        const Point to = edge.to.isGroup ? layout.groups[edge.to.index].inputAnchors.at(edge.toPort)
+                                         : layout.nodes[edge.to.index].inputAnchors.at(edge.toPort);
         EXPECT_TRUE(near(edge.bezier.front(), from));
         EXPECT_TRUE(near(edge.bezier.back(), to));
     }
@@ -172,8 +171,8 @@ TEST(GroupedLayoutTest, CollapsedGroupsAreBoxesWithPorts) {
     const GroupTree tree = buildGroupTree(chain.input, chain.scopes);
     std::vector<bool> expanded(tree.groups.size(), false);
     NullProgress progress;
-    auto layout = computeGroupedLayout(chain.input, tree, expanded, collapsedSizes(tree), {},
-                                       progress);
+    auto layout =
+        computeGroupedLayout(chain.input, tree, expanded, collapsedSizes(tree), {}, progress);
     ASSERT_TRUE(layout.ok()) << layout.error().toString();
     const uint32_t layer1 = groupNamed(tree, "/layer1");
     EXPECT_TRUE(layout->groups[layer1].visible);
@@ -195,7 +194,8 @@ TEST(GroupedLayoutTest, ExpandedGroupsFrameTheirChildrenAndCollapseBackToTheSame
     std::vector<bool> collapsed(tree.groups.size(), false);
     auto before = computeGroupedLayout(chain.input, tree, collapsed, sizes, {}, progress, &cache);
     ASSERT_TRUE(before.ok());
-    auto all = computeGroupedLayout(chain.input, tree, expandAll(tree), sizes, {}, progress, &cache);
+    auto all =
+        computeGroupedLayout(chain.input, tree, expandAll(tree), sizes, {}, progress, &cache);
     ASSERT_TRUE(all.ok()) << all.error().toString();
     for (size_t i = 0; i < chain.input.nodes.size(); ++i) {
         EXPECT_TRUE(all->nodeVisible[i]);
@@ -239,8 +239,8 @@ TEST(GroupedLayoutTest, CancelStopsTheLayout) {
     const Chain chain = makeChain(kResNetLike, true);
     const GroupTree tree = buildGroupTree(chain.input, chain.scopes);
     CancelNow cancel;
-    auto layout = computeGroupedLayout(chain.input, tree, expandAll(tree), collapsedSizes(tree),
-                                       {}, cancel);
+    auto layout =
+        computeGroupedLayout(chain.input, tree, expandAll(tree), collapsedSizes(tree), {}, cancel);
     ASSERT_FALSE(layout.ok());
     EXPECT_EQ(layout.error().code(), Errc::Cancelled);
 }
@@ -263,11 +263,9 @@ TEST(GroupedLayoutTest, BudgetedDotIsKilledOnCancelAndOnTimeout) {
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(detail::runDotBudgeted(graph, 30, cancel).outcome, detail::DotOutcome::Cancelled);
     NullProgress progress;
-    EXPECT_EQ(detail::runDotBudgeted(graph, 0.05, progress).outcome,
-              detail::DotOutcome::TimedOut);
+    EXPECT_EQ(detail::runDotBudgeted(graph, 0.05, progress).outcome, detail::DotOutcome::TimedOut);
     // Generous: both returned long before dot could have finished this graph.
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-              5.0);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
     const detail::DotGraph small = denseGraph(5);
     const detail::BudgetedDot done = detail::runDotBudgeted(small, 30, progress);
     ASSERT_EQ(done.outcome, detail::DotOutcome::Done);
