@@ -3,6 +3,7 @@
 // answer without a display.
 
 #include "ui/calibration_commands.h"
+#include "ui/graph_page.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
 #include "ui/settings.h"
@@ -57,6 +58,12 @@ void describeCommandLine(QCommandLineParser& parser) {
         QCoreApplication::translate("main", "Compress the opened model's weights, e.g. int4_asym "
                                             "or int4_asym:0.6 (mode and ratio; one undo step)."),
         QStringLiteral("MODE[:RATIO]")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("expand"),
+        QCoreApplication::translate("main", "Open the graph group of this name scope once the "
+                                            "graph is shown, e.g. /features/denseblock2 "
+                                            "(repeatable)."),
+        QStringLiteral("SCOPE")));
     parser.addOption(QCommandLineOption(
         QStringLiteral("calibrate-random"),
         QCoreApplication::translate("main", "Calibrate the opened model on N random samples and "
@@ -156,6 +163,16 @@ int main(int argc, char** argv) {
         window.calibration().calibrateOnOpen(samples);
     }
     window.show();
+    if (const QStringList scopes = parser.values(QStringLiteral("expand")); !scopes.isEmpty()) {
+        QObject::connect(
+            &window.graphPage(), &qs::ui::GraphPage::layoutFinished, &window.graphPage(),
+            [&window, scopes](bool ok) {
+                if (ok) {
+                    window.graphPage().expandScopes(scopes);
+                }
+            },
+            Qt::SingleShotConnection);
+    }
     const QStringList models = parser.positionalArguments();
     if (!models.isEmpty()) {
         window.openModel(models.front());

@@ -148,9 +148,15 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
     if (*format == ImageFormat::Dot) {
         return writeDot(graph, model, path);
     }
-    QS_ASSIGN_OR_RETURN(const layout::Layout placed,
-                        layout::computeLayout(model.input, {}, progress));
-    scene.populate(graph, model, placed);
+    // The whole graph, every group open: each dot call stays one group's size.
+    const layout::GroupTree tree =
+        layout::buildGroupTree(model.input, layout::itemScopes(graph, model));
+    const std::vector<bool> expanded = layout::expandAll(tree);
+    QS_ASSIGN_OR_RETURN(const layout::GroupedLayout placed,
+                        layout::computeGroupedLayout(model.input, tree, expanded,
+                                                     scene.measureGroups(graph, model, tree), {},
+                                                     progress));
+    scene.populate(graph, model, tree, expanded, placed);
     scene.showQuantizers(quantizers);
     return writeSceneImage(scene, path, *format);
 }

@@ -49,6 +49,13 @@ NodeItem::NodeItem(Content content, const QRectF& box, uint32_t layoutIndex, gra
     setToolTip(m_content.toolTip);
 }
 
+void NodeItem::setDetail(const QString& detail, const QString& toolTip) {
+    m_content.detail = detail;
+    m_content.toolTip = toolTip;
+    setToolTip(toolTip);
+    update();
+}
+
 QRectF NodeItem::boundingRect() const {
     const double margin = kSearchHaloWidth;
     return QRectF(QPointF(0, 0), m_size).adjusted(-margin, -margin, margin, margin);
@@ -86,6 +93,12 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget
         painter->setBrush(Qt::NoBrush);
         painter->drawRoundedRect(box, kCornerRadius + 2, kCornerRadius + 2);
     }
+    if (m_content.group) {
+        // A stack of cards: this box stands for many.
+        painter->setPen(QPen(m_theme.nodeBorder, 1.0));
+        painter->setBrush(m_theme.nodeFill);
+        painter->drawRoundedRect(box.translated(3, 3), kCornerRadius, kCornerRadius);
+    }
     painter->setPen(QPen(border, emphasised ? 2.0 : 1.0));
     painter->setBrush(m_content.io ? m_theme.ioFill : m_theme.nodeFill);
     const double radius = m_content.io ? box.height() / 2 : kCornerRadius;
@@ -101,7 +114,10 @@ void NodeItem::paintBody(QPainter* painter, const QRectF& box) const {
     if (m_content.io) {
         painter->setFont(m_theme.titleFont);
         painter->setPen(m_theme.secondaryText);
-        const QString line = m_content.title + QLatin1Char(' ') + m_content.name;
+        // A value named like its kind ("input") reads once, not "input input".
+        const QString line = m_content.name.compare(m_content.title, Qt::CaseInsensitive) == 0
+                                 ? m_content.title
+                                 : m_content.title + QLatin1Char(' ') + m_content.name;
         painter->drawText(textBox.adjusted(0, 2, 0, 0), Qt::AlignHCenter | Qt::AlignTop, line);
         painter->setFont(m_theme.detailFont);
         painter->setPen(m_theme.text);
@@ -114,7 +130,9 @@ void NodeItem::paintBody(QPainter* painter, const QRectF& box) const {
     outline.addRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), kCornerRadius, kCornerRadius);
     QPainterPath header;
     header.addRect(QRectF(box.left(), box.top(), box.width(), headerHeight));
-    painter->fillPath(outline.intersected(header), m_theme.familyColor(m_content.opType));
+    painter->fillPath(outline.intersected(header), m_content.group
+                                                       ? m_theme.secondaryText
+                                                       : m_theme.familyColor(m_content.opType));
     painter->setFont(m_theme.titleFont);
     painter->setPen(Qt::white);
     painter->drawText(QRectF(textBox.left(), box.top(), textBox.width(), headerHeight),
@@ -126,6 +144,46 @@ void NodeItem::paintBody(QPainter* painter, const QRectF& box) const {
     painter->drawText(nameLine, Qt::AlignCenter, m_content.name);
     painter->setPen(m_theme.text);
     painter->drawText(nameLine.translated(0, detail.height()), Qt::AlignCenter, m_content.detail);
+}
+
+GroupFrameItem::GroupFrameItem(uint32_t group, const QString& title, const QRectF& box,
+                               double headerHeight, int depth, const GraphTheme& theme)
+    : m_group(group)
+    , m_title(title)
+    , m_size(box.size())
+    , m_headerHeight(headerHeight)
+    , m_depth(depth)
+    , m_theme(theme) {
+    setPos(box.topLeft());
+    setZValue(-3 + 0.01 * depth); // behind edges and boxes; inner frames over outer ones
+    setToolTip(title + QStringLiteral("\nDouble-click the header to collapse"));
+}
+
+QRectF GroupFrameItem::boundingRect() const {
+    return {QPointF(0, 0), m_size};
+}
+
+bool GroupFrameItem::onHeader(const QPointF& scenePoint) const {
+    const QPointF local = mapFromScene(scenePoint);
+    return local.y() >= 0 && local.y() <= m_headerHeight && local.x() >= 0 &&
+           local.x() <= m_size.width();
+}
+
+void GroupFrameItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
+    const QRectF box(QPointF(0, 0), m_size);
+    QColor fill = m_theme.secondaryText;
+    fill.setAlpha(18 + 8 * (m_depth % 3));
+    painter->setRenderHint(QPainter::Antialiasing);
+    painter->setPen(QPen(m_theme.nodeBorder, 1.0, Qt::DashLine));
+    painter->setBrush(fill);
+    painter->drawRoundedRect(box, kCornerRadius * 2, kCornerRadius * 2);
+    if (levelOfDetail(painter) < kTextLevelOfDetail) {
+        return;
+    }
+    painter->setFont(m_theme.detailFont);
+    painter->setPen(m_theme.secondaryText);
+    painter->drawText(QRectF(kPaddingX, 0, m_size.width() - 2 * kPaddingX, m_headerHeight),
+                      Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("\u25BE ") + m_title);
 }
 
 PortItem::PortItem(PortSide side, uint32_t port, bool weight, const GraphTheme& theme,

@@ -39,6 +39,8 @@ public:
         QString opType;
         QString toolTip;
         bool io = false;
+        /// A collapsed group drawn as one box: its index in the scene's GroupTree.
+        std::optional<uint32_t> group;
     };
 
     NodeItem(Content content, const QRectF& box, uint32_t layoutIndex, graph::NodeId node,
@@ -51,6 +53,12 @@ public:
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
     const Content& content() const { return m_content; }
+
+    /// Replaces the texts (a collapsed group's quantizer summary changes with the setup).
+    void setDetail(const QString& detail, const QString& toolTip);
+
+    /// The collapsed group drawn, if this box is one.
+    std::optional<uint32_t> group() const { return m_content.group; }
 
     /// Index of this box in the layout (and in the GraphLayoutModel).
     uint32_t layoutIndex() const { return m_layoutIndex; }
@@ -90,6 +98,35 @@ private:
     std::vector<EdgeItem*> m_outEdges;
     Highlight m_highlight = Highlight::None;
     bool m_searchMatch = false;
+};
+
+/// The frame of an expanded group, behind its children: a tinted box with the group's name in
+/// a header strip; double-clicking the header collapses the group.
+class GroupFrameItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 5 };
+
+    GroupFrameItem(uint32_t group, const QString& title, const QRectF& box, double headerHeight,
+                   int depth, const GraphTheme& theme);
+
+    int type() const override { return Type; }
+
+    QRectF boundingRect() const override;
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
+
+    uint32_t group() const { return m_group; }
+
+    /// True when `scenePoint` lies on the header strip.
+    bool onHeader(const QPointF& scenePoint) const;
+
+private:
+    uint32_t m_group;
+    QString m_title;
+    QSizeF m_size;
+    double m_headerHeight;
+    int m_depth;
+    const GraphTheme& m_theme;
 };
 
 /// A port circle, child of its NodeItem and centred on the layout's anchor. Quantizer badges

@@ -27,6 +27,17 @@ GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
     column->addWidget(m_ruleHint);
     column->addWidget(m_status);
     column->addWidget(m_view, 1);
+    connect(m_scene, &GraphScene::groupToggleRequested, this, &GraphPage::toggleGroup);
+    connect(m_searchBar, &GraphSearchBar::revealRequested, this,
+            [this](const std::vector<uint32_t>& items) {
+                bool changed = false;
+                for (uint32_t item : items) {
+                    changed = layout::expandToNode(m_tree, m_expanded, item) || changed;
+                }
+                if (changed) {
+                    relayout(std::nullopt, [this] { m_searchBar->refresh(); });
+                }
+            });
     m_status->setAlignment(Qt::AlignCenter);
     m_status->setContentsMargins(0, 6, 0, 6);
     m_status->hide();
@@ -47,17 +58,85 @@ void GraphPage::showGraph(GraphDocument& document) {
     m_searchBar->deactivate();
     m_scene->clearGraph();
     m_model = m_scene->prepareLayout(document.graph());
+    m_tree = layout::buildGroupTree(m_model.input, layout::itemScopes(document.graph(), m_model));
+    m_groupSizes = m_scene->measureGroups(document.graph(), m_model, m_tree);
+    m_expanded = layout::autoExpand(m_tree);
+    m_cache = std::make_shared<layout::GroupLayoutCache>();
     m_status->setText(
         tr("Laying out %n node(s)…", nullptr, static_cast<int>(m_model.items.size())));
     m_status->show();
     m_view->sceneChanged();
-    const layout::LayoutInput input = m_model.input;
-    m_jobs.start<layout::Layout>(
+    relayout(std::nullopt, [this, request] {
+        if (request == m_request) {
+            m_view->fitGraph();
+            m_view->setFocus(); // +, -, Space and the wheel work right away
+        }
+    });
+}
+
+namespace {
+/// The job's Progress, also cancelled when the page starts a newer layout.
+class StoppableProgress final : public Progress {
+public:
+    StoppableProgress(Progress& inner, const std::atomic<bool>& stop)
+        : m_inner(inner)
+        , m_stop(stop) {}
+
+    void report(double fraction, std::string_view what) override { m_inner.report(fraction, what); }
+
+    bool isCancelled() const override { return m_stop.load() || m_inner.isCancelled(); }
+
+private:
+    Progress& m_inner;
+    const std::atomic<bool>& m_stop;
+};
+
+/// What one layout job needs, shared with it (the page may start another meanwhile).
+struct LayoutJob {
+    layout::LayoutInput input;
+    layout::GroupTree tree;
+    std::vector<bool> expanded;
+    std::vector<layout::Size> sizes;
+    std::shared_ptr<layout::GroupLayoutCache> cache;
+    std::shared_ptr<std::atomic<bool>> stop;
+};
+} // namespace
+
+void GraphPage::cancelLayout() {
+    if (m_stop) {
+        m_stop->store(true);
+    }
+}
+
+void GraphPage::relayout(std::optional<uint32_t> anchorGroup, std::function<void()> then) {
+    cancelLayout();
+    const int request = ++m_request;
+    m_layingOut = true;
+    m_stop = std::make_shared<std::atomic<bool>>(false);
+    auto job = std::make_shared<const LayoutJob>(
+        LayoutJob{m_model.input, m_tree, m_expanded, m_groupSizes, m_cache, m_stop});
+    // Where the anchor group is on screen now, to put it back there.
+    std::optional<QPointF> anchorView;
+    if (anchorGroup) {
+        const QGraphicsItem* item = m_scene->groupBox(*anchorGroup);
+        if (item == nullptr) {
+            item = m_scene->groupFrame(*anchorGroup);
+        }
+        if (item != nullptr) {
+            anchorView = m_view->mapFromScene(item->scenePos());
+        }
+    }
+    m_jobs.start<layout::GroupedLayout>(
         tr("Laying out the graph"),
-        [input](Progress& progress) { return layout::computeLayout(input, {}, progress); },
-        [this, request](Result<layout::Layout> placed) {
+        [job](Progress& progress) {
+            StoppableProgress stoppable(progress, *job->stop);
+            return layout::computeGroupedLayout(job->input, job->tree, job->expanded, job->sizes,
+                                                {}, stoppable, job->cache.get());
+        },
+        [this, request, job, anchorGroup, anchorView,
+         then = std::move(then)](Result<layout::GroupedLayout> placed) {
             if (request != m_request) {
-                return; // a newer graph was asked for meanwhile
+                return; // a newer layout was asked for meanwhile
             }
             m_layingOut = false;
             if (!placed.ok() || m_document.isNull()) {
@@ -65,17 +144,73 @@ void GraphPage::showGraph(GraphDocument& document) {
                                             ? tr("The model was closed")
                                             : QString::fromStdString(placed.error().toString());
                 m_status->setText(tr("No layout: %1").arg(message));
+                m_status->show();
                 Q_EMIT layoutFinished(false, message);
                 return;
             }
             m_status->hide();
-            m_scene->populate(m_document->graph(), m_model, *placed);
+            m_scene->populate(m_document->graph(), m_model, job->tree, job->expanded, *placed);
             refreshQuantizers();
             m_view->sceneChanged();
-            m_view->fitGraph();
-            m_view->setFocus(); // +, -, Space and the wheel work right away
+            if (anchorGroup && anchorView) {
+                const QGraphicsItem* item = m_scene->groupBox(*anchorGroup);
+                if (item == nullptr) {
+                    item = m_scene->groupFrame(*anchorGroup);
+                }
+                if (item != nullptr) {
+                    m_view->keepAt(item->scenePos(), *anchorView);
+                }
+            }
+            if (then) {
+                then();
+            }
             Q_EMIT layoutFinished(true, {});
         });
+}
+
+void GraphPage::toggleGroup(uint32_t group) {
+    if (group == 0 || group >= m_expanded.size()) {
+        return;
+    }
+    m_expanded[group] = !m_expanded[group];
+    relayout(group);
+}
+
+void GraphPage::expandAllGroups(bool expanded) {
+    if (m_expanded.empty()) {
+        return;
+    }
+    m_expanded.assign(m_expanded.size(), expanded);
+    m_expanded[0] = true;
+    relayout(std::nullopt, [this] { m_view->fitGraph(); });
+}
+
+bool GraphPage::expandScopes(const QStringList& paths) {
+    bool matched = false;
+    for (uint32_t g = 1; g < m_tree.groups.size(); ++g) {
+        if (m_tree.groups[g].artificial ||
+            !paths.contains(QString::fromStdString(m_tree.groups[g].path))) {
+            continue;
+        }
+        matched = true;
+        for (uint32_t at = g; at != layout::kNoGroup; at = m_tree.groups[at].parent) {
+            m_expanded[at] = true;
+        }
+    }
+    if (matched) {
+        relayout(std::nullopt, [this] { m_view->fitGraph(); });
+    }
+    return matched;
+}
+
+void GraphPage::revealItem(uint32_t item, std::function<void()> then) {
+    if (item >= m_tree.groupOfNode.size() || !layout::expandToNode(m_tree, m_expanded, item)) {
+        if (then) {
+            then();
+        }
+        return;
+    }
+    relayout(std::nullopt, std::move(then));
 }
 
 void GraphPage::refreshQuantizers() {
@@ -86,15 +221,29 @@ void GraphPage::refreshQuantizers() {
 }
 
 void GraphPage::revealQuantizer(int id, const QString& nodeName) {
-    for (NodeItem* node : m_scene->nodeItems()) {
-        if (!node->content().io && node->content().fullName == nodeName) {
-            m_view->centerOnNode(node);
-            break;
+    const auto show = [this, id, nodeName] {
+        for (NodeItem* node : m_scene->nodeItems()) {
+            if (!node->content().io && !node->group() && node->content().fullName == nodeName) {
+                m_view->centerOnNode(node);
+                break;
+            }
         }
+        if (QuantizerBadgeItem* badge = m_scene->badge(id)) {
+            m_view->ensureVisible(badge);
+            m_scene->selectQuantizers({id}); // the graph shows what the table row selected
+        }
+    };
+    if (m_document.isNull()) {
+        return;
     }
-    if (QuantizerBadgeItem* badge = m_scene->badge(id)) {
-        m_view->ensureVisible(badge);
+    const graph::Graph& graph = m_document->graph();
+    const std::optional<graph::NodeId> node = graph.findNode(nodeName.toStdString());
+    const std::optional<uint32_t> item = node ? m_scene->itemOf(*node) : std::nullopt;
+    if (item && !m_scene->isItemDrawn(*item)) {
+        revealItem(*item, show); // opens the groups on the way
+        return;
     }
+    show();
 }
 
 } // namespace qs::ui

@@ -1,14 +1,25 @@
 // GraphPage: the central page while a model is open — the search bar over the GraphView of a
-// GraphScene. It measures the document's graph on the GUI thread, lays it out through the
-// JobRunner (progress, cancel; the window stays responsive) and fills the scene when the layout
-// arrives, with the document's quantizer badges, which it redraws whenever the quantization
-// changes; a newer request makes older results stale.
+// GraphScene. It measures the document's graph and groups it by name scopes on the GUI thread
+// (linear, no layout), lays out the groups that are open through the JobRunner (progress, cancel;
+// the GUI thread never waits on it) and fills the scene when the layout arrives, with the
+// document's quantizer badges, which it redraws whenever the quantization changes. Expanding or
+// collapsing a group re-lays only what changed (a per-graph cache) and keeps the group where it
+// was on screen. A newer request cancels the older one.
 #pragma once
 
 #include "core/layout/graph_layout.h"
+#include "core/layout/group_tree.h"
+#include "core/layout/grouped_layout.h"
 
 #include <QPointer>
+#include <QStringList>
 #include <QWidget>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
 
 class QLabel;
 
@@ -55,11 +66,37 @@ public:
     /// Redraws the quantizer badges from the document's current setup.
     void refreshQuantizers();
 
+    /// Opens or closes `group` and re-lays the graph, keeping the group in place on screen.
+    void toggleGroup(uint32_t group);
+
+    /// Opens (or closes) every group.
+    void expandAllGroups(bool expanded);
+
+    /// Opens the groups whose scope path is one of `paths` ("/features/denseblock2"), with
+    /// their parents; false when none matched.
+    bool expandScopes(const QStringList& paths);
+
+    /// Opens the groups around layout item `item` so that it is drawn, then calls `then`
+    /// (right away when nothing had to open).
+    void revealItem(uint32_t item, std::function<void()> then);
+
+    /// Which groups are open, by GroupTree index (what a session would remember).
+    const std::vector<bool>& expandedGroups() const { return m_expanded; }
+
+    const layout::GroupTree& groupTree() const { return m_tree; }
+
+    /// Cancels the running layout, if any (a second open does this too).
+    void cancelLayout();
+
 Q_SIGNALS:
     /// The newest layout was applied (`ok`) or failed/cancelled (`message` says why).
     void layoutFinished(bool ok, const QString& message);
 
 private:
+    /// Lays out the open groups in the background; keeps `anchorGroup` where it is on screen
+    /// and calls `then` once the new layout is shown.
+    void relayout(std::optional<uint32_t> anchorGroup, std::function<void()> then = {});
+
     JobRunner& m_jobs;
     GraphScene* m_scene;
     GraphView* m_view;
@@ -72,6 +109,11 @@ private:
     QMetaObject::Connection m_branchChoiceConnection;
     int m_request = 0;
     bool m_layingOut = false;
+    layout::GroupTree m_tree;
+    std::vector<bool> m_expanded;
+    std::vector<layout::Size> m_groupSizes;
+    std::shared_ptr<layout::GroupLayoutCache> m_cache;
+    std::shared_ptr<std::atomic<bool>> m_stop; ///< set to cancel the running layout
 };
 
 } // namespace qs::ui

@@ -1,6 +1,8 @@
-// GraphScene: the model graph as QGraphicsItems, built from a core Layout. It measures the boxes
-// for the layout (so core never sees a font), creates one NodeItem per box, one PortItem per
-// input port and output, one EdgeItem per edge, highlights the inputs and outputs of the
+// GraphScene: the model graph as QGraphicsItems, built from a core GroupedLayout. It measures the
+// boxes for the layout (so core never sees a font), creates one NodeItem per drawn box (an op, a
+// graph input or output, or a collapsed group with its op counts and quantizer summary), one
+// GroupFrameItem per expanded group, one PortItem per input port and output, one EdgeItem per
+// drawn edge, highlights the inputs and outputs of the
 // selection, and finds nodes by name or op type. The same scene paints the window and the
 // exported images.
 //
@@ -11,6 +13,8 @@
 
 #include "core/graph/graph.h"
 #include "core/layout/graph_layout.h"
+#include "core/layout/group_tree.h"
+#include "core/layout/grouped_layout.h"
 #include "core/layout/layout.h"
 #include "core/quantization/quantization_state.h"
 #include "ui/graph_items.h"
@@ -42,9 +46,40 @@ public:
     /// The boxes of `graph` measured with this scene's fonts, ready for layout::computeLayout.
     layout::GraphLayoutModel prepareLayout(const graph::Graph& graph) const;
 
-    /// Replaces the items with `graph` placed by `placed` (computed from `model`).
+    /// Box sizes of the collapsed groups of `tree` (built over `model`), measured like ops.
+    std::vector<layout::Size> measureGroups(const graph::Graph& graph,
+                                            const layout::GraphLayoutModel& model,
+                                            const layout::GroupTree& tree) const;
+
+    /// Replaces the items with `graph` placed by `placed`, computed from `model` and `tree`
+    /// with the groups `expanded` open.
+    void populate(const graph::Graph& graph, const layout::GraphLayoutModel& model,
+                  const layout::GroupTree& tree, const std::vector<bool>& expanded,
+                  const layout::GroupedLayout& placed);
+
+    /// Replaces the items with a flat layout of `model` (no groups: every box drawn).
     void populate(const graph::Graph& graph, const layout::GraphLayoutModel& model,
                   const layout::Layout& placed);
+
+    const layout::GroupTree& groupTree() const { return m_tree; }
+
+    const std::vector<bool>& expandedGroups() const { return m_expanded; }
+
+    /// The box of collapsed group `group`, or nullptr when it is not drawn collapsed.
+    NodeItem* groupBox(uint32_t group) const;
+
+    /// The frame of expanded group `group`, or nullptr.
+    GroupFrameItem* groupFrame(uint32_t group) const;
+
+    /// Layout items (boxes of the GraphLayoutModel) whose name or op type matches, drawn or
+    /// hidden in a collapsed group; in drawing order.
+    std::vector<uint32_t> findItems(const QString& text, bool regex) const;
+
+    /// The layout item of op `node`, if the model has one.
+    std::optional<uint32_t> itemOf(graph::NodeId node) const;
+
+    /// True when layout item `item` is drawn as its own box (not inside a collapsed group).
+    bool isItemDrawn(uint32_t item) const;
 
     /// Removes every item.
     void clearGraph();
@@ -55,7 +90,7 @@ public:
 
     size_t portCount() const { return m_portCount; }
 
-    /// The box of op `node`, if it is drawn.
+    /// The box op `node` is drawn in: its own, or its collapsed group's.
     std::optional<uint32_t> boxIndex(graph::NodeId node) const;
 
     /// Scene position of a port anchor: where a quantizer badge of that insertion point goes.
@@ -91,8 +126,21 @@ public:
     /// Sets the search-match mark on exactly `matches`.
     void markMatches(const std::vector<NodeItem*>& matches);
 
+Q_SIGNALS:
+    /// The user double-clicked a collapsed group's box or an expanded group's header.
+    void groupToggleRequested(uint32_t group);
+
+protected:
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) override;
+
 private:
     void updateHighlights();
+
+    /// Quantizer count and bit-width mix of every collapsed group, from `marks`.
+    void updateGroupSummaries(const std::vector<quantization::QuantizerMark>& marks);
+
+    /// The box of the op or graph input that `point` targets.
+    NodeItem* targetBox(const quantization::InsertionPoint& point) const;
 
     std::optional<QPointF> badgePosition(const quantization::InsertionPoint& point) const;
 
@@ -102,13 +150,28 @@ private:
 
     void addBadgeLink(const quantization::QuantizerMark& mark);
 
+    /// A dotted link between two badges, routed around the boxes between them.
+    QPainterPath linkPath(const QPointF& from, const QPointF& to) const;
+
     void clearHighlights();
 
     GraphTheme m_theme;
-    layout::Layout m_layout;
+    layout::GroupTree m_tree;
+    std::vector<bool> m_expanded;
+
+    struct Anchors {
+        std::vector<layout::Point> inputs;
+        std::vector<layout::Point> outputs;
+    };
+
+    std::vector<Anchors> m_anchors; ///< per box
+    std::vector<uint32_t> m_boxOfItem;
+    std::vector<uint32_t> m_itemOfNode;
+    std::vector<NodeItem::Content> m_contents;           ///< every layout item's, drawn or not
+    std::unordered_map<uint32_t, uint32_t> m_groupBoxes; ///< collapsed group -> box
+    std::unordered_map<uint32_t, GroupFrameItem*> m_frames;
     std::vector<NodeItem*> m_nodes;
     std::vector<EdgeItem*> m_edges;
-    std::vector<uint32_t> m_boxOfNode;
     size_t m_portCount = 0;
     std::vector<NodeItem*> m_highlightedNodes;
     std::vector<EdgeItem*> m_highlightedEdges;

@@ -10,6 +10,8 @@
 #include <QRegularExpression>
 #include <QToolButton>
 
+#include <algorithm>
+
 namespace qs::ui {
 
 namespace {
@@ -80,7 +82,19 @@ void GraphSearchBar::setQuery(const QString& text, bool regex) {
 }
 
 void GraphSearchBar::findNext() {
+    if (!m_hidden.empty()) {
+        constexpr size_t kRevealAtOnce = 16; // opening every group of a common word helps no one
+        std::vector<uint32_t> items(
+            m_hidden.begin(), m_hidden.begin() + static_cast<std::ptrdiff_t>(
+                                                     std::min(m_hidden.size(), kRevealAtOnce)));
+        Q_EMIT revealRequested(items);
+        return;
+    }
     step(1);
+}
+
+void GraphSearchBar::refresh() {
+    search();
 }
 
 void GraphSearchBar::findPrevious() {
@@ -101,7 +115,11 @@ bool GraphSearchBar::eventFilter(QObject* watched, QEvent* event) {
             return true;
         case Qt::Key_Return:
         case Qt::Key_Enter:
-            step(shift ? -1 : 1);
+            if (shift) {
+                step(-1);
+            } else {
+                findNext();
+            }
             return true;
         case Qt::Key_Down:
             step(1);
@@ -116,18 +134,32 @@ bool GraphSearchBar::eventFilter(QObject* watched, QEvent* event) {
     return QWidget::eventFilter(watched, event);
 }
 
+QString GraphSearchBar::hiddenNote() const {
+    return tr("+%n in collapsed groups (Enter opens them)", nullptr,
+              static_cast<int>(m_hidden.size()));
+}
+
 void GraphSearchBar::search() {
     const QString text = m_field->text();
     const bool regex = m_regex->isChecked();
-    m_matches = m_view.graphScene()->find(text, regex);
-    m_view.graphScene()->markMatches(m_matches);
+    GraphScene* scene = m_view.graphScene();
+    m_matches = scene->find(text, regex);
+    scene->markMatches(m_matches);
+    m_hidden.clear();
+    for (uint32_t item : scene->findItems(text, regex)) {
+        if (!scene->isItemDrawn(item)) {
+            m_hidden.push_back(item);
+        }
+    }
     m_current = -1;
     if (regex && !text.isEmpty() && !QRegularExpression(text).isValid()) {
         m_status->setText(tr("Invalid pattern"));
         return;
     }
     if (m_matches.empty()) {
-        m_status->setText(text.isEmpty() ? QString() : tr("No matches"));
+        m_status->setText(text.isEmpty()     ? QString()
+                          : m_hidden.empty() ? tr("No matches")
+                                             : hiddenNote());
         return;
     }
     step(1);
@@ -140,7 +172,11 @@ void GraphSearchBar::step(int delta) {
     const int count = static_cast<int>(m_matches.size());
     m_current = m_current < 0 ? (delta > 0 ? 0 : count - 1) : (m_current + delta + count) % count;
     m_view.centerOnNode(m_matches[static_cast<size_t>(m_current)]);
-    m_status->setText(tr("%1 of %2").arg(m_current + 1).arg(count));
+    QString text = tr("%1 of %2").arg(m_current + 1).arg(count);
+    if (!m_hidden.empty()) {
+        text += QStringLiteral(", ") + hiddenNote();
+    }
+    m_status->setText(text);
 }
 
 } // namespace qs::ui

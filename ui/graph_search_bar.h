@@ -42,8 +42,18 @@ public:
     /// Index of the centred match, -1 when there is none.
     int current() const { return m_current; }
 
-    /// "3 of 17", "No matches", "Invalid pattern".
+    /// "3 of 17", "No matches", "Invalid pattern", "+4 in collapsed groups".
     QString status() const;
+
+    /// Matching layout items hidden in collapsed groups.
+    const std::vector<uint32_t>& hiddenMatches() const { return m_hidden; }
+
+    /// Runs the current query again (after the groups changed).
+    void refresh();
+
+Q_SIGNALS:
+    /// Enter with matches hidden in collapsed groups: open the groups of `items`.
+    void revealRequested(const std::vector<uint32_t>& items);
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -53,11 +63,14 @@ private:
 
     void step(int delta);
 
+    QString hiddenNote() const;
+
     GraphView& m_view;
     QLineEdit* m_field;
     QToolButton* m_regex;
     QLabel* m_status;
     std::vector<NodeItem*> m_matches;
+    std::vector<uint32_t> m_hidden;
     int m_current = -1;
 };
 

@@ -155,8 +155,10 @@ QColor GraphTheme::bitwidthColor(int bits) const {
             return {0xD5, 0x5E, 0x00};
         case 2:
             return {0xCC, 0x79, 0xA7};
+        case 16:
+            return {0x00, 0x72, 0xB2}; // dark enough for the white label
         default:
-            return {0x99, 0x99, 0x99};
+            return {0x66, 0x66, 0x66};
         }
     }
     switch (bits) {
@@ -168,8 +170,10 @@ QColor GraphTheme::bitwidthColor(int bits) const {
         return {0xD6, 0x27, 0x28};
     case 2:
         return {0x8E, 0x44, 0xAD};
+    case 16:
+        return {0x1F, 0x5F, 0x9F}; // a deep blue: white text stays readable, unlike pale grey
     default:
-        return {0x9E, 0x9E, 0x9E};
+        return {0x6E, 0x6E, 0x6E};
     }
 }
 

@@ -34,7 +34,7 @@ struct GraphTheme {
     QFont badgeFont; ///< quantizer badge labels (family "QuantscopeBadge" first, then the system's)
     bool colorBlindSafe = false; ///< bit widths in the Okabe-Ito palette instead of NNCF's
 
-    /// Badge fill for `bits` (8 green, 6 orange, 4 red, 2 purple, other/float grey).
+    /// Badge fill for `bits` (8 green, 6 orange, 4 red, 2 purple, 16 blue, other/float grey).
     QColor bitwidthColor(int bits) const;
 
     /// The ring colour of unified-scale group `group`.

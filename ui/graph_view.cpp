@@ -18,8 +18,6 @@ constexpr double kKeyZoomStep = 1.25;
 constexpr double kWheelZoomBase = 1.0015; ///< per wheel angle unit (120 per notch)
 constexpr double kReadableZoom = 0.8;
 constexpr int kMinimapMargin = 10;
-/// A graph this much taller than the view's aspect is fitted to the width, not the height.
-constexpr double kTallRatio = 4.0;
 } // namespace
 
 GraphView::GraphView(GraphScene* scene, QWidget* parent)
@@ -63,27 +61,42 @@ void GraphView::zoomBy(double factor) {
 }
 
 void GraphView::fitGraph() {
-    const QRectF scene = sceneRect();
-    if (scene.isEmpty()) {
+    fitRect(sceneRect());
+}
+
+void GraphView::fitSelection() {
+    QRectF area;
+    for (const QGraphicsItem* item : m_scene->selectedItems()) {
+        area = area.united(item->sceneBoundingRect());
+    }
+    if (area.isEmpty()) {
+        fitGraph();
         return;
     }
-    const double viewAspect = static_cast<double>(viewport()->height()) / viewport()->width();
-    const double sceneAspect = scene.height() / scene.width();
-    if (sceneAspect > viewAspect * kTallRatio) {
-        // A long chain: fitting its height would make it a sliver; show its top at full width.
-        const double scaleToWidth =
-            std::min(kReadableZoom, viewport()->width() / scene.width() * 0.95);
-        setTransform(QTransform::fromScale(scaleToWidth, scaleToWidth));
-        centerOn(scene.center().x(), scene.top() + viewport()->height() / scaleToWidth / 2);
-    } else {
-        fitInView(scene, Qt::KeepAspectRatio);
-        if (zoom() > kMaxZoom / 2) {
-            setTransform(QTransform::fromScale(kMaxZoom / 2, kMaxZoom / 2));
-            centerOn(scene.center());
-        }
+    fitRect(area.adjusted(-40, -40, 40, 40));
+}
+
+void GraphView::fitRect(const QRectF& area) {
+    if (area.isEmpty()) {
+        return;
+    }
+    // The whole area, however tall: the user asked to see all of it.
+    fitInView(area, Qt::KeepAspectRatio);
+    if (zoom() > kMaxZoom / 2) {
+        setTransform(QTransform::fromScale(kMaxZoom / 2, kMaxZoom / 2));
+        centerOn(area.center());
     }
     m_minimap->update();
     Q_EMIT zoomChanged(zoom());
+}
+
+void GraphView::keepAt(const QPointF& scenePoint, const QPointF& viewPoint) {
+    const QPointF now = mapFromScene(scenePoint);
+    horizontalScrollBar()->setValue(horizontalScrollBar()->value() +
+                                    static_cast<int>(std::lround(now.x() - viewPoint.x())));
+    verticalScrollBar()->setValue(verticalScrollBar()->value() +
+                                  static_cast<int>(std::lround(now.y() - viewPoint.y())));
+    m_minimap->update();
 }
 
 void GraphView::centerOnNode(NodeItem* node) {
@@ -124,7 +137,11 @@ void GraphView::keyPressEvent(QKeyEvent* event) {
         zoomBy(1 / kKeyZoomStep);
         return;
     case Qt::Key_Space:
-        fitGraph();
+        if (event->modifiers() & Qt::ShiftModifier) {
+            fitSelection();
+        } else {
+            fitGraph();
+        }
         return;
     case Qt::Key_Escape:
         m_scene->clearSelection();

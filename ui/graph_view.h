@@ -1,6 +1,6 @@
 // GraphView: the QGraphicsView over a GraphScene — wheel and +/- zoom around the cursor, drag
-// to pan, Space to fit, Escape to drop the selection, a minimap in the bottom-right corner, and
-// centring on a node (search).
+// to pan, Space to fit (Shift+Space: the selection), Escape to drop the selection, a minimap in
+// the bottom-right corner, and centring on a node (search).
 // Level of detail is the items' business: they drop text when the zoom makes it unreadable.
 #pragma once
 
@@ -29,8 +29,15 @@ public:
     /// Multiplies the zoom by `factor`, clamped to [minimum, 4].
     void zoomBy(double factor);
 
-    /// Shows the whole graph; tall graphs are fitted to the width and shown from the top.
+    /// Shows the whole graph (Space).
     void fitGraph();
+
+    /// Shows the selected items (Shift+Space); the whole graph when nothing is selected.
+    void fitSelection();
+
+    /// Scrolls so that `scenePoint` appears at `viewPoint` (viewport pixels): an expanded or
+    /// collapsed group stays where the user clicked it.
+    void keepAt(const QPointF& scenePoint, const QPointF& viewPoint);
 
     /// Centres `node`, selects it alone and zooms in far enough to read it.
     void centerOnNode(NodeItem* node);
@@ -54,6 +61,8 @@ private:
     void placeMinimap();
 
     double minimumZoom() const;
+
+    void fitRect(const QRectF& area);
 
     GraphScene* m_scene;
     Minimap* m_minimap;

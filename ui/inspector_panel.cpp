@@ -291,7 +291,18 @@ void InspectorPanel::fillQuantizer(int id) {
                ? tr("activation, input port %1 (pre-hook)").arg(*mark->point.inputPortId)
                : tr("activation, output (post-hook)"));
     addRow(general, tr("State"), stateText(*mark));
-    addRow(general, tr("Chosen config"), qs(mark->config.toString()));
+    // The row, the combo and the "(chosen)" candidate all name this point's own choice; a
+    // merged quantizer runs with the config of the one that absorbed it, said on its own row.
+    const auto own = state->choice.find(id);
+    addRow(general, tr("Chosen config"),
+           qs(own != state->choice.end() ? own->second.toString() : mark->config.toString()));
+    if (mark->status == quantization::QuantizerStatus::Merged && mark->linkedTo &&
+        (own == state->choice.end() || !(own->second == mark->config))) {
+        addRow(general, tr("Effective config"),
+               tr("%1 (of #%2, which absorbed this one)")
+                   .arg(qs(mark->config.toString()))
+                   .arg(*mark->linkedTo));
+    }
     QStringList dependants;
     for (const quantization::QuantizerMark& other : marks) {
         if (other.linkedTo == id) {

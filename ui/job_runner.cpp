@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 #include <QPromise>
+#include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
@@ -41,7 +42,9 @@ private:
 } // namespace
 
 JobRunner::JobRunner(QObject* parent)
-    : QObject(parent) {}
+    : QObject(parent) {
+    m_pool.setMaxThreadCount(std::max(4, QThread::idealThreadCount()));
+}
 
 JobRunner::~JobRunner() {
     for (QFutureWatcher<void>* watcher : m_jobs) {
@@ -69,10 +72,11 @@ void JobRunner::launch(const QString& title, Body body, Finish finish) {
     connect(watcher, &QFutureWatcherBase::finished, this,
             [this, watcher, finish = std::move(finish)] { onJobFinished(watcher, finish); });
     m_jobs.push_back(watcher);
-    watcher->setFuture(QtConcurrent::run([body = std::move(body)](QPromise<void>& promise) {
-        PromiseProgress progress(promise);
-        body(progress);
-    }));
+    watcher->setFuture(
+        QtConcurrent::run(&m_pool, [body = std::move(body)](QPromise<void>& promise) {
+            PromiseProgress progress(promise);
+            body(progress);
+        }));
     Q_EMIT jobStarted(title);
     if (m_jobs.size() == 1) {
         Q_EMIT busyChanged(true);

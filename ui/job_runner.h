@@ -10,6 +10,7 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
+#include <QThreadPool>
 
 #include <exception>
 #include <functional>
@@ -60,6 +61,9 @@ private:
     void onJobFinished(QFutureWatcher<void>* watcher, const Finish& finish);
 
     std::vector<QFutureWatcher<void>*> m_jobs;
+    /// Jobs run here, not on the global pool: Qt's raster painter borrows global-pool threads,
+    /// so a long job there could stall painting on the GUI thread.
+    QThreadPool m_pool;
 };
 
 template <typename T>

@@ -310,8 +310,14 @@ bool MainWindow::exportGraph(const QString& path) {
 }
 
 void MainWindow::showExportDialog() {
+    // Next to the model, named after it: "resnet50.svg".
+    QString suggested;
+    if (const GraphDocument* document = m_graphPage->document()) {
+        const QFileInfo model(document->filePath());
+        suggested = model.dir().filePath(model.completeBaseName() + QStringLiteral(".svg"));
+    }
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export Graph Image"), {},
+        this, tr("Export Graph Image"), suggested,
         tr("SVG image (*.svg);;PNG image (*.png);;PDF document (*.pdf);;Graphviz DOT (*.dot)"));
     if (!path.isEmpty()) {
         exportGraph(path);
@@ -441,7 +447,12 @@ bool MainWindow::saveSessionTo(const QString& path) {
 }
 
 void MainWindow::saveSession() {
-    if (m_session->sessionPath().isEmpty()) {
+    // A recovered session still points into the autosave folder: ask where it belongs.
+    const bool autosaved =
+        !m_session->sessionPath().isEmpty() &&
+        QFileInfo(m_session->sessionPath()).absolutePath() ==
+            QFileInfo(m_autosaver->directory() + QStringLiteral("/x")).absolutePath();
+    if (m_session->sessionPath().isEmpty() || autosaved) {
         showSaveSessionDialog();
     } else {
         saveSessionTo(m_session->sessionPath());
@@ -451,7 +462,11 @@ void MainWindow::saveSession() {
 void MainWindow::showSaveSessionDialog() {
     const GraphDocument* document = m_session->document();
     QString suggested = m_session->sessionPath();
-    if (suggested.isEmpty() && document != nullptr) {
+    const bool autosaved =
+        !suggested.isEmpty() &&
+        QFileInfo(suggested).absolutePath() ==
+            QFileInfo(m_autosaver->directory() + QStringLiteral("/x")).absolutePath();
+    if ((suggested.isEmpty() || autosaved) && document != nullptr) {
         const QFileInfo model(document->filePath());
         suggested = model.dir().filePath(model.completeBaseName() + QStringLiteral(".qscope"));
     }
@@ -590,7 +605,9 @@ void MainWindow::inspectSelection() {
     }
     const QGraphicsItem* item = selected.front();
     if (item->type() == QuantizerBadgeItem::Type) {
-        m_inspector->showQuantizer(static_cast<const QuantizerBadgeItem*>(item)->quantizerId());
+        const int id = static_cast<const QuantizerBadgeItem*>(item)->quantizerId();
+        m_inspector->showQuantizer(id);
+        m_quantizerPanel->selectQuantizers({id}); // the table follows the graph
     } else if (item->type() == NodeItem::Type) {
         const auto* node = static_cast<const NodeItem*>(item);
         if (!node->node().valid()) {

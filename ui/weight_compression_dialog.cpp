@@ -155,7 +155,9 @@ void WeightCompressionDialog::browseDataset() {
 void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request) {
     const compression::WeightCompressionOptions& options = request.options;
     m_mode->setCurrentIndex(indexOfData(*m_mode, static_cast<int>(options.mode)));
-    m_groupSize->setValue(static_cast<int>(options.groupSize));
+    // 0 means "the mode's default": show the size that applies, as the dock does (128, not 0).
+    m_groupSize->setValue(static_cast<int>(
+        options.groupSize == 0 ? compression::defaultGroupSize(options.mode) : options.groupSize));
     m_ratio->setValue(options.ratio);
     m_fallback->setCurrentIndex(
         indexOfData(*m_fallback, static_cast<int>(options.groupSizeFallback)));

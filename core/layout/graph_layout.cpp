@@ -1,5 +1,7 @@
 #include "core/layout/graph_layout.h"
 
+#include "core/layout/group_tree.h"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -13,6 +15,51 @@ std::vector<graph::NodeId> drawingOrder(const graph::Graph& graph) {
         return std::move(order).value();
     }
     return graph.nodeIds();
+}
+
+/// Marks the outputs of ops whose every input is a constant (in drawing order, so chains of
+/// them fold too). Ops without inputs (a RandomNormal) and ops with a subgraph stay drawn.
+size_t markFolded(const graph::Graph& graph, const std::vector<graph::NodeId>& order,
+                  std::vector<bool>& folded, std::vector<bool>& foldedNode) {
+    folded.assign(graph.numValues(), false);
+    foldedNode.assign(graph.numNodeSlots(), false);
+    size_t count = 0;
+    for (graph::NodeId id : order) {
+        const graph::Node& node = graph.node(id);
+        bool constant = !node.inputs.empty() && !node.hasSubgraph();
+        bool anyInput = false;
+        for (graph::ValueId input : node.inputs) {
+            if (!input.valid()) {
+                continue;
+            }
+            anyInput = true;
+            const graph::Value& value = graph.value(input);
+            if (!value.isInitializer() && !folded[input.index()]) {
+                constant = false;
+                break;
+            }
+        }
+        if (!constant || !anyInput) {
+            continue;
+        }
+        bool feedsOutput = false;
+        for (graph::ValueId output : node.outputs) {
+            for (graph::ValueId graphOutput : graph.outputs()) {
+                feedsOutput = feedsOutput || output == graphOutput;
+            }
+        }
+        if (feedsOutput) {
+            continue; // a graph output stays visible with its producer
+        }
+        foldedNode[id.index()] = true;
+        ++count;
+        for (graph::ValueId output : node.outputs) {
+            if (output.valid()) {
+                folded[output.index()] = true;
+            }
+        }
+    }
+    return count;
 }
 } // namespace
 
@@ -44,7 +91,13 @@ GraphLayoutModel buildLayoutModel(const graph::Graph& graph) {
     for (graph::ValueId value : graph.runtimeInputs()) {
         itemOfInput[value.index()] = addItem({ItemKind::GraphInput, {}, value}, 0, 1);
     }
-    for (graph::NodeId id : drawingOrder(graph)) {
+    const std::vector<graph::NodeId> order = drawingOrder(graph);
+    std::vector<bool> foldedNode;
+    model.foldedCount = markFolded(graph, order, model.foldedValues, foldedNode);
+    for (graph::NodeId id : order) {
+        if (foldedNode[id.index()]) {
+            continue;
+        }
         const graph::Node& node = graph.node(id);
         model.itemOfNode[id.index()] =
             addItem({ItemKind::Op, id, {}}, static_cast<uint32_t>(node.inputs.size()),
@@ -67,7 +120,10 @@ GraphLayoutModel buildLayoutModel(const graph::Graph& graph) {
         }
         return item != GraphLayoutModel::kNoItem;
     };
-    for (graph::NodeId id : drawingOrder(graph)) {
+    for (graph::NodeId id : order) {
+        if (foldedNode[id.index()]) {
+            continue;
+        }
         const graph::Node& node = graph.node(id);
         for (uint32_t port = 0; port < node.inputs.size(); ++port) {
             const graph::ValueId value = node.inputs[port];
@@ -96,6 +152,17 @@ void setSizes(GraphLayoutModel& model, const std::function<Size(const LayoutItem
     for (size_t i = 0; i < model.items.size(); ++i) {
         model.input.nodes[i].size = measure(model.items[i]);
     }
+}
+
+std::vector<std::vector<std::string>> itemScopes(const graph::Graph& graph,
+                                                 const GraphLayoutModel& model) {
+    std::vector<std::vector<std::string>> scopes(model.items.size());
+    for (size_t i = 0; i < model.items.size(); ++i) {
+        if (model.items[i].kind == ItemKind::Op) {
+            scopes[i] = scopePath(graph.node(model.items[i].node).name);
+        }
+    }
+    return scopes;
 }
 
 std::string itemLabel(const graph::Graph& graph, const LayoutItem& item) {

@@ -7,11 +7,20 @@
 #include <graphviz/gvc.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <memory>
 #include <mutex>
+#include <poll.h>
+#include <signal.h>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace qs::layout::detail {
 
@@ -106,6 +115,15 @@ Symbols declareDefaults(Agraph_t* graph, const DotGraph& spec) {
     declare(graph, AGRAPH, "nodesep", inches(spec.nodeSeparation).c_str());
     declare(graph, AGRAPH, "ranksep", inches(spec.rankSeparation).c_str());
     declare(graph, AGRAPH, "rank", "");
+    if (spec.tuned) {
+        // The documented speed knobs: bounded network simplex (ranking and x placement),
+        // shorter crossing minimisation and search; splines stay, since edges need ports.
+        declare(graph, AGRAPH, "nslimit", "2");
+        declare(graph, AGRAPH, "nslimit1", "2");
+        declare(graph, AGRAPH, "mclimit", "0.3");
+        declare(graph, AGRAPH, "searchsize", "20");
+        declare(graph, AGRAPH, "remincross", "false");
+    }
     declare(graph, AGNODE, "shape", "box");
     declare(graph, AGNODE, "fixedsize", "true");
     declare(graph, AGNODE, "label", "");
@@ -176,8 +194,8 @@ std::vector<Point> readPath(Agedge_t* edge, double top, double left, Point tail)
 }
 } // namespace
 
-Result<DotResult> runDot(const DotGraph& spec) {
-    const std::lock_guard lock(graphvizMutex());
+namespace {
+Result<DotResult> runDotLocked(const DotGraph& spec) {
     DotSession session(context());
     Agraph_t* graph = session.graph();
     if (graph == nullptr) {
@@ -206,6 +224,186 @@ Result<DotResult> runDot(const DotGraph& spec) {
         result.paths.push_back(readPath(edges[e], box.UR.y, box.LL.x, tail));
     }
     return result;
+}
+
+/// The result as flat doubles for the pipe: width, height, centres, then per path its length
+/// and points.
+std::vector<double> encode(const DotResult& result) {
+    std::vector<double> data{result.size.width, result.size.height};
+    for (const Point& p : result.centers) {
+        data.push_back(p.x);
+        data.push_back(p.y);
+    }
+    for (const std::vector<Point>& path : result.paths) {
+        data.push_back(static_cast<double>(path.size()));
+        for (const Point& p : path) {
+            data.push_back(p.x);
+            data.push_back(p.y);
+        }
+    }
+    return data;
+}
+
+bool decode(const std::vector<double>& data, const DotGraph& spec, DotResult& result) {
+    size_t at = 0;
+    const auto take = [&](double& value) {
+        if (at >= data.size()) {
+            return false;
+        }
+        value = data[at++];
+        return true;
+    };
+    if (!take(result.size.width) || !take(result.size.height)) {
+        return false;
+    }
+    result.centers.resize(spec.nodes.size());
+    for (Point& p : result.centers) {
+        if (!take(p.x) || !take(p.y)) {
+            return false;
+        }
+    }
+    result.paths.resize(spec.edges.size());
+    for (std::vector<Point>& path : result.paths) {
+        double count = 0;
+        if (!take(count) || count < 0 || count > 1e6) {
+            return false;
+        }
+        path.resize(static_cast<size_t>(count));
+        for (Point& p : path) {
+            if (!take(p.x) || !take(p.y)) {
+                return false;
+            }
+        }
+    }
+    return at == data.size();
+}
+
+bool writeAll(int fd, const char* bytes, size_t size) {
+    while (size > 0) {
+        const ssize_t written = ::write(fd, bytes, size);
+        if (written < 0 && errno == EINTR) {
+            continue;
+        }
+        if (written <= 0) {
+            return false;
+        }
+        bytes += written;
+        size -= static_cast<size_t>(written);
+    }
+    return true;
+}
+
+/// In the forked child: lay out, write the encoded result, leave without running destructors
+/// or atexit handlers (they belong to the parent).
+[[noreturn]] void runChild(const DotGraph& spec, int fd) {
+    auto result = runDotLocked(spec);
+    int status = 1;
+    if (result.ok()) {
+        const std::vector<double> data = encode(*result);
+        const uint64_t bytes = data.size() * sizeof(double);
+        if (writeAll(fd, reinterpret_cast<const char*>(&bytes), sizeof bytes) &&
+            writeAll(fd, reinterpret_cast<const char*>(data.data()), bytes)) {
+            status = 0;
+        }
+    }
+    ::_exit(status);
+}
+
+void killChild(pid_t child) {
+    ::kill(child, SIGKILL);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+} // namespace
+
+Result<DotResult> runDot(const DotGraph& spec) {
+    const std::lock_guard lock(graphvizMutex());
+    return runDotLocked(spec);
+}
+
+BudgetedDot runDotBudgeted(const DotGraph& spec, double budgetSeconds, Progress& progress) {
+    using Clock = std::chrono::steady_clock;
+    constexpr int kPollMs = 20;
+    BudgetedDot answer;
+    std::array<int, 2> fds{};
+    if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
+        return answer;
+    }
+    pid_t child = 0;
+    {
+        // Forking with the mutex held: no other thread is inside Graphviz, so the child's copy
+        // of its state is consistent. The context (and the dot plugin) exists before the fork.
+        const std::lock_guard lock(graphvizMutex());
+        static const bool warmed = [] {
+            // Loads the dot plugin here, not with dlopen in a child of a threaded process.
+            DotGraph tiny;
+            tiny.nodes.push_back({});
+            return runDotLocked(tiny).ok();
+        }();
+        (void)warmed;
+        child = ::fork();
+        if (child == 0) {
+            ::close(fds[0]);
+            runChild(spec, fds[1]);
+        }
+    }
+    ::close(fds[1]);
+    if (child < 0) {
+        ::close(fds[0]);
+        return answer;
+    }
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::microseconds(static_cast<int64_t>(budgetSeconds * 1e6));
+    std::vector<char> bytes;
+    bool eof = false;
+    while (!eof) {
+        if (progress.isCancelled()) {
+            answer.outcome = DotOutcome::Cancelled;
+            break;
+        }
+        if (Clock::now() >= deadline) {
+            answer.outcome = DotOutcome::TimedOut;
+            break;
+        }
+        pollfd ready{fds[0], POLLIN, 0};
+        const int polled = ::poll(&ready, 1, kPollMs);
+        if (polled <= 0) {
+            continue;
+        }
+        std::array<char, 65536> chunk{};
+        const ssize_t got = ::read(fds[0], chunk.data(), chunk.size());
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            eof = true;
+        } else {
+            bytes.insert(bytes.end(), chunk.data(), chunk.data() + got);
+        }
+    }
+    ::close(fds[0]);
+    if (!eof) {
+        killChild(child);
+        return answer;
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    uint64_t size = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || bytes.size() < sizeof size) {
+        return answer;
+    }
+    std::memcpy(&size, bytes.data(), sizeof size);
+    if (size != bytes.size() - sizeof size || size % sizeof(double) != 0) {
+        return answer;
+    }
+    std::vector<double> data(size / sizeof(double));
+    std::memcpy(data.data(), bytes.data() + sizeof size, size);
+    if (decode(data, spec, answer.result)) {
+        answer.outcome = DotOutcome::Done;
+    }
+    return answer;
 }
 
 } // namespace qs::layout::detail

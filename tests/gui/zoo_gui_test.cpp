@@ -55,9 +55,17 @@ TEST_P(ZooGuiTest, OpensLaysOutAndShowsEveryQuantizer) {
         },
         kTimeoutMs));
     const GraphDocument& document = *window.session().document();
+    // Every group open, so every box and badge is drawn.
+    bool expanded = false;
+    const auto connection = QObject::connect(&window.graphPage(), &GraphPage::layoutFinished,
+                                             [&](bool ok, const QString&) { expanded = ok; });
+    window.graphPage().expandAllGroups(true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return expanded; }, kTimeoutMs));
+    QObject::disconnect(connection);
     const GraphScene& scene = *window.graphPage().scene();
     ASSERT_NE(document.quantization(), nullptr) << document.quantizationError().toStdString();
-    EXPECT_GT(scene.nodeItems().size(), document.graph().numNodes()); // ops plus inputs/outputs
+    // Ops (constant-only ones folded) plus inputs and outputs, each drawn.
+    EXPECT_EQ(scene.nodeItems().size(), window.graphPage().layoutModel().items.size());
     EXPECT_EQ(scene.badgeItems().size(), document.quantizerMarks().size());
     size_t active = 0;
     for (const QuantizerBadgeItem* badge : scene.badgeItems()) {
