@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     commands.push_back(addRenderCommand(app));
 #endif
     commands.push_back(addRunCommand(app));
+    commands.push_back(addEvaluateCommand(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

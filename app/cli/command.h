@@ -65,4 +65,6 @@ Command addRenderCommand(CLI::App& parent);
 
 Command addRunCommand(CLI::App& parent);
 
+Command addEvaluateCommand(CLI::App& parent);
+
 } // namespace qs::cli
