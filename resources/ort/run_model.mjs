@@ -2,8 +2,8 @@
 // writes one output as .npy: the ONNX Runtime half of `quantscope-cli evaluate --ort`, which computes
 // the metrics itself from the file written here.
 //   node run_model.mjs --ort-dir DIR --out Y.npy [--output-index I] [--batch B] MODEL.onnx X.npy...
-// One float32 X.npy per model input (in the model's input order, samples on axis 0); Y.npy is
-// float32. Exits 77 when onnxruntime-node cannot be loaded from DIR.
+// One float32 X.npy per model input (in the model's input order, samples on axis 0), cast to
+// float16 for float16 inputs; Y.npy is float32. Exits 77 when onnxruntime-node cannot be loaded from DIR.
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -57,11 +57,45 @@ function writeNpy(file, shape, data) {
         Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
 }
 
+function halfToFloat(bits) {
+    const sign = bits & 0x8000 ? -1 : 1;
+    const exponent = (bits >> 10) & 0x1f;
+    const fraction = bits & 0x3ff;
+    if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
+    if (exponent === 31) return fraction ? NaN : sign * Infinity;
+    return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+}
+
+/// Round-to-nearest-even float32 -> float16 bits.
+function floatToHalf(value) {
+    const view = new DataView(new ArrayBuffer(4));
+    view.setFloat32(0, value);
+    const bits = view.getUint32(0);
+    const sign = (bits >>> 16) & 0x8000;
+    const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
+    let mantissa = bits & 0x7fffff;
+    if (exponent >= 31) return sign | 0x7c00;
+    if (exponent <= 0) {
+        if (exponent < -10) return sign;
+        mantissa |= 0x800000;
+        const shift = 14 - exponent;
+        const half = mantissa >> shift;
+        const rest = mantissa & ((1 << shift) - 1);
+        const midpoint = 1 << (shift - 1);
+        return sign | (half + (rest > midpoint || (rest === midpoint && (half & 1)) ? 1 : 0));
+    }
+    const half = (exponent << 10) | (mantissa >> 13);
+    const rest = mantissa & 0x1fff;
+    return sign | (half + (rest > 0x1000 || (rest === 0x1000 && (half & 1)) ? 1 : 0));
+}
+
 const inputs = inputPaths.map(readNpy);
 const session = await ort.InferenceSession.create(modelPath);
 if (inputs.length !== session.inputNames.length) {
     throw new Error(`${modelPath} has ${session.inputNames.length} input(s), got ${inputs.length} file(s)`);
 }
+const halfInputs = session.inputNames.map((name) =>
+    (session.inputMetadata ?? []).find?.((m) => m.name === name)?.type === 'float16');
 const samples = inputs[0].shape[0];
 const outputName = session.outputNames[outputIndex];
 const parts = [];
@@ -71,12 +105,15 @@ for (let begin = 0; begin < samples; begin += batch) {
     const feeds = {};
     session.inputNames.forEach((name, i) => {
         const per = inputs[i].data.length / samples;
-        feeds[name] = new ort.Tensor('float32', inputs[i].data.subarray(begin * per, end * per),
-            [end - begin, ...inputs[i].shape.slice(1)]);
+        const rows = inputs[i].data.subarray(begin * per, end * per);
+        const dims = [end - begin, ...inputs[i].shape.slice(1)];
+        feeds[name] = halfInputs[i] ? new ort.Tensor('float16', Uint16Array.from(rows, floatToHalf), dims)
+            : new ort.Tensor('float32', rows, dims);
     });
     const out = (await session.run(feeds))[outputName];
     rowShape = out.dims.slice(1);
-    parts.push(Float32Array.from(out.data, Number));
+    const half = out.type === 'float16' && out.data instanceof Uint16Array;
+    parts.push(Float32Array.from(out.data, half ? halfToFloat : Number));
 }
 const joined = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
 let at = 0;
