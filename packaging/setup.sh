@@ -4,7 +4,7 @@
 # package index and installs only what is missing, as root directly or through sudo.
 #
 # usage: packaging/setup.sh [--with-zoo]
-#   --with-zoo   also install the '@zoo' packages (PyTorch, torchvision) used by benchmarks only
+#   --with-zoo   also install the '@zoo' packages (PyTorch, torchvision, scikit-learn) for benchmarks and retraining the demo model
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -13,7 +13,7 @@ list_file="$here/debian-packages.txt"
 usage() {
     cat <<'USAGE'
 usage: packaging/setup.sh [--with-zoo]
-  --with-zoo   also install the '@zoo' packages (PyTorch, torchvision) used by benchmarks only
+  --with-zoo   also install the '@zoo' packages (PyTorch, torchvision, scikit-learn) for benchmarks and retraining the demo model
 USAGE
 }
 

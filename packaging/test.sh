@@ -134,6 +134,7 @@ expected_files=(
 )
 [[ -x build/release/app/quantscope ]] && expected_files+=(usr/bin/quantscope)
 [[ -f resources/models/demo_cnn.onnx ]] && expected_files+=(usr/share/quantscope/models/demo_cnn.onnx)
+[[ -f resources/models/digits_cnn.onnx ]] && expected_files+=(usr/share/quantscope/models/digits_cnn.onnx)
 for path in "${expected_files[@]}"; do
     grep -qE " \./$path\$" <<<"$contents" || fail "$deb lacks /$path"
 done
@@ -189,10 +190,12 @@ expected_version="quantscope-cli $(dpkg-deb -f "$deb" Version)"
 echo "extracted quantscope-cli --version: $version"
 
 section "headless run (packaging/run.sh --headless)"
-model=resources/models/demo_cnn.onnx
+model=resources/models/digits_cnn.onnx
 [[ -f $model ]] || model=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx
 QS_OUT="$extract/out" bash packaging/run.sh --headless "$model"
 python3 -m json.tool "$extract/out/info.json" >/dev/null || fail "run.sh wrote no valid info.json"
+[[ $model != *digits_cnn.onnx ]] || python3 -m json.tool "$extract/out/accuracy.json" >/dev/null ||
+    fail "run.sh wrote no valid accuracy.json for the demo model"
 
 section "done in $((SECONDS - started)) s"
 echo "tests: $tests_passed passed, $tests_failed failed"

@@ -67,5 +67,6 @@ Command addRunCommand(CLI::App& parent);
 
 /// `hessian MODEL ...` and `hessian --merge ...` (hessian_command.cpp).
 Command addHessianCommand(CLI::App& parent);
+Command addEvaluateCommand(CLI::App& parent);
 
 } // namespace qs::cli

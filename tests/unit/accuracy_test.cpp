@@ -1,0 +1,192 @@
+// Accuracy metrics (core/report/accuracy.h) on hand-made scores, label validation errors, and the
+// bundled trained demo model: its float top-1 on the committed held-out split equals the count
+// recorded next to it by the training script.
+#include "core/onnx/model_io.h"
+#include "core/report/accuracy.h"
+#include "core/runtime/batching.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/npy.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace qs::report {
+namespace {
+namespace fs = std::filesystem;
+using runtime::Tensor;
+
+Tensor scores(int64_t rows, int64_t classes, const std::vector<float>& values) {
+    return Tensor::fromVector<float>({rows, classes}, values);
+}
+
+TEST(Accuracy, Top1CountsArgmaxAndPerClass) {
+    // Three classes: sample 0 right (class 2), sample 1 wrong (label 0, predicted 1), sample 2
+    // right (class 0); no top-5 below ten classes.
+    const Tensor s = scores(3, 3, {0.1F, 0.2F, 0.9F, 0.3F, 0.5F, 0.2F, 2.0F, -1.0F, 0.0F});
+    const std::vector<int64_t> labels = {2, 0, 0};
+    auto accuracy = computeAccuracy(s, labels);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    EXPECT_EQ(accuracy->samples, 3);
+    EXPECT_EQ(accuracy->classes, 3);
+    EXPECT_EQ(accuracy->top1Correct, 2);
+    EXPECT_DOUBLE_EQ(accuracy->top1(), 2.0 / 3.0);
+    EXPECT_FALSE(accuracy->top5().has_value());
+    ASSERT_EQ(accuracy->perClass.size(), 3U);
+    EXPECT_EQ(accuracy->perClass[0].samples, 2);
+    EXPECT_EQ(accuracy->perClass[0].top1Correct, 1);
+    EXPECT_EQ(accuracy->perClass[1].samples, 0);
+    EXPECT_EQ(accuracy->perClass[2].top1Correct, 1);
+}
+
+TEST(Accuracy, Top5FromTenClassesWithTiesToTheLowerId) {
+    // Row 0: six classes score above the label (class 9): top-5 miss. Row 1: the label (class 7)
+    // ties with classes 0..4 and 7..9 at 0; the five ties below 7 rank first, so rank 5: miss.
+    // Row 2: label 3 ties with class 0 only (rank 1): top-1 miss, top-5 hit.
+    std::vector<float> values(30, 0.0F);
+    for (int c = 0; c < 10; ++c) {
+        values[static_cast<size_t>(c)] = static_cast<float>(10 - c); // 10, 9, ..., 1
+    }
+    values[9] = 4.5F;                        // between class 5 (5) and class 6 (4): rank 6
+    values[10 + 5] = values[10 + 6] = -1.0F; // row 1: classes 5 and 6 below the tie
+    for (int c = 0; c < 10; ++c) {
+        values[20 + static_cast<size_t>(c)] = c == 0 || c == 3 ? 1.0F : 0.0F;
+    }
+    auto accuracy = computeAccuracy(scores(3, 10, values), std::vector<int64_t>{9, 7, 3});
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    EXPECT_EQ(accuracy->top1Correct, 0);
+    ASSERT_TRUE(accuracy->top5Correct.has_value());
+    EXPECT_EQ(*accuracy->top5Correct, 1);
+    EXPECT_DOUBLE_EQ(*accuracy->top5(), 1.0 / 3.0);
+}
+
+TEST(Accuracy, NanScoreOfTheLabelIsWrong) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    auto accuracy =
+        computeAccuracy(scores(2, 2, {nan, -1.0F, 1.0F, nan}), std::vector<int64_t>{0, 0});
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    EXPECT_EQ(accuracy->top1Correct, 1);
+}
+
+TEST(Accuracy, LabelCountMismatchNamesBothCounts) {
+    auto accuracy =
+        computeAccuracy(scores(3, 2, std::vector<float>(6, 0.0F)), std::vector<int64_t>{0, 1});
+    ASSERT_FALSE(accuracy.ok());
+    EXPECT_EQ(accuracy.error().code(), Errc::InvalidArgument);
+    EXPECT_NE(accuracy.error().message().find("2 labels for 3 samples"), std::string::npos)
+        << accuracy.error().toString();
+}
+
+TEST(Accuracy, LabelOutsideTheClassRangeNamesIdAndClassCount) {
+    auto accuracy =
+        computeAccuracy(scores(2, 10, std::vector<float>(20, 0.0F)), std::vector<int64_t>{3, 10});
+    ASSERT_FALSE(accuracy.ok());
+    EXPECT_NE(accuracy.error().message().find("label 10 of sample 1 is outside the output's 10 "
+                                              "classes (ids 0..9)"),
+              std::string::npos)
+        << accuracy.error().toString();
+    auto negative = validateLabels(std::vector<int64_t>{-1}, 1, 10);
+    ASSERT_FALSE(negative.ok());
+    EXPECT_NE(negative.error().message().find("label -1 of sample 0"), std::string::npos);
+}
+
+TEST(Accuracy, ScoresMustBeRowsOfClasses) {
+    const Tensor sequence = Tensor::fromVector<float>({1, 2, 3}, std::vector<float>(6, 0.0F));
+    auto accuracy = computeAccuracy(sequence, std::vector<int64_t>{0});
+    ASSERT_FALSE(accuracy.ok());
+    EXPECT_NE(accuracy.error().message().find("[N, C]"), std::string::npos);
+    const Tensor pooled = Tensor::fromVector<float>({2, 3, 1, 1}, {0, 1, 0, 5, 0, 0});
+    auto fromPooled = computeAccuracy(pooled, std::vector<int64_t>{1, 0});
+    ASSERT_TRUE(fromPooled.ok()) << fromPooled.error().toString();
+    EXPECT_EQ(fromPooled->top1Correct, 2);
+}
+
+TEST(Accuracy, LabelsTensorsAreIntegerVectors) {
+    auto column = labelsFromTensor(Tensor::fromVector<int32_t>({3, 1}, {4, 0, 2}));
+    ASSERT_TRUE(column.ok()) << column.error().toString();
+    EXPECT_EQ(*column, (std::vector<int64_t>{4, 0, 2}));
+    auto floats = labelsFromTensor(Tensor::fromVector<float>({2}, {1.0F, 0.0F}));
+    ASSERT_FALSE(floats.ok());
+    EXPECT_NE(floats.error().message().find("int64"), std::string::npos);
+    auto matrix = labelsFromTensor(Tensor::fromVector<int64_t>({2, 2}, {1, 0, 1, 0}));
+    ASSERT_FALSE(matrix.ok());
+    EXPECT_NE(matrix.error().message().find("[2,2]"), std::string::npos);
+}
+
+TEST(Accuracy, ReadsLabelsNpyAndNamesTheFileOnError) {
+    const fs::path dir = fs::temp_directory_path() / "qs_accuracy_test";
+    fs::create_directories(dir);
+    ASSERT_TRUE(runtime::writeNpy(Tensor::fromVector<int64_t>({3}, {1, 2, 0}), dir / "y.npy").ok());
+    auto labels = readLabelsNpy(dir / "y.npy");
+    ASSERT_TRUE(labels.ok()) << labels.error().toString();
+    EXPECT_EQ(*labels, (std::vector<int64_t>{1, 2, 0}));
+    ASSERT_TRUE(runtime::writeNpy(Tensor::fromVector<double>({1}, {1.0}), dir / "float.npy").ok());
+    auto wrong = readLabelsNpy(dir / "float.npy");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_NE(wrong.error().toString().find("float.npy"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST(Accuracy, AgreementAndCosineOfTwoOutputs) {
+    const Tensor a = scores(3, 2, {1.0F, 0.0F, 0.0F, 2.0F, 0.0F, 0.0F});
+    const Tensor b = scores(3, 2, {1.0F, 1.0F, 0.0F, 3.0F, 0.0F, 0.0F});
+    auto agreement = compareOutputs(a, b);
+    ASSERT_TRUE(agreement.ok()) << agreement.error().toString();
+    EXPECT_EQ(agreement->samples, 3);
+    // Row 0: argmax 0 vs 0 (tie to the lower id), cosine 1/sqrt(2); row 1: same class, cosine 1;
+    // row 2: both zero, cosine 1.
+    EXPECT_DOUBLE_EQ(agreement->top1Agreement, 1.0);
+    EXPECT_NEAR(agreement->meanCosine, (1.0 / std::sqrt(2.0) + 2.0) / 3.0, 1e-12);
+    EXPECT_NEAR(agreement->minCosine, 1.0 / std::sqrt(2.0), 1e-12);
+    const Tensor flipped = scores(3, 2, {0.0F, 1.0F, 0.0F, 2.0F, 0.0F, 1.0F});
+    auto partial = compareOutputs(a, flipped);
+    ASSERT_TRUE(partial.ok());
+    EXPECT_DOUBLE_EQ(partial->top1Agreement, 1.0 / 3.0);
+    EXPECT_DOUBLE_EQ(partial->minCosine, 0.0);
+    auto mismatch = compareOutputs(a, scores(2, 3, std::vector<float>(6, 0.0F)));
+    ASSERT_FALSE(mismatch.ok());
+    EXPECT_NE(mismatch.error().message().find("[3,2] and [2,3]"), std::string::npos);
+}
+
+TEST(Accuracy, JsonCarriesTop5OnlyWhenComputed) {
+    auto three = computeAccuracy(scores(1, 3, {0, 1, 0}), std::vector<int64_t>{1});
+    ASSERT_TRUE(three.ok());
+    const nlohmann::json json = toJson(*three);
+    EXPECT_EQ(json["top1_correct"], 1);
+    EXPECT_FALSE(json.contains("top5"));
+    EXPECT_EQ(json["per_class"].size(), 3U);
+}
+
+/// The trained demo model on its committed held-out split, through our executor.
+TEST(TrainedDemoModel, FloatTop1EqualsTheRecordedCount) {
+    const fs::path models = fs::path(QS_SOURCE_DIR) / "resources/models";
+    std::ifstream recordFile(models / "digits_cnn.accuracy.json");
+    ASSERT_TRUE(recordFile.good());
+    const nlohmann::json record = nlohmann::json::parse(recordFile);
+    auto graph = onnx::importModel(models / "digits_cnn.onnx");
+    ASSERT_TRUE(graph.ok()) << graph.error().toString();
+    auto executor = runtime::Executor::create(std::move(*graph), {});
+    ASSERT_TRUE(executor.ok()) << executor.error().toString();
+    auto inputs = runtime::readNpy(models / "digits_test_inputs.npy");
+    ASSERT_TRUE(inputs.ok()) << inputs.error().toString();
+    auto labels = readLabelsNpy(models / "digits_test_labels.npy");
+    ASSERT_TRUE(labels.ok()) << labels.error().toString();
+    auto outputs = runtime::runBatched(*executor, {*inputs}, 64);
+    ASSERT_TRUE(outputs.ok()) << outputs.error().toString();
+    auto accuracy = computeAccuracy((*outputs)[0], *labels);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    EXPECT_EQ(accuracy->samples, record["samples"].get<int64_t>());
+    EXPECT_EQ(accuracy->top1Correct, record["correct"].get<int64_t>());
+    for (size_t c = 0; c < accuracy->perClass.size(); ++c) {
+        const nlohmann::json& recorded = record["per_class"][std::to_string(c)];
+        EXPECT_EQ(accuracy->perClass[c].samples, recorded["samples"].get<int64_t>()) << c;
+        EXPECT_EQ(accuracy->perClass[c].top1Correct, recorded["correct"].get<int64_t>()) << c;
+    }
+}
+
+} // namespace
+} // namespace qs::report
