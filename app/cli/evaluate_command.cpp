@@ -158,6 +158,7 @@ Result<std::filesystem::path> ortScript() {
 /// Runs `argv` (argv[0] looked up on PATH) and returns its exit status.
 Result<int> runProcess(std::vector<std::string> argv) {
     std::vector<char*> pointers;
+    pointers.reserve(argv.size() + 1);
     for (std::string& arg : argv) {
         pointers.push_back(arg.data());
     }
@@ -197,57 +198,89 @@ private:
     std::filesystem::path m_path;
 };
 
-/// Every model through ONNX Runtime on the same samples, scored like ours.
-Result<std::vector<ModelEvaluation>> evaluateWithOrt(const EvaluateOptions& options,
-                                                     const EvaluationData& data) {
-    std::string ortDir = options.ortDir;
-    if (ortDir.empty() && std::getenv("QS_ORT_DIR") != nullptr) {
-        ortDir = std::getenv("QS_ORT_DIR");
+/// --ort-dir, else $QS_ORT_DIR.
+Result<std::string> ortDirectory(const EvaluateOptions& options) {
+    if (!options.ortDir.empty()) {
+        return options.ortDir;
     }
-    if (ortDir.empty()) {
-        return Error(Errc::InvalidArgument,
-                     "--ort needs ONNX Runtime for node: give --ort-dir DIR (a folder holding "
-                     "node_modules/onnxruntime-node) or set QS_ORT_DIR");
+    const char* fromEnvironment = std::getenv("QS_ORT_DIR");
+    if (fromEnvironment != nullptr && *fromEnvironment != '\0') {
+        return std::string(fromEnvironment);
     }
-    QS_ASSIGN_OR_RETURN(const std::filesystem::path script, ortScript());
-    const ScratchDir scratch;
-    std::vector<std::string> inputFiles;
+    return Error(Errc::InvalidArgument,
+                 "--ort needs ONNX Runtime for node: give --ort-dir DIR (a folder holding "
+                 "node_modules/onnxruntime-node) or set QS_ORT_DIR");
+}
+
+/// The samples as float32 .npy files in `dir`, one per input, for run_model.mjs.
+Result<std::vector<std::string>> writeOrtInputs(const EvaluationData& data,
+                                                const std::filesystem::path& dir) {
+    std::vector<std::string> files;
+    files.reserve(data.inputs.size());
     for (size_t i = 0; i < data.inputs.size(); ++i) {
         if (data.inputs[i].dtype() != graph::DataType::Float) {
             return Error(Errc::Unsupported, "--ort feeds float32 inputs only");
         }
-        inputFiles.push_back((scratch.path() / ("input" + std::to_string(i) + ".npy")).string());
-        QS_TRY(runtime::writeNpy(data.inputs[i], inputFiles.back()));
+        files.push_back((dir / ("input" + std::to_string(i) + ".npy")).string());
+        QS_TRY(runtime::writeNpy(data.inputs[i], files.back()));
     }
+    return files;
+}
+
+/// Where one ONNX Runtime run reads and writes.
+struct OrtRun {
+    std::filesystem::path script;
+    std::string ortDir;
+    std::vector<std::string> inputFiles;
+    std::string outputFile;
+};
+
+/// One model through ONNX Runtime, scored like ours.
+Result<ModelEvaluation> evaluateWithOrt(const std::string& path, const OrtRun& run,
+                                        const EvaluateOptions& options,
+                                        const EvaluationData& data) {
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(path));
+    QS_ASSIGN_OR_RETURN(const size_t index, outputIndex(graph, options.outputName));
+    std::vector<std::string> argv = {"node",
+                                     run.script.string(),
+                                     "--ort-dir",
+                                     run.ortDir,
+                                     "--out",
+                                     run.outputFile,
+                                     "--output-index",
+                                     std::to_string(index),
+                                     "--batch",
+                                     std::to_string(batchFor(options, graph, data.samples)),
+                                     path};
+    argv.insert(argv.end(), run.inputFiles.begin(), run.inputFiles.end());
+    QS_ASSIGN_OR_RETURN(const int status, runProcess(std::move(argv)));
+    if (status == kOrtMissing) {
+        return Error(Errc::Io,
+                     "--ort: onnxruntime-node cannot be loaded from '" + run.ortDir + "'");
+    }
+    if (status != 0) {
+        return Error(Errc::Io, "--ort: ONNX Runtime failed on '" + path + "' (exit " +
+                                   std::to_string(status) + ")");
+    }
+    ModelEvaluation evaluation{.path = path, .runtime = "onnxruntime"};
+    QS_ASSIGN_OR_RETURN(evaluation.output, runtime::readNpy(run.outputFile));
+    QS_TRY(score(evaluation, options, data));
+    return evaluation;
+}
+
+/// Every model through ONNX Runtime on the same samples.
+Result<std::vector<ModelEvaluation>> evaluateWithOrt(const EvaluateOptions& options,
+                                                     const EvaluationData& data) {
+    OrtRun run;
+    QS_ASSIGN_OR_RETURN(run.ortDir, ortDirectory(options));
+    QS_ASSIGN_OR_RETURN(run.script, ortScript());
+    const ScratchDir scratch;
+    QS_ASSIGN_OR_RETURN(run.inputFiles, writeOrtInputs(data, scratch.path()));
+    run.outputFile = (scratch.path() / "output.npy").string();
     std::vector<ModelEvaluation> evaluations;
+    evaluations.reserve(options.modelPaths.size());
     for (const std::string& path : options.modelPaths) {
-        QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(path));
-        QS_ASSIGN_OR_RETURN(const size_t index, outputIndex(graph, options.outputName));
-        const std::string out = (scratch.path() / "output.npy").string();
-        std::vector<std::string> argv = {"node",
-                                         script.string(),
-                                         "--ort-dir",
-                                         ortDir,
-                                         "--out",
-                                         out,
-                                         "--output-index",
-                                         std::to_string(index),
-                                         "--batch",
-                                         std::to_string(batchFor(options, graph, data.samples)),
-                                         path};
-        argv.insert(argv.end(), inputFiles.begin(), inputFiles.end());
-        QS_ASSIGN_OR_RETURN(const int status, runProcess(std::move(argv)));
-        if (status == kOrtMissing) {
-            return Error(Errc::Io,
-                         "--ort: onnxruntime-node cannot be loaded from '" + ortDir + "'");
-        }
-        if (status != 0) {
-            return Error(Errc::Io, "--ort: ONNX Runtime failed on '" + path + "' (exit " +
-                                       std::to_string(status) + ")");
-        }
-        ModelEvaluation evaluation{.path = path, .runtime = "onnxruntime"};
-        QS_ASSIGN_OR_RETURN(evaluation.output, runtime::readNpy(out));
-        QS_TRY(score(evaluation, options, data));
+        QS_ASSIGN_OR_RETURN(ModelEvaluation evaluation, evaluateWithOrt(path, run, options, data));
         evaluations.push_back(std::move(evaluation));
     }
     return evaluations;

@@ -53,6 +53,10 @@ expect 2 '359 labels for 360 samples' -- evaluate "$model" --calib-npy "$x" --la
 expect 2 "label 10 of sample 7 is outside the output's 10 classes \\(ids 0\\.\\.9\\)" -- \
     evaluate "$model" --calib-npy "$x" --labels-npy "$tmp/out_of_range.npy"
 expect 2 'labels must be int64' -- evaluate "$model" --calib-npy "$x" --labels-npy "$tmp/float.npy"
+# --ort without ONNX Runtime: where to find it, or that it cannot be loaded (or node is missing).
+QS_ORT_DIR='' expect 2 'give --ort-dir DIR' -- evaluate "$model" "${data[@]}" --ort
+expect 1 "onnxruntime-node cannot be loaded from '$tmp'|cannot start 'node'" -- \
+    evaluate "$model" "${data[@]}" --ort --ort-dir "$tmp"
 # --calib-samples keeps the first N samples and their labels.
 expect 0 '\([0-9]+/100\)' -- evaluate "$model" "${data[@]}" --calib-samples 100
 [ "$failures" -eq 0 ] && echo "cli evaluate: all checks passed"
