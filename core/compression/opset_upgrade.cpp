@@ -4,10 +4,10 @@
 #include "core/runtime/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
-#include <array>
 #include <span>
 #include <string_view>
 
@@ -158,8 +158,8 @@ std::string OpsetUpgrade::describe() const {
     if (!upgraded()) {
         return "opset " + std::to_string(fromOpset) + " kept";
     }
-    std::string out = "opset " + std::to_string(fromOpset) + " raised to " +
-                      std::to_string(toOpset);
+    std::string out =
+        "opset " + std::to_string(fromOpset) + " raised to " + std::to_string(toOpset);
     if (onnxConverter) {
         char diff[32];
         std::snprintf(diff, sizeof diff, "%.2g", maxRelativeDifference);
@@ -234,11 +234,11 @@ Result<void> convertWithOnnx(Graph& graph, int64_t target, OpsetUpgrade& report)
                                      "opset " +
                                      std::to_string(from) + " to " + std::to_string(to)));
     if (!(diff <= kUpgradeTolerance)) {
-        return Error(Errc::Unsupported,
-                     "ONNX's version converter raised opset " + std::to_string(from) + " to " +
-                         std::to_string(to) + " but the result differs from the original on "
-                         "random inputs (max relative difference " +
-                         std::to_string(diff) + ")");
+        return Error(Errc::Unsupported, "ONNX's version converter raised opset " +
+                                            std::to_string(from) + " to " + std::to_string(to) +
+                                            " but the result differs from the original on "
+                                            "random inputs (max relative difference " +
+                                            std::to_string(diff) + ")");
     }
     report.onnxConverter = true;
     report.maxRelativeDifference = diff;

@@ -25,7 +25,7 @@ inline constexpr double kUpgradeTolerance = 1e-5;
 struct OpsetUpgrade {
     int64_t fromOpset = 0;
     int64_t toOpset = 0;
-    bool onnxConverter = false;      ///< ONNX's version converter ran (source opset below 11)
+    bool onnxConverter = false;       ///< ONNX's version converter ran (source opset below 11)
     double maxRelativeDifference = 0; ///< converted vs original on random inputs
 
     bool upgraded() const { return toOpset > fromOpset; }
@@ -46,7 +46,7 @@ inline constexpr int64_t kInt4QdqOpset = 21;
 
 /// raiseDefaultOpset, then the IR version up to what that opset needs (7 for 13, 10 for 21).
 Result<void> raiseOpsetAndIrVersion(graph::Graph& graph, int64_t target,
-                                   OpsetUpgrade* report = nullptr);
+                                    OpsetUpgrade* report = nullptr);
 
 /// max over outputs of max |a - b| / max |a| for `seeded` random inputs (dynamic dims: 1 for the
 /// first axis, 16 for the others); an error when either model does not run.

@@ -7,9 +7,9 @@
 // and edit the plan before applying it.
 #pragma once
 
-#include "core/compression/opset_upgrade.h"
 #include "core/compression/activation_statistics.h"
 #include "core/compression/compression_mode.h"
+#include "core/compression/opset_upgrade.h"
 #include "core/graph/graph.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"

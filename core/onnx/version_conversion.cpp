@@ -16,9 +16,9 @@ Result<graph::Graph> convertOpsetWithOnnx(const graph::Graph& graph, int64_t tar
     const int64_t from = graph.opsetVersion();
     if (target <= from || target > kConverterMaxOpset) {
         return Error(Errc::InvalidArgument,
-                     "ONNX's version converter raises opset " + std::to_string(from) +
-                         " only to " + std::to_string(from + 1) + ".." +
-                         std::to_string(kConverterMaxOpset) + ", not " + std::to_string(target));
+                     "ONNX's version converter raises opset " + std::to_string(from) + " only to " +
+                         std::to_string(from + 1) + ".." + std::to_string(kConverterMaxOpset) +
+                         ", not " + std::to_string(target));
     }
     QS_ASSIGN_OR_RETURN(const std::string bytes, serializeModel(graph));
     ::onnx::ModelProto in;
@@ -30,8 +30,8 @@ Result<graph::Graph> convertOpsetWithOnnx(const graph::Graph& graph, int64_t tar
         out = ::onnx::version_conversion::ConvertVersion(in, static_cast<int>(target));
     } catch (const std::exception& e) {
         return Error(Errc::Unsupported, "ONNX's version converter cannot raise opset " +
-                                            std::to_string(from) + " to " +
-                                            std::to_string(target) + ": " + e.what());
+                                            std::to_string(from) + " to " + std::to_string(target) +
+                                            ": " + e.what());
     }
     std::string converted;
     if (!out.SerializeToString(&converted)) {

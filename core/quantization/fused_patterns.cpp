@@ -1,8 +1,8 @@
 // HW fused patterns (reference/nncf-quantization.md §1.1), the table of NNCF's ONNX backend
-// (onnx/hardware/fused_patterns.py at ef8e1dbd), built from the GraphPattern combinators and matched
-// strictly (graph_pattern.h). A match collapses into one operator whose inputs are the pre-hooks of
-// its first node and whose output is its last node's post-hook; the hooks in between disappear.
-// Patterns are tried longest first; each model node joins at most one.
+// (onnx/hardware/fused_patterns.py at ef8e1dbd), built from the GraphPattern combinators and
+// matched strictly (graph_pattern.h). A match collapses into one operator whose inputs are the
+// pre-hooks of its first node and whose output is its last node's post-hook; the hooks in between
+// disappear. Patterns are tried longest first; each model node joins at most one.
 
 #include "core/quantization/graph_pattern.h"
 #include "core/quantization/insertion_point_graph.h"
@@ -17,14 +17,16 @@ using graph::NodeId;
 using Types = std::vector<std::string_view>;
 
 // NNCF's metatype groups (onnx/graph/metatypes/groups.py).
-const Types kLinear = {"ONNXConvolutionMetatype",          "ONNXDepthwiseConvolutionMetatype",
-                       "ONNXConvolutionTransposeMetatype", "ONNXDeformableConvolutionMetatype",
-                       "ONNXGemmMetatype",                 "ONNXMatMulMetatype"};
-const Types kAtomicActivations = {"ONNXReluMetatype",    "ONNXLeakyReluMetatype",
-                                  "ONNXThresholdedReluMetatype", "ONNXEluMetatype",
-                                  "ONNXPReluMetatype",   "ONNXSigmoidMetatype",
-                                  "ONNXHardSigmoidMetatype",     "ONNXHardSwishMetatype",
-                                  "ONNXSeluMetatype"};
+const Types kLinear = {"ONNXConvolutionMetatype",
+                       "ONNXDepthwiseConvolutionMetatype",
+                       "ONNXConvolutionTransposeMetatype",
+                       "ONNXDeformableConvolutionMetatype",
+                       "ONNXGemmMetatype",
+                       "ONNXMatMulMetatype"};
+const Types kAtomicActivations = {
+    "ONNXReluMetatype",        "ONNXLeakyReluMetatype", "ONNXThresholdedReluMetatype",
+    "ONNXEluMetatype",         "ONNXPReluMetatype",     "ONNXSigmoidMetatype",
+    "ONNXHardSigmoidMetatype", "ONNXHardSwishMetatype", "ONNXSeluMetatype"};
 const Types kArithmetic = {"ONNXAddLayerMetatype", "ONNXSubMetatype", "ONNXMulLayerMetatype",
                            "ONNXDivLayerMetatype"};
 const Types kBatchNorm = {"ONNXBatchNormMetatype"};
@@ -54,8 +56,15 @@ GraphPattern mvn() {
     const int add = p.addNode({PatternNodeKind::Op, {kAdd}, false});
     const int sqrt = p.addNode({PatternNodeKind::Op, {"ONNXSqrtMetatype"}, false});
     const int div = p.addNode({PatternNodeKind::Op, {kDiv}, false});
-    for (const auto& [from, to] : {std::pair{in, mean}, {mean, sub}, {in, sub}, {sub, pow},
-                                   {pow, var}, {var, add}, {add, sqrt}, {sqrt, div}, {sub, div}}) {
+    for (const auto& [from, to] : {std::pair{in, mean},
+                                   {mean, sub},
+                                   {in, sub},
+                                   {sub, pow},
+                                   {pow, var},
+                                   {var, add},
+                                   {add, sqrt},
+                                   {sqrt, div},
+                                   {sub, div}}) {
         p.addEdge(from, to);
     }
     return p;
@@ -176,49 +185,78 @@ const std::vector<FusedPattern>& fusedPatternTable() {
         {"hswish_activation", hswish},
         {"input_scale_shift", [] { return joined(modelInput(), scaleShift()); }},
         {"input_shift_scale", [] { return joined(modelInput(), shiftScale()); }},
-        {"input_processing", [] { return joined(modelInput(), op({kAdd, kMul})); }},
+        {"input_processing",
+         [] {
+             return joined(modelInput(), op({kAdd, kMul}));
+         }},
         {"activations_batch_norm", [] { return joined(activations(), op(kBatchNorm)); }},
         {"activations_scale_shift", [] { return joined(activations(), scaleShift()); }},
         {"arithmetic_batch_norm", [] { return joined(op(kArithmetic), op(kBatchNorm)); }},
         {"arithmetic_activations", [] { return joined(op(kArithmetic), activations()); }},
         {"arithmetic_scale_shift", [] { return joined(op(kArithmetic), scaleShift()); }},
         {"arithmetic_batch_norm_activations",
-         [] { return chain({op(kArithmetic), op(kBatchNorm), activations()}); }},
+         [] {
+             return chain({op(kArithmetic), op(kBatchNorm), activations()});
+         }},
         {"arithmetic_scale_shift_activations",
-         [] { return chain({op(kArithmetic), scaleShift(), activations()}); }},
+         [] {
+             return chain({op(kArithmetic), scaleShift(), activations()});
+         }},
         {"arithmetic_activations_batch_norm",
-         [] { return chain({op(kArithmetic), activations(), op(kBatchNorm)}); }},
+         [] {
+             return chain({op(kArithmetic), activations(), op(kBatchNorm)});
+         }},
         {"arithmetic_activations_scale_shift",
-         [] { return chain({op(kArithmetic), activations(), scaleShift()}); }},
+         [] {
+             return chain({op(kArithmetic), activations(), scaleShift()});
+         }},
         {"batch_norm_activations", [] { return joined(op(kBatchNorm), activations()); }},
         {"scale_shift_activations", [] { return joined(scaleShift(), activations()); }},
         {"linear_arithmetic", linearArithmetic},
         {"linear_batch_norm", [] { return joined(op(kLinear), op(kBatchNorm)); }},
         {"linear_activations", [] { return joined(op(kLinear), activations()); }},
         {"linear_batch_norm_activations",
-         [] { return chain({op(kLinear), op(kBatchNorm), activations()}); }},
+         [] {
+             return chain({op(kLinear), op(kBatchNorm), activations()});
+         }},
         {"linear_scale_shift_activations",
-         [] { return chain({op(kLinear), scaleShift(), activations()}); }},
+         [] {
+             return chain({op(kLinear), scaleShift(), activations()});
+         }},
         {"linear_activations_batch_norm",
-         [] { return chain({op(kLinear), activations(), op(kBatchNorm)}); }},
+         [] {
+             return chain({op(kLinear), activations(), op(kBatchNorm)});
+         }},
         {"linear_activations_scale_shift",
-         [] { return chain({op(kLinear), activations(), scaleShift()}); }},
+         [] {
+             return chain({op(kLinear), activations(), scaleShift()});
+         }},
         {"linear_batch_norm_scale_shift_activations",
-         [] { return chain({op(kLinear), op(kBatchNorm), scaleShift(), activations()}); }},
+         [] {
+             return chain({op(kLinear), op(kBatchNorm), scaleShift(), activations()});
+         }},
         {"linear_squeeze_activations",
-         [] { return chain({op(kLinear), op({"ONNXSqueezeMetatype"}), activations()}); }},
+         [] {
+             return chain({op(kLinear), op({"ONNXSqueezeMetatype"}), activations()});
+         }},
         {"linear_squeeze_arithmetic_activations",
          [] {
              return chain({op(kLinear), op({"ONNXSqueezeMetatype"}),
                            joined(op(kArithmetic), activations())});
          }},
         {"batch_norm_scale_shift_activations",
-         [] { return chain({op(kBatchNorm), scaleShift(), activations()}); }},
+         [] {
+             return chain({op(kBatchNorm), scaleShift(), activations()});
+         }},
         {"linear_arithmetic_activations",
-         [] { return chain({op(kLinear), op(kArithmetic), activations()}); }},
+         [] {
+             return chain({op(kLinear), op(kArithmetic), activations()});
+         }},
         {"linear_shift_scale", [] { return joined(op(kLinear), shiftScale()); }},
         {"linear_arithmetic_activations_arithmetic",
-         [] { return chain({op(kLinear), op(kArithmetic), activations(), op(kArithmetic)}); }},
+         [] {
+             return chain({op(kLinear), op(kArithmetic), activations(), op(kArithmetic)});
+         }},
         {"linear_scale_shift", [] { return joined(op(kLinear), scaleShift()); }, false},
     };
     return kTable;

@@ -6,10 +6,11 @@
 #include "core/graph/metatype.h"
 #include "core/quantization/graph_queries.h"
 
+#include <queue>
+
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <queue>
 #include <set>
 
 namespace qs::quantization {
@@ -186,7 +187,8 @@ PatternGraph PatternGraph::build(const graph::Graph& model, const std::vector<bo
             continue;
         }
         index[id.index()] = static_cast<int>(g.nodes.size());
-        g.nodes.push_back(Node{id, graph::metatypeOf(model, id).name,
+        g.nodes.push_back(Node{id,
+                               graph::metatypeOf(model, id).name,
                                std::to_string(ids.byNode[id.index()]) + " " + model.node(id).name,
                                {},
                                {}});
@@ -195,10 +197,11 @@ PatternGraph PatternGraph::build(const graph::Graph& model, const std::vector<bo
     for (size_t i = 0; i < runtimeInputs.size(); ++i) {
         inputIndex.push_back(static_cast<int>(g.nodes.size()));
         const std::string name = "nncf_model_input_" + std::to_string(i);
-        g.nodes.push_back(
-            Node{graph::NodeId{}, "InputNoopMetatype",
-                 std::to_string(ids.modelNodeCount + i) + " " + name,
-                 {}, {}});
+        g.nodes.push_back(Node{graph::NodeId{},
+                               "InputNoopMetatype",
+                               std::to_string(ids.modelNodeCount + i) + " " + name,
+                               {},
+                               {}});
     }
     // The node feeding `value`, looking through no-op Casts; -1 outside the inference graph.
     auto source = [&](graph::ValueId value) {
@@ -234,10 +237,12 @@ PatternGraph PatternGraph::build(const graph::Graph& model, const std::vector<bo
     for (size_t i = 0; i < model.outputs().size(); ++i) {
         const int to = static_cast<int>(g.nodes.size());
         const std::string name = "nncf_model_output_" + std::to_string(i);
-        g.nodes.push_back(Node{graph::NodeId{}, "OutputNoopMetatype",
-                               std::to_string(ids.modelNodeCount + runtimeInputs.size() + i) + " " + name,
-                               {},
-                               {}});
+        g.nodes.push_back(
+            Node{graph::NodeId{},
+                 "OutputNoopMetatype",
+                 std::to_string(ids.modelNodeCount + runtimeInputs.size() + i) + " " + name,
+                 {},
+                 {}});
         const int from = source(model.outputs()[i]);
         if (from >= 0) {
             link(from, to);
@@ -445,9 +450,8 @@ std::vector<int> lexicographicOrder(const PatternGraph& graph, std::vector<int> 
 }
 } // namespace
 
-std::vector<std::vector<int>> findSubgraphsMatchingPattern(const PatternGraph& graph,
-                                                           const GraphPattern& pattern,
-                                                           bool strict) {
+std::vector<std::vector<int>>
+findSubgraphsMatchingPattern(const PatternGraph& graph, const GraphPattern& pattern, bool strict) {
     std::vector<GraphPattern> alternatives = pattern.components();
     std::stable_sort(alternatives.begin(), alternatives.end(), [](const auto& a, const auto& b) {
         return a.patternLength() > b.patternLength();

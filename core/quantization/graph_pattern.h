@@ -71,12 +71,13 @@ private:
 /// (tensor, consuming port).
 struct PatternGraph {
     struct Node {
-        graph::NodeId node;       ///< invalid for input/output nodes
+        graph::NodeId node; ///< invalid for input/output nodes
         std::string_view metatype;
-        std::string key;          ///< NNCF node key "<id> <name>" (for the lexicographic order)
-        std::vector<int> successors;   ///< one entry per edge
+        std::string key;             ///< NNCF node key "<id> <name>" (for the lexicographic order)
+        std::vector<int> successors; ///< one entry per edge
         std::vector<int> predecessors; ///< one entry per edge
     };
+
     std::vector<Node> nodes;
 
     static PatternGraph build(const graph::Graph& model, const std::vector<bool>& live);
@@ -85,8 +86,7 @@ struct PatternGraph {
 /// Matches of `pattern` in `graph`: each is a list of graph-node indices (NonPattern and excluded
 /// nodes left out) in lexicographic topological order of their keys. `strict`: starting nodes have
 /// no successors, last nodes no predecessors, inner nodes neither, outside the match.
-std::vector<std::vector<int>> findSubgraphsMatchingPattern(const PatternGraph& graph,
-                                                           const GraphPattern& pattern,
-                                                           bool strict);
+std::vector<std::vector<int>>
+findSubgraphsMatchingPattern(const PatternGraph& graph, const GraphPattern& pattern, bool strict);
 
 } // namespace qs::quantization

@@ -49,7 +49,8 @@ GraphPattern seBlock() {
             if (n.kind == PatternNodeKind::NonPattern) {
                 input = static_cast<int>(i);
             }
-            if (n.excluded && n.metatypes == std::vector<std::string_view>{"ONNXMulLayerMetatype"}) {
+            if (n.excluded &&
+                n.metatypes == std::vector<std::string_view>{"ONNXMulLayerMetatype"}) {
                 last = static_cast<int>(i);
             }
         }

@@ -33,6 +33,9 @@ Result<void> Solver::setAllowedQuantizationTypes() {
                 if (hwOp->hasActivations) {
                     trait = QuantizationTrait::InputsQuantizable;
                     allowed = hwOp->activations;
+                } else {
+                    m_wildcard[i] = true;
+                    allowed = {QuantizerConfig{}};
                 }
             }
         }

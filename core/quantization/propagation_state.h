@@ -70,7 +70,8 @@ public:
         , m_edgeAffecting(graph.edges().size())
         , m_trait(graph.nodes().size(), QuantizationTrait::NonQuantizable)
         , m_allowed(graph.nodes().size())
-        , m_unified(graph.nodes().size(), false) {}
+        , m_unified(graph.nodes().size(), false)
+        , m_wildcard(graph.nodes().size(), false) {}
 
     Result<QuantizationProposal> run();
 
@@ -141,6 +142,9 @@ private:
     std::vector<QuantizationTrait> m_trait;
     std::vector<QuantizerConfigList> m_allowed;
     std::vector<bool> m_unified;
+    /// Listed in the HW config without activation configs: NNCF's wildcard, whose quantizers take
+    /// the plain default config (8-bit symmetric per-tensor), not constrained by the preset.
+    std::vector<bool> m_wildcard;
 
     std::deque<int> m_queue;
     std::vector<int> m_finished;

@@ -29,8 +29,12 @@ bool Solver::getsInitialQuantizers(int opIndex) const {
 
 Result<QuantizerConfigList> Solver::initialConfigs(int opIndex) const {
     const IpNode& op = node(opIndex);
+    // A wildcard op gets NNCF's DEFAULT_QUANTIZER_CONFIG as is; listed ops are filtered by the
+    // preset and user constraints.
     QuantizerConfigList configs =
-        m_options.activationConstraints.filter(m_allowed[static_cast<size_t>(opIndex)]);
+        m_wildcard[static_cast<size_t>(opIndex)]
+            ? m_allowed[static_cast<size_t>(opIndex)]
+            : m_options.activationConstraints.filter(m_allowed[static_cast<size_t>(opIndex)]);
     if (configs.empty()) {
         return Error(
             Errc::InvalidArgument,
@@ -457,7 +461,11 @@ Solver::quantizersForPaths(int id, const std::map<int, std::vector<Path>>& paths
         }
     }
     for (const auto& [group, members] : groupMembers) {
-        unifyScales(members, UnifiedScaleType::UnifyAlways);
+        // NNCF unifies the primary with each further member; a lone path (a unified op with one
+        // non-constant input, such as Div(x, c) on NPU) forms no group.
+        if (members.size() > 1) {
+            unifyScales(members, UnifiedScaleType::UnifyAlways);
+        }
     }
     return toProcess;
 }

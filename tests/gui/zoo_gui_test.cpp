@@ -1,6 +1,7 @@
-// Every model of the zoo (shared/models/make_zoo.py; $QS_ZOO_DIR, exported by packaging/test.sh) in the real
-// main window, offscreen: it opens, is laid out without overlapping boxes, and shows one badge per
-// quantizer (active ones as many as the finalized setup has points). Skips when the zoo is absent.
+// Every model of the zoo (shared/models/make_zoo.py; $QS_ZOO_DIR, exported by packaging/test.sh) in
+// the real main window, offscreen: it opens, is laid out without overlapping boxes, and shows one
+// badge per quantizer (active ones as many as the finalized setup has points). Skips when the zoo
+// is absent.
 
 #include "ui/graph_document.h"
 #include "ui/graph_items.h"
@@ -29,8 +30,8 @@ QString zooPath(const char* name) {
     if (dir.isEmpty()) {
         return {};
     }
-    return QDir(QString::fromLocal8Bit(dir)).filePath(QString::fromLatin1(name) +
-                                                      QStringLiteral(".onnx"));
+    return QDir(QString::fromLocal8Bit(dir))
+        .filePath(QString::fromLatin1(name) + QStringLiteral(".onnx"));
 }
 
 class ZooGuiTest : public ::testing::TestWithParam<const char*> {};
