@@ -44,7 +44,7 @@ GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
 }
 
 void GraphPage::showGraph(GraphDocument& document) {
-    const int request = ++m_request;
+    ++m_request; // stale now: results of earlier requests are dropped
     m_document = &document;
     disconnect(m_quantizationConnection);
     m_quantizationConnection = connect(&document, &GraphDocument::quantizationChanged, this,
@@ -66,11 +66,10 @@ void GraphPage::showGraph(GraphDocument& document) {
         tr("Laying out %n node(s)…", nullptr, static_cast<int>(m_model.items.size())));
     m_status->show();
     m_view->sceneChanged();
-    relayout(std::nullopt, [this, request] {
-        if (request == m_request) {
-            m_view->fitGraph();
-            m_view->setFocus(); // +, -, Space and the wheel work right away
-        }
+    // relayout() drops stale results, so `then` only runs for the newest request.
+    relayout(std::nullopt, [this] {
+        m_view->fitGraph();
+        m_view->setFocus(); // +, -, Space and the wheel work right away
     });
 }
 

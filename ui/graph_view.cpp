@@ -5,6 +5,7 @@
 
 #include <QKeyEvent>
 #include <QScrollBar>
+#include <QTimer>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -91,6 +92,12 @@ void GraphView::fitRect(const QRectF& area) {
 }
 
 void GraphView::keepAt(const QPointF& scenePoint, const QPointF& viewPoint) {
+    scrollTo(scenePoint, viewPoint);
+    // Once more after the scroll bars appeared or went (they resize the viewport later).
+    QTimer::singleShot(0, this, [this, scenePoint, viewPoint] { scrollTo(scenePoint, viewPoint); });
+}
+
+void GraphView::scrollTo(const QPointF& scenePoint, const QPointF& viewPoint) {
     const QPointF now = mapFromScene(scenePoint);
     horizontalScrollBar()->setValue(horizontalScrollBar()->value() +
                                     static_cast<int>(std::lround(now.x() - viewPoint.x())));

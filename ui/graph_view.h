@@ -64,6 +64,8 @@ private:
 
     void fitRect(const QRectF& area);
 
+    void scrollTo(const QPointF& scenePoint, const QPointF& viewPoint);
+
     GraphScene* m_scene;
     Minimap* m_minimap;
 };

@@ -129,7 +129,12 @@ void sectionize(GroupTree& tree, const LayoutInput& input, uint32_t group, size_
         for (size_t c = 1; c < crossing.size(); ++c) {
             crossing[c] += crossing[c - 1];
         }
-        const std::vector<std::vector<Member>> sections = cutIntoSections(members, crossing, cap);
+        // Sections of about an eighth of the group (at least 32 members, at most the cap): an
+        // overview of a handful of blocks reads better than two giant ones.
+        constexpr size_t kSectionsWanted = 8;
+        constexpr size_t kMinSection = 32;
+        const size_t size = std::min(cap, std::max(kMinSection, members.size() / kSectionsWanted));
+        const std::vector<std::vector<Member>> sections = cutIntoSections(members, crossing, size);
         const std::string path = g.path;
         const uint32_t depth = g.depth;
         std::vector<uint32_t> created;

@@ -368,9 +368,20 @@ TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
             .markAt(m_window.quantizerPanel().model().rowOf(
                 table.model()->index(2, QuantizerTableModel::Id).data().toInt()))
             .point.targetNodeName);
-    const auto selected = m_window.graphPage().scene()->selectedItems();
-    ASSERT_EQ(selected.size(), 1);
-    EXPECT_EQ(static_cast<NodeItem*>(selected.front())->content().fullName, node);
+    // The row's badge is selected in the graph, on the op the row names.
+    const std::vector<int> selected = m_window.graphPage().scene()->selectedQuantizers();
+    ASSERT_EQ(selected.size(), 1U);
+    const QuantizerBadgeItem* badge = m_window.graphPage().scene()->badge(selected.front());
+    ASSERT_NE(badge, nullptr);
+    const auto box = m_window.graphPage().scene()->boxIndex(
+        *m_window.session().document()->graph().findNode(node.toStdString()));
+    ASSERT_TRUE(box.has_value());
+    EXPECT_TRUE(m_window.graphPage()
+                    .scene()
+                    ->nodeItems()[*box]
+                    ->sceneBox()
+                    .adjusted(-20, -20, 20, 20)
+                    .contains(badge->pos()));
     // Clicking the 8-bit activations bar selects those quantizers (the table shows every row).
     auto* bars = static_cast<QBarSeries*>(m_window.chartPanel().quantizerChart().series().front());
     Q_EMIT bars->clicked(0, bars->barSets().front());

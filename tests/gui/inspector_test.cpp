@@ -144,15 +144,15 @@ TEST_F(InspectorTest, SelectedBadgeShowsTheQuantizerAndItsComboChoosesThroughUnd
     EXPECT_NE(inspector.configCombo().currentIndex(), fourBitIndex);
 }
 
-TEST_F(InspectorTest, TableRowShowsItsQuantizerAndSelectsItsOp) {
+TEST_F(InspectorTest, TableRowShowsItsQuantizerAndSelectsItsBadge) {
     QTableView& table = m_window.quantizerPanel().view();
     table.setCurrentIndex(table.model()->index(3, QuantizerTableModel::Point));
     const int id = table.model()->index(3, QuantizerTableModel::Id).data().toInt();
     EXPECT_EQ(m_window.inspector().shownQuantizer(), id);
     EXPECT_TRUE(m_window.inspector().title().startsWith(QStringLiteral("Quantizer #%1").arg(id)));
-    // The op it sits on is selected in the graph, yet the inspector keeps the quantizer.
+    // Its badge is selected in the graph (the op centred), and the inspector keeps the quantizer.
     ASSERT_EQ(scene().selectedItems().size(), 1);
-    EXPECT_EQ(scene().selectedItems().front()->type(), NodeItem::Type);
+    EXPECT_EQ(scene().selectedQuantizers(), std::vector<int>{id});
 }
 
 TEST_F(InspectorTest, MergedAndRequantizersNameTheirPartner) {
