@@ -2,11 +2,11 @@
 // (--help, --version, an optional MODEL to open) and shows the main window. --help and --version
 // answer without a display.
 
-#include "ui/calibration_commands.h"
+#include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
 #include "ui/settings.h"
-#include "ui/weight_compression_controller.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -10,7 +10,7 @@
 #include "core/report/model_info.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
-#include "ui/calibration.h"
+#include "ui/features/calibration/calibration.h"
 
 #include <QList>
 #include <QObject>

@@ -4,7 +4,8 @@
 #include "ui/actions.h"
 #include "ui/autosave.h"
 #include "ui/bitwidth_chart.h"
-#include "ui/calibration_commands.h"
+#include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -17,10 +18,9 @@
 #include "ui/message_reporter.h"
 #include "ui/model_info_panel.h"
 #include "ui/quantizer_commands.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_table_model.h"
 #include "ui/session.h"
 #include "ui/settings.h"
-#include "ui/weight_compression_controller.h"
 #include "ui/welcome_page.h"
 
 #include <QAction>

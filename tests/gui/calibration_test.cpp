@@ -7,8 +7,9 @@
 // outputs, and refuses clearly while uncalibrated, stale, or when the path cannot be written.
 
 #include "core/onnx/model_io.h"
-#include "ui/calibration_commands.h"
-#include "ui/calibration_dialog.h"
+#include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/calibration/calibration_dialog.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
@@ -16,10 +17,9 @@
 #include "ui/main_window.h"
 #include "ui/message_reporter.h"
 #include "ui/quantizer_commands.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_table_model.h"
 #include "ui/session.h"
 #include "ui/settings.h"
-#include "ui/sqnr_overlay.h"
 
 #include <QAction>
 #include <QFile>

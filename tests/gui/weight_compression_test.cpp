@@ -6,6 +6,10 @@
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
 #include "ui/actions.h"
+#include "ui/features/weight_compression/weight_compression_badges.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
+#include "ui/features/weight_compression/weight_compression_dialog.h"
+#include "ui/features/weight_compression/weight_compression_panel.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
@@ -13,10 +17,6 @@
 #include "ui/message_reporter.h"
 #include "ui/session.h"
 #include "ui/settings.h"
-#include "ui/weight_compression_badges.h"
-#include "ui/weight_compression_controller.h"
-#include "ui/weight_compression_dialog.h"
-#include "ui/weight_compression_panel.h"
 
 #include <QAbstractBarSeries>
 #include <QAction>

@@ -1,14 +1,14 @@
-#include "ui/weight_compression_controller.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
 
 #include "core/onnx/model_io.h"
+#include "ui/features/weight_compression/weight_compression_badges.h"
+#include "ui/features/weight_compression/weight_compression_commands.h"
+#include "ui/features/weight_compression/weight_compression_panel.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/job_runner.h"
 #include "ui/message_reporter.h"
 #include "ui/session.h"
-#include "ui/weight_compression_badges.h"
-#include "ui/weight_compression_commands.h"
-#include "ui/weight_compression_panel.h"
 
 #include <QAction>
 #include <QCheckBox>

@@ -3,7 +3,7 @@
 // the batch size, and checks the choice before the dialog closes.
 #pragma once
 
-#include "ui/calibration.h"
+#include "ui/features/calibration/calibration.h"
 
 #include <QDialog>
 

@@ -1,4 +1,4 @@
-#include "ui/weight_compression_commands.h"
+#include "ui/features/weight_compression/weight_compression_commands.h"
 
 #include "ui/graph_document.h"
 

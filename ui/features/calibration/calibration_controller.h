@@ -6,7 +6,7 @@
 // The window only creates it and adds its actions to the menus.
 #pragma once
 
-#include "ui/calibration.h"
+#include "ui/features/calibration/calibration.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,4 +1,4 @@
-#include "ui/weight_compression_badges.h"
+#include "ui/features/weight_compression/weight_compression_badges.h"
 
 #include "ui/graph_document.h"
 #include "ui/graph_items.h"

@@ -1,4 +1,4 @@
-#include "ui/weight_compression_panel.h"
+#include "ui/features/weight_compression/weight_compression_panel.h"
 
 #include "core/compression/weight_compression.h"
 #include "ui/graph_document.h"

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "core/compression/fp16_conversion.h"
-#include "ui/weight_compression_dialog.h"
+#include "ui/features/weight_compression/weight_compression_dialog.h"
 
 #include <QDialog>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_table_model.h"
 
 #include "ui/graph_document.h"
 #include "ui/quantizer_commands.h"

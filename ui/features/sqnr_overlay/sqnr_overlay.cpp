@@ -1,6 +1,6 @@
-#include "ui/sqnr_overlay.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay.h"
 
-#include "ui/calibration.h"
+#include "ui/features/calibration/calibration.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"

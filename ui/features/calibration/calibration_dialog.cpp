@@ -1,4 +1,4 @@
-#include "ui/calibration_dialog.h"
+#include "ui/features/calibration/calibration_dialog.h"
 
 #include <QDialogButtonBox>
 #include <QDir>

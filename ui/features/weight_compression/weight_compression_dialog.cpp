@@ -1,4 +1,4 @@
-#include "ui/weight_compression_dialog.h"
+#include "ui/features/weight_compression/weight_compression_dialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>

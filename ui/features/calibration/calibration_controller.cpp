@@ -1,13 +1,13 @@
-#include "ui/calibration_commands.h"
+#include "ui/features/calibration/calibration_controller.h"
 
 #include "core/quantization/qdq_export.h"
-#include "ui/calibration_dialog.h"
+#include "ui/features/calibration/calibration_dialog.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/job_runner.h"
 #include "ui/message_reporter.h"
 #include "ui/session.h"
-#include "ui/sqnr_overlay.h"
 
 #include <QAction>
 #include <QDir>
