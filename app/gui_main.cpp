@@ -3,11 +3,14 @@
 // answer without a display.
 
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
+#include "ui/session_controller.h"
 #include "ui/settings.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -144,7 +147,8 @@ int main(int argc, char** argv) {
     window.session().setInitialQuantizationSettings(quantizationSettings(parser));
     window.setInitialBitwidths(parser.values(QStringLiteral("set")));
     if (compression.value()) {
-        window.compression().setInitialRequest(*compression.value());
+        window.feature<qs::ui::WeightCompressionController>().setInitialRequest(
+            *compression.value());
     }
     if (parser.isSet(QStringLiteral("calibrate-random"))) {
         bool ok = false;
@@ -153,7 +157,8 @@ int main(int argc, char** argv) {
             qCritical("--calibrate-random needs a positive number of samples");
             return 2;
         }
-        window.calibration().calibrateOnOpen(samples);
+        window.feature<qs::ui::CalibrationController>().calibrateOnOpen(samples);
+        window.feature<qs::ui::SqnrOverlayFeature>().overlayAction()->setChecked(true);
     }
     window.show();
     const QStringList models = parser.positionalArguments();
@@ -161,7 +166,7 @@ int main(int argc, char** argv) {
         window.openModel(models.front());
     } else {
         // Autosaves left by a crash wait until a start without a model to open asks about them.
-        window.offerRecovery();
+        window.sessions().offerRecovery();
     }
     return QApplication::exec();
 }

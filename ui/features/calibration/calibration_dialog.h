@@ -1,6 +1,7 @@
-// Quantize ▸ Calibrate…: chooses the calibration dataset — a folder of images, a .npy file (one
-// model input) or N seeded random samples — the number of samples (300 by default, as NNCF) and
-// the batch size, and checks the choice before the dialog closes.
+// Quantize ▸ Calibrate…: chooses the calibration dataset with the shared DatasetPicker — seeded
+// random samples, a .npy file (one model input), a folder of images or of class subfolders, an
+// optional labels file — the number of samples (300 by default, as NNCF) and the batch size, and
+// checks the choice before the dialog closes.
 #pragma once
 
 #include "ui/features/calibration/calibration.h"
@@ -9,27 +10,22 @@
 
 class QDialogButtonBox;
 class QLabel;
-class QLineEdit;
-class QRadioButton;
-class QSpinBox;
 
 namespace qs::ui {
+
+class DatasetPicker;
 
 /// The dataset chooser of Quantize ▸ Calibrate….
 class CalibrationDialog : public QDialog {
     Q_OBJECT
 
 public:
-    enum class Source { Images, Npy, Random };
-
     explicit CalibrationDialog(QWidget* parent = nullptr);
 
-    /// Picks the source and its path (ignored for Random).
-    void setSource(Source source, const QString& path = {});
+    DatasetPicker& picker() const { return *m_picker; }
 
-    void setSamples(int samples);
-
-    void setBatchSize(int batchSize);
+    /// Fills the fields from `request` (the last one used).
+    void setRequest(const CalibrationRequest& request);
 
     /// What the dialog asks for, or an error naming the missing or wrong field.
     Result<CalibrationRequest> request() const;
@@ -41,16 +37,7 @@ public:
     QString problem() const;
 
 private:
-    void browse();
-
-    void updateFields();
-
-    QRadioButton* m_images;
-    QRadioButton* m_npy;
-    QRadioButton* m_random;
-    QLineEdit* m_path;
-    QSpinBox* m_samples;
-    QSpinBox* m_batchSize;
+    DatasetPicker* m_picker;
     QLabel* m_problem;
     QDialogButtonBox* m_buttons;
 };

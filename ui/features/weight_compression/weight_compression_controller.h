@@ -1,80 +1,49 @@
-// WeightCompressionController: the GUI side of weight compression and FP16 conversion, thin over
-// core/compression. Quantize ▸ Compress Weights… asks for options (WeightCompressionDialog),
-// loads the dataset and plans in the background through the JobRunner, and pushes the plan onto
-// the document's undo stack; the Weight Compression dock (table + chart) and the graph badges
-// follow the plan. File ▸ Export ▸ Weight-Compressed ONNX… applies the plan to a copy of the graph
-// and writes it; File ▸ Export ▸ FP16 ONNX… asks for the FP16 options and writes the converted
-// copy. Both write atomically (core's exporter) and report an unwritable path as an error.
+// WeightCompressionController: the weight compression feature, thin over core/compression.
+// Quantize ▸ Compress Weights… asks for options (WeightCompressionDialog), loads the dataset and
+// plans in the background through the JobRunner, and pushes the plan onto the document's undo
+// stack (the plan is the document's CompressionPlanState); the Weight Compression dock (table +
+// chart) and the graph badges follow the plan. File ▸ Export ▸ Weight-Compressed ONNX… applies the
+// plan to a copy of the graph and writes it (ModelExportJob: atomically, an unwritable path is an
+// error).
 #pragma once
 
-#include "core/compression/fp16_conversion.h"
+#include "ui/feature.h"
 #include "ui/features/weight_compression/weight_compression_dialog.h"
 
-#include <QDialog>
-#include <QObject>
 #include <QPointer>
 
-#include <functional>
 #include <optional>
 
 class QAction;
-class QCheckBox;
 class QDockWidget;
-class QLineEdit;
-class QMainWindow;
-class QMenu;
 
 namespace qs::ui {
 
 class GraphDocument;
-class GraphPage;
-class JobRunner;
-class MessageReporter;
-class Session;
+class ModelExportJob;
 class WeightCompressionOverlay;
 class WeightCompressionPanel;
 
-/// FP16 export options: keep the model's float32 inputs/outputs, op types to block.
-class Fp16ExportDialog : public QDialog {
+/// Compress Weights, its dock and badges, and the weight-compressed export.
+class WeightCompressionController : public Feature {
     Q_OBJECT
 
 public:
-    explicit Fp16ExportDialog(QWidget* parent = nullptr);
-
-    /// Options from the controls; block ops are comma- or space-separated op types.
-    compression::Fp16Options options() const;
-
-    QCheckBox& keepIoTypesBox() const { return *m_keepIoTypes; }
-
-    QLineEdit& blockOpsEdit() const { return *m_blockOps; }
-
-private:
-    QCheckBox* m_keepIoTypes;
-    QLineEdit* m_blockOps;
-};
-
-/// Compress Weights, its dock and badges, and the two ONNX exports.
-class WeightCompressionController : public QObject {
-    Q_OBJECT
-
-public:
-    WeightCompressionController(QMainWindow& window, Session& session, JobRunner& jobs,
-                                GraphPage& page, MessageReporter& reporter);
+    explicit WeightCompressionController(const FeatureContext& context);
 
     ~WeightCompressionController() override;
 
-    /// Adds File ▸ Export (before `beforeInFile`) and Quantize ▸ Compress Weights….
-    void installMenus(QMenu& file, QAction* beforeInFile, QMenu& quantize);
+    QString key() const override;
+
+    void createActions(Actions& actions) override;
+
+    QDockWidget* dock() const override { return m_dock; }
 
     QAction* compressAction() const { return m_compress; }
 
     QAction* exportCompressedAction() const { return m_exportCompressed; }
 
-    QAction* exportFp16Action() const { return m_exportFp16; }
-
     WeightCompressionPanel& panel() const { return *m_panel; }
-
-    QDockWidget& dock() const { return *m_dock; }
 
     WeightCompressionOverlay& overlay() const { return *m_overlay; }
 
@@ -88,15 +57,10 @@ public:
     /// Writes the open document with its plan applied to `path` in the background.
     void exportCompressed(const QString& path);
 
-    /// Writes the open document converted to float16 to `path` in the background.
-    void exportFp16(const QString& path, const compression::Fp16Options& options);
-
     /// Opens the options dialog and compresses when accepted.
     void showCompressDialog();
 
     void showExportCompressedDialog();
-
-    void showExportFp16Dialog();
 
 Q_SIGNALS:
     /// A compress() job ended; `ok` when the plan was applied.
@@ -110,23 +74,13 @@ private:
 
     void syncActions();
 
-    /// Rewrites a copy of the document's graph with `rewrite` (which says what it did) off the
-    /// GUI thread, then writes it to `path`.
-    using GraphRewrite = std::function<Result<QString>(graph::Graph&, Progress&)>;
-    void startExport(const QString& path, GraphRewrite rewrite);
-
-    void finishExport(const QString& path, const Result<QString>& written);
-
-    QMainWindow& m_window;
-    Session& m_session;
-    JobRunner& m_jobs;
-    MessageReporter& m_reporter;
+    FeatureContext m_context;
     WeightCompressionPanel* m_panel;
     QDockWidget* m_dock;
     WeightCompressionOverlay* m_overlay;
-    QAction* m_compress;
-    QAction* m_exportCompressed;
-    QAction* m_exportFp16;
+    ModelExportJob* m_export;
+    QAction* m_compress = nullptr;
+    QAction* m_exportCompressed = nullptr;
     QPointer<GraphDocument> m_document;
     WeightCompressionRequest m_last;
     std::optional<WeightCompressionRequest> m_initial;
