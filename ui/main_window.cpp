@@ -202,8 +202,6 @@ void MainWindow::connectActions() {
         m_settings.setColorBlindPalette(on);
         setTheme(m_settings.theme());
     });
-    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
-            &GraphPage::revealQuantizer);
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
             [this](const quantization::QuantizationSettings& settings) {
                 GraphDocument* document = m_session->document();

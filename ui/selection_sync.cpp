@@ -20,6 +20,9 @@ SelectionSync::SelectionSync(GraphPage& page, const Docks& docks, QObject* paren
     , m_docks(docks) {
     connect(m_page.scene(), &QGraphicsScene::selectionChanged, this,
             &SelectionSync::inspectSelection);
+    // A row first reveals its op (which the inspector then shows), then its quantizer wins.
+    connect(&m_docks.quantizers, &QuantizerPanel::quantizerActivated, &m_page,
+            &GraphPage::revealQuantizer);
     connect(&m_docks.quantizers, &QuantizerPanel::quantizerActivated, &m_docks.inspector,
             &InspectorPanel::showQuantizer);
     connect(&m_docks.chart, &BitwidthChartPanel::quantizersClicked, this,

@@ -64,7 +64,7 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 5);
+    ASSERT_EQ(actions.featureActions().size(), 6);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -124,9 +124,9 @@ TEST_F(FeatureRegistryTest, FeatureDocksArePlacedWithAViewToggle) {
         EXPECT_FALSE(dock->objectName().isEmpty()); // window state restores it by name
         EXPECT_TRUE(dock->isHidden());
     }
-    EXPECT_EQ(docks, 1); // Weight Compression, tabbed with the Quantizers
-    EXPECT_TRUE(m_window.tabifiedDockWidgets(&m_window.quantizerDock())
-                    .contains(m_window.feature<WeightCompressionController>().dock()));
+    EXPECT_EQ(docks, 1); // Weight Compression, in the Quantizers' area
+    EXPECT_EQ(m_window.dockWidgetArea(m_window.feature<WeightCompressionController>().dock()),
+              m_window.dockWidgetArea(&m_window.quantizerDock()));
 }
 
 } // namespace

@@ -105,7 +105,7 @@ protected:
         return m_window.feature<WeightCompressionController>();
     }
 
-    Fp16ExportFeature& fp16() { return m_window.feature<Fp16ExportFeature>(); }
+    Fp16ExportFeature& fp16Export() { return m_window.feature<Fp16ExportFeature>(); }
 
     void openMlp() {
         m_window.openModel(writeMlpModel(m_dir.path()));
@@ -130,7 +130,7 @@ protected:
     /// Runs `start` (a weight-compressed or an FP16 export) and waits for whichever ends.
     bool exportAndWait(const std::function<void()>& start) {
         QSignalSpy compressed(&controller(), &WeightCompressionController::exportFinished);
-        QSignalSpy halved(&fp16(), &Fp16ExportFeature::exportFinished);
+        QSignalSpy halved(&fp16Export(), &Fp16ExportFeature::exportFinished);
         start();
         if (!QTest::qWaitFor([&] { return compressed.count() + halved.count() > 0; }, kTimeoutMs)) {
             return false;
@@ -242,7 +242,7 @@ TEST_F(WeightCompressionGuiTest, MenuEntryRunsTheDialog) {
                        action->menu()->objectName() == QStringLiteral("exportMenu");
         if (action->menu() != nullptr &&
             action->menu()->actions().contains(controller().exportCompressedAction()) &&
-            action->menu()->actions().contains(fp16().exportAction())) {
+            action->menu()->actions().contains(fp16Export().exportAction())) {
             listed = true;
         }
     }
@@ -254,10 +254,10 @@ TEST_F(WeightCompressionGuiTest, MenuEntryRunsTheDialog) {
 
 TEST_F(WeightCompressionGuiTest, ActionsFollowTheDocumentAndThePlan) {
     EXPECT_FALSE(controller().compressAction()->isEnabled());
-    EXPECT_FALSE(fp16().exportAction()->isEnabled());
+    EXPECT_FALSE(fp16Export().exportAction()->isEnabled());
     openMlp();
     EXPECT_TRUE(controller().compressAction()->isEnabled());
-    EXPECT_TRUE(fp16().exportAction()->isEnabled());
+    EXPECT_TRUE(fp16Export().exportAction()->isEnabled());
     EXPECT_FALSE(controller().exportCompressedAction()->isEnabled());
     ASSERT_TRUE(compressAndWait(int4Request(1.0)));
     EXPECT_TRUE(controller().exportCompressedAction()->isEnabled());
@@ -268,7 +268,7 @@ TEST_F(WeightCompressionGuiTest, PlanShowsInTableChartAndBadgesAndUndoes) {
     ASSERT_TRUE(compressAndWait(int4Request(0.6)))
         << m_messages.errors.join(QLatin1Char('\n')).toStdString();
     EXPECT_TRUE(m_messages.errors.isEmpty());
-    EXPECT_TRUE(controller().dock().isVisibleTo(&m_window));
+    EXPECT_TRUE(controller().dock()->isVisibleTo(&m_window));
     // up (error smaller, more sensitive) stays int8; down (3x the range) goes int4; head is last.
     EXPECT_EQ(modeOf(QStringLiteral("down.weight")), QStringLiteral("int4_asym"));
     EXPECT_EQ(modeOf(QStringLiteral("up.weight")), QStringLiteral("int8_asym"));
@@ -365,7 +365,7 @@ TEST_F(WeightCompressionGuiTest, ExportsReimportAndPassTheChecker) {
     const QString fp16 = m_dir.filePath(QStringLiteral("mlp_fp16.onnx"));
     compression::Fp16Options options;
     options.keepIoTypes = true;
-    ASSERT_TRUE(exportAndWait([&] { fp16().exportFp16(fp16, options); }));
+    ASSERT_TRUE(exportAndWait([&] { fp16Export().exportFp16(fp16, options); }));
     auto half = onnx::importModel(fp16.toStdString());
     ASSERT_TRUE(half.ok()) << half.error().toString();
     EXPECT_EQ(half.value().value(half.value().inputs().front()).dtype, graph::DataType::Float);
@@ -383,7 +383,7 @@ TEST_F(WeightCompressionGuiTest, UnwritablePathIsAClearError) {
     EXPECT_TRUE(m_messages.errors.front().contains(QStringLiteral("missing-folder")))
         << m_messages.errors.front().toStdString();
     EXPECT_FALSE(QFile::exists(bad));
-    EXPECT_FALSE(exportAndWait([&] { fp16().exportFp16(bad, {}); }));
+    EXPECT_FALSE(exportAndWait([&] { fp16Export().exportFp16(bad, {}); }));
     EXPECT_EQ(m_messages.errors.size(), 2);
 }
 
