@@ -107,6 +107,7 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     new SelectionSync(
         *m_graphPage,
         {*m_inspector, *m_inspectorDock, *m_quantizerPanel, *m_quantizerDock, *m_chartPanel}, this);
+    connectSession(); // first: features see a new document with its initial bit widths applied
     installFeatures();
     setTheme(m_settings.theme());
     statusBar()->addPermanentWidget(new JobStatusIndicator(*m_jobs, this));
@@ -116,7 +117,6 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::showOpenDialog);
     connect(m_welcome, &WelcomePage::recentFileActivated, this, &MainWindow::openRecentModel);
     connectActions();
-    connectSession();
     restoreWindow();
 }
 

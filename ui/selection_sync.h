@@ -1,6 +1,7 @@
 // SelectionSync: keeps the inspector, the Bit Widths chart, the Quantizers table and the graph
 // selection in step — a single selected op or badge shows in the Inspector dock, a table row
-// reveals its op in the graph and its quantizer there, and a chart bar selects its quantizers in the graph and the table.
+// reveals its op in the graph and its quantizer there, and a chart bar selects its quantizers in
+// the graph and the table.
 #pragma once
 
 #include <QObject>
