@@ -2,13 +2,16 @@
 // (--help, --version, an optional MODEL to open) and shows the main window. --help and --version
 // answer without a display.
 
-#include "ui/calibration_commands.h"
+#include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/graph_page.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
+#include "ui/session_controller.h"
 #include "ui/settings.h"
-#include "ui/weight_compression_controller.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCommandLineParser>
 
@@ -151,7 +154,8 @@ int main(int argc, char** argv) {
     window.session().setInitialQuantizationSettings(quantizationSettings(parser));
     window.setInitialBitwidths(parser.values(QStringLiteral("set")));
     if (compression.value()) {
-        window.compression().setInitialRequest(*compression.value());
+        window.feature<qs::ui::WeightCompressionController>().setInitialRequest(
+            *compression.value());
     }
     if (parser.isSet(QStringLiteral("calibrate-random"))) {
         bool ok = false;
@@ -160,7 +164,8 @@ int main(int argc, char** argv) {
             qCritical("--calibrate-random needs a positive number of samples");
             return 2;
         }
-        window.calibration().calibrateOnOpen(samples);
+        window.feature<qs::ui::CalibrationController>().calibrateOnOpen(samples);
+        window.feature<qs::ui::SqnrOverlayFeature>().overlayAction()->setChecked(true);
     }
     window.show();
     if (const QStringList scopes = parser.values(QStringLiteral("expand")); !scopes.isEmpty()) {
@@ -178,7 +183,7 @@ int main(int argc, char** argv) {
         window.openModel(models.front());
     } else {
         // Autosaves left by a crash wait until a start without a model to open asks about them.
-        window.offerRecovery();
+        window.sessions().offerRecovery();
     }
     return QApplication::exec();
 }

@@ -77,6 +77,9 @@ void Actions::populate(QMenuBar& menuBar) {
     file->addAction(m_saveSessionAs);
     file->addSeparator();
     file->addAction(m_exportImage);
+    m_exportMenu = file->addMenu(tr("E&xport"));
+    m_exportMenu->setObjectName(QStringLiteral("exportMenu"));
+    m_exportMenu->setEnabled(false); // until a feature lists an export
     file->addSeparator();
     file->addAction(m_quit);
     QMenu* edit = menuBar.addMenu(tr("&Edit"));
@@ -102,9 +105,39 @@ void Actions::populate(QMenuBar& menuBar) {
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
     quantize->addSeparator();
     quantize->addAction(m_loadHwConfig);
-    m_quantizeMenu = quantize;
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
+}
+
+QAction* Actions::addFeatureAction(const QString& feature, FeatureMenu menu,
+                                   const ActionSpec& spec) {
+    QAction* action = makeAction(spec.text, spec.statusTip);
+    action->setObjectName(spec.name);
+    action->setShortcut(spec.shortcut);
+    action->setCheckable(spec.checkable);
+    action->setEnabled(false);
+    m_featureActions.push_back(action);
+    // A feature's entries form one section, after a separator.
+    auto addInSection = [&](QMenu* target, QString& lastFeature) {
+        if (lastFeature != feature) {
+            target->addSeparator();
+            lastFeature = feature;
+        }
+        target->addAction(action);
+    };
+    switch (menu) {
+    case FeatureMenu::Quantize:
+        addInSection(m_quantizeMenu, m_lastQuantizeFeature);
+        break;
+    case FeatureMenu::View:
+        addInSection(m_viewMenu, m_lastViewFeature);
+        break;
+    case FeatureMenu::Export:
+        m_exportMenu->addAction(action);
+        m_exportMenu->setEnabled(true);
+        break;
+    }
+    return action;
 }
 
 QAction* Actions::makeAction(const QString& text, const QString& statusTip) {

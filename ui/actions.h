@@ -1,13 +1,15 @@
 // Actions: every QAction of the main window, created in one place with its text, shortcut and
-// status tip, plus the menus that show them (File, Edit, View with zoom, find and theme, Quantize
-// with the HW config, preset and propagation rule, Help). The
-// Open Recent menu follows Settings; the owner connects the actions' triggered signals to what they
-// do.
+// status tip, plus the menus that show them (File with Export ▸, Edit, View with zoom, find and
+// theme, Quantize with the HW config, preset and propagation rule, Help). Features (ui/features/)
+// get theirs from addFeatureAction(), which also lists them in the menu they name, one section per
+// feature. The Open Recent menu follows Settings; the owner connects the actions' triggered signals
+// to what they do.
 #pragma once
 
 #include "core/quantization/quantization_state.h"
 #include "ui/theme.h"
 
+#include <QKeySequence>
 #include <QObject>
 #include <QStringList>
 
@@ -22,6 +24,22 @@ class QUndoGroup;
 namespace qs::ui {
 
 class Settings;
+
+/// The menu a feature's action is listed in.
+enum class FeatureMenu {
+    Quantize, ///< Quantize, after the built-in entries
+    View,     ///< View, after the dock toggles
+    Export,   ///< File ▸ Export, the model exports
+};
+
+/// What a feature's action shows: text, status tip, shortcut, checkable.
+struct ActionSpec {
+    QString name; ///< objectName, "<feature key>.<verb>" (tests and scripts find it by that)
+    QString text;
+    QString statusTip;
+    QKeySequence shortcut = {};
+    bool checkable = false;
+};
 
 /// The application's actions and menus.
 class Actions : public QObject {
@@ -94,10 +112,19 @@ public:
     /// The View menu, once populate() ran; the main window adds its dock toggles there.
     QMenu* viewMenu() const { return m_viewMenu; }
 
-    /// The File and Quantize menus, once populate() ran (weight compression adds entries).
+    /// The File, File ▸ Export and Quantize menus, once populate() ran.
     QMenu* fileMenu() const { return m_fileMenu; }
 
+    QMenu* exportMenu() const { return m_exportMenu; }
+
     QMenu* quantizeMenu() const { return m_quantizeMenu; }
+
+    /// Creates feature `feature`'s action (after populate()) and lists it in `menu`; a feature's
+    /// entries share one section of the Quantize and View menus. Disabled until the feature says.
+    QAction* addFeatureAction(const QString& feature, FeatureMenu menu, const ActionSpec& spec);
+
+    /// Every action addFeatureAction() created, in creation order.
+    const QList<QAction*>& featureActions() const { return m_featureActions; }
 
     ~Actions() override;
 
@@ -159,6 +186,10 @@ private:
     QMenu* m_viewMenu = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_quantizeMenu = nullptr;
+    QMenu* m_exportMenu = nullptr;
+    QList<QAction*> m_featureActions;
+    QString m_lastQuantizeFeature; ///< whose section the Quantize menu ends with
+    QString m_lastViewFeature;
 };
 
 } // namespace qs::ui

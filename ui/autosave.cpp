@@ -1,7 +1,5 @@
 #include "ui/autosave.h"
 
-#include "ui/session.h"
-
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
@@ -22,10 +20,9 @@ QString lockPathFor(const QString& sessionPath) {
 }
 } // namespace
 
-Autosaver::Autosaver(Session& session, ViewProvider view, QObject* parent)
+Autosaver::Autosaver(Writer write, QObject* parent)
     : QObject(parent)
-    , m_session(session)
-    , m_view(std::move(view))
+    , m_write(std::move(write))
     , m_directory(defaultDirectory())
     , m_baseName(QStringLiteral("autosave-%1-%2")
                      .arg(QCoreApplication::applicationPid())
@@ -97,9 +94,7 @@ Result<void> Autosaver::saveNow() {
             return Error(Errc::Io, "cannot lock the autosave '" + filePath().toStdString() + "'");
         }
     }
-    QS_ASSIGN_OR_RETURN(const quantization::SessionFile session,
-                        m_session.captureSession(m_view ? m_view() : std::nullopt));
-    return quantization::writeSessionFile(QFile::encodeName(filePath()).toStdString(), session);
+    return m_write(filePath());
 }
 
 void Autosaver::discard() {

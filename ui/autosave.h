@@ -1,11 +1,11 @@
 // Autosaver: writes the open document as a `.qscope` session to the application's data folder a
-// few seconds after each change (atomically, through core's writeSessionFile), so a crash loses
+// few seconds after each change (through the writer SessionController gives it), so a crash loses
 // little. Each running instance owns one autosave file and holds a QLockFile next to it; a clean
 // exit removes both. An autosave whose lock is not held by a live process is left over from an
 // unclean exit: recoverableSessions() lists those, and the next start offers to restore them.
 #pragma once
 
-#include "core/quantization/session_file.h"
+#include "core/support/result.h"
 
 #include <QLockFile>
 #include <QObject>
@@ -15,23 +15,20 @@
 
 #include <functional>
 #include <memory>
-#include <optional>
 
 namespace qs::ui {
-
-class Session;
 
 /// Saves the session in the background of editing.
 class Autosaver : public QObject {
     Q_OBJECT
 
 public:
-    /// Gives the graph view's state to store with the session.
-    using ViewProvider = std::function<std::optional<quantization::SessionView>()>;
+    /// Writes the open document as a session to the path given (atomically).
+    using Writer = std::function<Result<void>(const QString& path)>;
 
     static constexpr int kDefaultIntervalMs = 30000;
 
-    Autosaver(Session& session, ViewProvider view, QObject* parent = nullptr);
+    explicit Autosaver(Writer write, QObject* parent = nullptr);
 
     ~Autosaver() override;
 
@@ -72,8 +69,7 @@ Q_SIGNALS:
     void autosaveFailed(const QString& message);
 
 private:
-    Session& m_session;
-    ViewProvider m_view;
+    Writer m_write;
     QString m_directory;
     QString m_baseName;
     QTimer m_timer;

@@ -52,9 +52,8 @@ GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject
     : QObject(parent)
     , m_filePath(QFileInfo(filePath).absoluteFilePath())
     , m_model(std::move(model)) {
-    // Connected first, so every other view sees the staleness of this change.
-    connect(this, &GraphDocument::quantizationChanged, this,
-            &GraphDocument::updateCalibrationStaleness);
+    // Connected first, so every view sees the states as they follow this change.
+    connect(this, &GraphDocument::quantizationChanged, this, &GraphDocument::updateStates);
     updateMarks();
 }
 
@@ -100,30 +99,29 @@ void GraphDocument::restoreQuantization(quantization::QuantizationState state) {
     Q_EMIT quantizationChanged();
 }
 
-void GraphDocument::setCompressionPlan(std::optional<compression::CompressionPlan> plan) {
-    m_compressionPlan = std::move(plan);
-    Q_EMIT compressionPlanChanged();
+bool DocumentState::followQuantization(const GraphDocument& /*document*/) {
+    return false;
 }
 
-void GraphDocument::setCalibration(CalibrationResult result) {
-    m_calibration = std::move(result);
-    m_calibrationStale = true; // recomputed below, which also emits calibrationChanged
-    updateCalibrationStaleness();
-    if (m_calibrationStale) {
-        Q_EMIT calibrationChanged(); // the setup changed while the job ran
-    }
+DocumentState* GraphDocument::state(const QString& key) const {
+    const auto found = m_states.find(key);
+    return found == m_states.end() ? nullptr : found->second.get();
 }
 
-void GraphDocument::updateCalibrationStaleness() {
-    if (!m_calibration) {
-        return;
+void GraphDocument::setState(const QString& key, std::unique_ptr<DocumentState> state) {
+    if (state) {
+        m_states[key] = std::move(state);
+    } else {
+        m_states.erase(key);
     }
-    const bool stale =
-        m_model.quantization == std::nullopt ||
-        setupFingerprint(m_model.quantization->setup) != m_calibration->setupFingerprint;
-    if (stale != m_calibrationStale) {
-        m_calibrationStale = stale;
-        Q_EMIT calibrationChanged();
+    Q_EMIT stateChanged(key);
+}
+
+void GraphDocument::updateStates() {
+    for (const auto& [key, state] : m_states) {
+        if (state->followQuantization(*this)) {
+            Q_EMIT stateChanged(key);
+        }
     }
 }
 

@@ -1,22 +1,24 @@
 // GraphDocument: one open model as the GUI holds it — the imported core Graph, its ModelInfo, its
 // quantization state (HW config, preset, rule, proposal, choices, finalized setup; computed with
-// the import on the job thread) and the undo stack that every edit goes through. Views read it;
-// edits arrive as QUndoCommands that call the setters here, which emit quantizationChanged.
+// the import on the job thread), the undo stack that every edit goes through, and one
+// DocumentState per feature under the feature's key (a calibration, a compression plan). Views
+// read it; edits arrive as QUndoCommands that call the setters here, which emit
+// quantizationChanged / stateChanged.
 #pragma once
 
-#include "core/compression/weight_compression.h"
 #include "core/graph/graph.h"
 #include "core/quantization/quantization_state.h"
 #include "core/report/model_info.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
-#include "ui/calibration.h"
 
 #include <QList>
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -37,7 +39,21 @@ struct LoadedModel {
 Result<LoadedModel> loadModel(const QString& path, Progress& progress,
                               const quantization::QuantizationSettings& settings = {});
 
-/// An open model: graph, info and undo stack.
+class GraphDocument;
+
+/// What one feature keeps for an open document, under the feature's key (Feature::key()): the
+/// document holds it without knowing its type, so a new feature adds no member, setter or signal
+/// here.
+class DocumentState {
+public:
+    virtual ~DocumentState() = default;
+
+    /// The quantization setup of `document` changed (a choice, the settings, an undo); returns
+    /// true when this state changed with it (a calibration turning stale), so stateChanged fires.
+    virtual bool followQuantization(const GraphDocument& document);
+};
+
+/// An open model: graph, info, undo stack and what each feature keeps for it.
 class GraphDocument : public QObject {
     Q_OBJECT
 
@@ -80,30 +96,17 @@ public:
     /// Puts back a state saved earlier (undo of a settings change).
     void restoreQuantization(quantization::QuantizationState state);
 
-    /// The weight-compression plan shown and exported, or nullptr before Compress Weights. The
-    /// graph itself stays float: export applies the plan to a copy.
-    const compression::CompressionPlan* compressionPlan() const {
-        return m_compressionPlan ? &*m_compressionPlan : nullptr;
+    /// What feature `key` keeps for this document (its calibration, its plan…), or nullptr.
+    DocumentState* state(const QString& key) const;
+
+    /// The state of feature `key` as its own type, or nullptr.
+    template <typename T>
+    T* state(const QString& key) const {
+        return dynamic_cast<T*>(state(key));
     }
 
-    /// Replaces the plan (through ApplyCompressionPlanCommand); emits compressionPlanChanged.
-    void setCompressionPlan(std::optional<compression::CompressionPlan> plan);
-
-    /// The last calibration, fresh or stale, or nullptr.
-    const CalibrationResult* calibration() const {
-        return m_calibration ? &*m_calibration : nullptr;
-    }
-
-    /// The last calibration when it was made for the current setup, else nullptr.
-    const CalibrationResult* freshCalibration() const {
-        return m_calibration && !m_calibrationStale ? &*m_calibration : nullptr;
-    }
-
-    /// True when there is a calibration but the setup changed since (recalibrate).
-    bool isCalibrationStale() const { return m_calibration && m_calibrationStale; }
-
-    /// Keeps `result` (computed for the setup its fingerprint names).
-    void setCalibration(CalibrationResult result);
+    /// Replaces (nullptr: removes) what feature `key` keeps; emits stateChanged(key).
+    void setState(const QString& key, std::unique_ptr<DocumentState> state);
 
 Q_SIGNALS:
     /// Choices, settings or the setup changed; badges and tables redraw.
@@ -112,10 +115,9 @@ Q_SIGNALS:
     /// A choice gave quantizers `ids`, each serving several branches, their own config under a
     /// branch-merging rule (core's mergedBranchChoices); the GUI offers the requantization rule.
     void branchChoiceMerged(const QList<int>& ids);
-    /// The weight-compression plan was set, replaced or removed.
-    void compressionPlanChanged();
-    /// A calibration arrived or became stale / fresh again (undo back to its setup).
-    void calibrationChanged();
+
+    /// Feature `key`'s state was set or removed, or changed with the setup (see DocumentState).
+    void stateChanged(const QString& key);
 
 private:
     void updateMarks();
@@ -124,12 +126,10 @@ private:
     LoadedModel m_model;
     std::vector<quantization::QuantizerMark> m_marks;
     QUndoStack m_undoStack;
-    std::optional<compression::CompressionPlan> m_compressionPlan;
-    std::optional<CalibrationResult> m_calibration;
-    bool m_calibrationStale = false;
+    std::map<QString, std::unique_ptr<DocumentState>> m_states;
 
-    /// Compares the calibration's setup with the current one (after each quantization change).
-    void updateCalibrationStaleness();
+    /// Lets every state follow a quantization change before the views hear of it.
+    void updateStates();
 };
 
 } // namespace qs::ui

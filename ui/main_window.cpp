@@ -1,10 +1,10 @@
 #include "ui/main_window.h"
 
-#include "core/quantization/hw_config.h"
 #include "ui/actions.h"
 #include "ui/autosave.h"
 #include "ui/bitwidth_chart.h"
-#include "ui/calibration_commands.h"
+#include "ui/feature.h"
+#include "ui/features/feature_registry.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
 #include "ui/graph_page.h"
@@ -17,10 +17,11 @@
 #include "ui/message_reporter.h"
 #include "ui/model_info_panel.h"
 #include "ui/quantizer_commands.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_panel.h"
+#include "ui/selection_sync.h"
 #include "ui/session.h"
+#include "ui/session_controller.h"
 #include "ui/settings.h"
-#include "ui/weight_compression_controller.h"
 #include "ui/welcome_page.h"
 
 #include <QAction>
@@ -48,10 +49,6 @@ constexpr int kDefaultHeight = 820;
 constexpr int kStatusMessageMs = 4000;
 constexpr double kZoomStep = 1.25;
 
-bool isSessionPath(const QString& path) {
-    return path.endsWith(QStringLiteral(".qscope"), Qt::CaseInsensitive);
-}
-
 /// The first local .onnx or .qscope file among the dragged URLs, or an empty string.
 QString droppedModelPath(const QMimeData* mime) {
     if (mime == nullptr || !mime->hasUrls()) {
@@ -59,8 +56,8 @@ QString droppedModelPath(const QMimeData* mime) {
     }
     for (const QUrl& url : mime->urls()) {
         QString path = url.toLocalFile();
-        if (!path.isEmpty() &&
-            (path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) || isSessionPath(path))) {
+        if (!path.isEmpty() && (path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive) ||
+                                SessionController::isSessionPath(path))) {
             return path;
         }
     }
@@ -85,39 +82,33 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     , m_quantizerDock(new QDockWidget(tr("Quantizers"), this))
     , m_chartPanel(new BitwidthChartPanel(this))
     , m_chartDock(new QDockWidget(tr("Bit Widths"), this))
-    , m_autosaver(new Autosaver(
-          *m_session, [this] { return viewState(); }, this))
     , m_inspector(new InspectorPanel(this))
-    , m_inspectorDock(new QDockWidget(tr("Inspector"), this)) {
+    , m_inspectorDock(new QDockWidget(tr("Inspector"), this))
+    , m_sessions(new SessionController(*this, *m_session, *m_graphPage, *m_actions, settings,
+                                       *m_reporter)) {
     setWindowTitle(QStringLiteral("Quantscope"));
     setAcceptDrops(true);
     m_pages->addWidget(m_welcome);
     m_pages->addWidget(m_graphPage);
     setCentralWidget(m_pages);
+    m_actions->populate(*menuBar());
     m_infoDock->setObjectName(QStringLiteral("modelInfoDock"));
     m_infoDock->setWidget(m_infoPanel);
-    addDockWidget(Qt::RightDockWidgetArea, m_infoDock);
-    m_infoDock->hide();
     m_quantizerDock->setObjectName(QStringLiteral("quantizerDock"));
     m_quantizerDock->setWidget(m_quantizerPanel);
-    addDockWidget(Qt::BottomDockWidgetArea, m_quantizerDock);
-    m_quantizerDock->hide();
     m_chartDock->setObjectName(QStringLiteral("bitwidthChartDock"));
     m_chartDock->setWidget(m_chartPanel);
-    addDockWidget(Qt::RightDockWidgetArea, m_chartDock);
-    tabifyDockWidget(m_infoDock, m_chartDock);
-    m_chartDock->hide();
-    m_actions->populate(*menuBar());
-    m_actions->viewMenu()->addAction(m_infoDock->toggleViewAction());
-    m_actions->viewMenu()->addAction(m_quantizerDock->toggleViewAction());
-    m_actions->viewMenu()->addAction(m_chartDock->toggleViewAction());
-    // Weight compression: its own dock (tabbed with the Quantizers), menu entries and badges.
-    m_compression =
-        new WeightCompressionController(*this, *m_session, *m_jobs, *m_graphPage, *m_reporter);
-    tabifyDockWidget(m_quantizerDock, &m_compression->dock());
-    m_compression->installMenus(*m_actions->fileMenu(), m_actions->exportImage(),
-                                *m_actions->quantizeMenu());
-    m_actions->viewMenu()->addAction(m_compression->dock().toggleViewAction());
+    m_inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
+    m_inspectorDock->setWidget(m_inspector);
+    placeDock(*m_infoDock, Qt::RightDockWidgetArea, nullptr);
+    placeDock(*m_quantizerDock, Qt::BottomDockWidgetArea, nullptr);
+    placeDock(*m_chartDock, Qt::RightDockWidgetArea, m_infoDock);
+    placeDock(*m_inspectorDock, Qt::RightDockWidgetArea, m_infoDock);
+    new SelectionSync(
+        *m_graphPage,
+        {*m_inspector, *m_inspectorDock, *m_quantizerPanel, *m_quantizerDock, *m_chartPanel}, this);
+    connectSession(); // first: features see a new document with its initial bit widths applied
+    installFeatures();
     setTheme(m_settings.theme());
     statusBar()->addPermanentWidget(new JobStatusIndicator(*m_jobs, this));
     m_welcome->setRecentFiles(m_settings.recentFiles());
@@ -126,41 +117,42 @@ MainWindow::MainWindow(Settings& settings, std::unique_ptr<MessageReporter> repo
     connect(m_welcome, &WelcomePage::openRequested, this, &MainWindow::showOpenDialog);
     connect(m_welcome, &WelcomePage::recentFileActivated, this, &MainWindow::openRecentModel);
     connectActions();
-    connectSession();
-    connectSessionFiles();
-    connectInspection();
-    setupCalibration();
     restoreWindow();
 }
 
-void MainWindow::setupCalibration() {
-    m_calibration =
-        new CalibrationCommands(*m_session, *m_jobs, *m_graphPage, *m_reporter, *statusBar(), this);
-    m_actions->quantizeMenu()->addSeparator();
-    m_actions->quantizeMenu()->addAction(m_calibration->calibrateAction());
-    m_actions->viewMenu()->addAction(m_calibration->overlayAction());
-    // File ▸ Export gathers the model exports; whoever comes first creates it.
-    QMenu* file = m_actions->fileMenu();
-    auto* exports =
-        file->findChild<QMenu*>(QStringLiteral("exportMenu"), Qt::FindDirectChildrenOnly);
-    if (exports == nullptr) {
-        exports = new QMenu(tr("E&xport"), file);
-        exports->setObjectName(QStringLiteral("exportMenu"));
-        const QList<QAction*> entries = file->actions(); // right after Export Image…
-        file->insertMenu(entries.value(entries.indexOf(m_actions->exportImage()) + 1), exports);
+MainWindow::~MainWindow() = default;
+
+void MainWindow::placeDock(QDockWidget& dock, Qt::DockWidgetArea area, QDockWidget* tabWith) {
+    addDockWidget(area, &dock);
+    if (tabWith != nullptr) {
+        tabifyDockWidget(tabWith, &dock);
     }
-    exports->addAction(m_calibration->exportQuantizedAction());
+    dock.hide();
+    m_actions->viewMenu()->addAction(dock.toggleViewAction());
 }
 
-MainWindow::~MainWindow() = default;
+void MainWindow::installFeatures() {
+    m_features = createFeatures({*this, *m_session, *m_jobs, *m_graphPage, *m_reporter});
+    // Docks first, so their toggles follow the document docks' in View; then each feature's
+    // section of the menus.
+    for (Feature* feature : m_features) {
+        if (QDockWidget* dock = feature->dock()) {
+            const Qt::DockWidgetArea area = feature->dockArea();
+            placeDock(*dock, area, area == Qt::BottomDockWidgetArea ? m_quantizerDock : m_infoDock);
+        }
+    }
+    for (Feature* feature : m_features) {
+        feature->createActions(*m_actions);
+    }
+}
 
 bool MainWindow::isShowingWelcome() const {
     return m_pages->currentWidget() == m_welcome;
 }
 
 void MainWindow::openModel(const QString& path) {
-    if (isSessionPath(path)) {
-        m_session->openSession(path);
+    if (SessionController::isSessionPath(path)) {
+        m_sessions->openSession(path);
     } else {
         m_session->openModel(path);
     }
@@ -195,7 +187,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::closeEvent(QCloseEvent* event) {
     m_settings.setWindowGeometry(saveGeometry());
     m_settings.setWindowState(saveState());
-    m_autosaver->discard(); // a clean exit leaves nothing to recover
+    m_sessions->autosaver().discard(); // a clean exit leaves nothing to recover
     QMainWindow::closeEvent(event);
 }
 
@@ -210,8 +202,6 @@ void MainWindow::connectActions() {
         m_settings.setColorBlindPalette(on);
         setTheme(m_settings.theme());
     });
-    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_graphPage,
-            &GraphPage::revealQuantizer);
     connect(m_actions, &Actions::quantizationSettingsTriggered, this,
             [this](const quantization::QuantizationSettings& settings) {
                 GraphDocument* document = m_session->document();
@@ -334,6 +324,7 @@ void MainWindow::connectSession() {
     connect(m_session, &Session::openFailed, this, [this](const QString&, const QString& message) {
         m_reporter->error(tr("Cannot open model"), message);
     });
+    connect(m_session, &Session::sessionPathChanged, this, &MainWindow::updateWindowTitle);
 }
 
 void MainWindow::showOpenDialog() {
@@ -361,6 +352,10 @@ void MainWindow::showDocument(GraphDocument* document) {
     }
     m_quantizerPanel->setDocument(document);
     m_inspector->setDocument(document);
+    if (m_inspectorDock->isHidden()) {
+        m_inspectorDock->show(); // a tab next to the model info, which stays in front
+        m_infoDock->raise();
+    }
     connect(document, &GraphDocument::quantizationChanged, this,
             &MainWindow::syncQuantizationActions, Qt::UniqueConnection);
     syncQuantizationActions();
@@ -378,7 +373,6 @@ void MainWindow::showDocument(GraphDocument* document) {
     m_actions->reload()->setEnabled(true);
     connect(&document->undoStack(), &QUndoStack::cleanChanged, this,
             &MainWindow::updateWindowTitle);
-    connect(&document->undoStack(), &QUndoStack::indexChanged, m_autosaver, &Autosaver::noteChange);
     updateWindowTitle();
 }
 
@@ -387,169 +381,6 @@ void MainWindow::restoreWindow() {
         resize(kDefaultWidth, kDefaultHeight);
     }
     restoreState(m_settings.windowState());
-}
-
-} // namespace qs::ui
-
-namespace qs::ui {
-
-// --- Sessions (.qscope), autosave and recovery, HW config files ---
-
-void MainWindow::connectSessionFiles() {
-    connect(m_actions->openSession(), &QAction::triggered, this,
-            &MainWindow::showOpenSessionDialog);
-    connect(m_actions->saveSession(), &QAction::triggered, this, &MainWindow::saveSession);
-    connect(m_actions->saveSessionAs(), &QAction::triggered, this,
-            &MainWindow::showSaveSessionDialog);
-    connect(m_actions->loadHwConfig(), &QAction::triggered, this,
-            &MainWindow::showLoadHwConfigDialog);
-    connect(m_session, &Session::sessionPathChanged, this, &MainWindow::updateWindowTitle);
-    connect(m_graphPage, &GraphPage::layoutFinished, this, [this](bool ok, const QString&) {
-        if (ok) {
-            applyRestoredView();
-        }
-    });
-    connect(m_autosaver, &Autosaver::autosaveFailed, this, [this](const QString& message) {
-        statusBar()->showMessage(tr("Autosave failed: %1").arg(message), kStatusMessageMs);
-    });
-}
-
-std::optional<quantization::SessionView> MainWindow::viewState() const {
-    if (m_graphPage->document() == nullptr || m_graphPage->isLayingOut()) {
-        return std::nullopt;
-    }
-    const GraphView* view = m_graphPage->view();
-    const QPointF center = view->mapToScene(view->viewport()->rect().center());
-    return quantization::SessionView{view->zoom(), center.x(), center.y()};
-}
-
-void MainWindow::applyRestoredView() {
-    const std::optional<quantization::SessionView> restored = m_session->takeRestoredView();
-    if (!restored || restored->zoom <= 0) {
-        return;
-    }
-    GraphView* view = m_graphPage->view();
-    view->zoomBy(restored->zoom / view->zoom());
-    view->centerOn(restored->centerX, restored->centerY);
-}
-
-bool MainWindow::saveSessionTo(const QString& path) {
-    const Result<void> saved = m_session->saveSession(path, viewState());
-    if (!saved.ok()) {
-        m_reporter->error(tr("Cannot save the session"),
-                          QString::fromStdString(saved.error().toString()));
-        return false;
-    }
-    m_settings.addRecentFile(m_session->sessionPath());
-    m_autosaver->discard(); // the work is saved; the next change autosaves again
-    statusBar()->showMessage(tr("Saved %1").arg(QDir::toNativeSeparators(path)), kStatusMessageMs);
-    return true;
-}
-
-void MainWindow::saveSession() {
-    // A recovered session still points into the autosave folder: ask where it belongs.
-    const bool autosaved =
-        !m_session->sessionPath().isEmpty() &&
-        QFileInfo(m_session->sessionPath()).absolutePath() ==
-            QFileInfo(m_autosaver->directory() + QStringLiteral("/x")).absolutePath();
-    if (m_session->sessionPath().isEmpty() || autosaved) {
-        showSaveSessionDialog();
-    } else {
-        saveSessionTo(m_session->sessionPath());
-    }
-}
-
-void MainWindow::showSaveSessionDialog() {
-    const GraphDocument* document = m_session->document();
-    QString suggested = m_session->sessionPath();
-    const bool autosaved =
-        !suggested.isEmpty() &&
-        QFileInfo(suggested).absolutePath() ==
-            QFileInfo(m_autosaver->directory() + QStringLiteral("/x")).absolutePath();
-    if ((suggested.isEmpty() || autosaved) && document != nullptr) {
-        const QFileInfo model(document->filePath());
-        suggested = model.dir().filePath(model.completeBaseName() + QStringLiteral(".qscope"));
-    }
-    QString path = QFileDialog::getSaveFileName(this, tr("Save Session"), suggested,
-                                                tr("Quantscope sessions (*.qscope)"));
-    if (path.isEmpty()) {
-        return;
-    }
-    if (!isSessionPath(path)) {
-        path += QStringLiteral(".qscope");
-    }
-    saveSessionTo(path);
-}
-
-void MainWindow::showOpenSessionDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), {},
-                                                      tr("Quantscope sessions (*.qscope)"));
-    if (!path.isEmpty()) {
-        m_session->openSession(path);
-    }
-}
-
-bool MainWindow::loadHwConfigFile(const QString& path) {
-    GraphDocument* document = m_session->document();
-    if (document == nullptr || document->quantization() == nullptr) {
-        m_reporter->error(tr("Cannot load the HW config"),
-                          tr("Open a model with quantizers first."));
-        return false;
-    }
-    const std::string file = QFile::encodeName(QFileInfo(path).absoluteFilePath()).toStdString();
-    if (auto config = quantization::HWConfig::load(file); !config.ok()) {
-        m_reporter->error(tr("Cannot load the HW config"),
-                          QString::fromStdString(config.error().toString()));
-        return false;
-    }
-    quantization::QuantizationSettings settings = document->quantization()->settings;
-    settings.hw = file;
-    const Result<quantization::QuantizationState> state =
-        quantization::computeQuantization(document->graph(), settings);
-    if (!state.ok()) {
-        m_reporter->error(tr("Cannot place quantizers for %1").arg(QFileInfo(path).fileName()),
-                          QString::fromStdString(state.error().toString()));
-        return false;
-    }
-    document->undoStack().push(new ChangeQuantizationSettingsCommand(*document, settings));
-    return true;
-}
-
-void MainWindow::showLoadHwConfigDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load HW Config"), {},
-                                                      tr("HW config JSON (*.json);;All files (*)"));
-    if (!path.isEmpty()) {
-        loadHwConfigFile(path);
-    }
-}
-
-void MainWindow::offerRecovery() {
-    const QStringList found = Autosaver::recoverableSessions(m_autosaver->directory());
-    if (found.isEmpty()) {
-        return;
-    }
-    const QString newest = found.back();
-    const auto answer = QMessageBox::question(
-        this, tr("Recover Session"),
-        tr("Quantscope did not exit cleanly last time. Restore the autosaved session %1?")
-            .arg(QDir::toNativeSeparators(newest)),
-        QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
-    if (answer == QMessageBox::Yes) {
-        m_session->openSession(newest);
-        // The restored session autosaves again under this instance once it changes.
-        connect(
-            m_session, &Session::modelOpened, this,
-            [found] {
-                for (const QString& path : found) {
-                    Autosaver::removeAutosave(path);
-                }
-            },
-            Qt::SingleShotConnection);
-        return;
-    }
-    for (const QString& path : found) {
-        Autosaver::removeAutosave(path);
-    }
 }
 
 void MainWindow::updateWindowTitle() {
@@ -565,62 +396,6 @@ void MainWindow::updateWindowTitle() {
             : tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
     setWindowTitle(tr("%1[*] — Quantscope").arg(shown)); // the title first: it holds the [*]
     setWindowModified(!document->undoStack().isClean());
-}
-
-} // namespace qs::ui
-
-namespace qs::ui {
-
-// --- Inspector and selection ---
-
-void MainWindow::connectInspection() {
-    m_inspectorDock->setObjectName(QStringLiteral("inspectorDock"));
-    m_inspectorDock->setWidget(m_inspector);
-    addDockWidget(Qt::RightDockWidgetArea, m_inspectorDock);
-    tabifyDockWidget(m_infoDock, m_inspectorDock);
-    m_inspectorDock->hide();
-    m_actions->viewMenu()->addAction(m_inspectorDock->toggleViewAction());
-    connect(m_graphPage->scene(), &QGraphicsScene::selectionChanged, this,
-            &MainWindow::inspectSelection);
-    connect(m_session, &Session::documentChanged, this, [this] {
-        if (m_inspectorDock->isHidden()) {
-            m_inspectorDock->show(); // a tab next to the model info, which stays in front
-            m_infoDock->raise();
-        }
-    });
-    connect(m_quantizerPanel, &QuantizerPanel::quantizerActivated, m_inspector,
-            &InspectorPanel::showQuantizer);
-    connect(m_chartPanel, &BitwidthChartPanel::quantizersClicked, this,
-            [this](const QList<int>& ids) {
-                m_graphPage->scene()->selectQuantizers(std::vector<int>(ids.begin(), ids.end()));
-                m_quantizerPanel->selectQuantizers(ids);
-                m_quantizerDock->show();
-            });
-}
-
-void MainWindow::inspectSelection() {
-    const QList<QGraphicsItem*> selected = m_graphPage->scene()->selectedItems();
-    if (selected.size() != 1) {
-        return; // a multi-selection (a chart bar) keeps what the inspector shows
-    }
-    const QGraphicsItem* item = selected.front();
-    if (item->type() == QuantizerBadgeItem::Type) {
-        const int id = static_cast<const QuantizerBadgeItem*>(item)->quantizerId();
-        m_inspector->showQuantizer(id);
-        m_quantizerPanel->selectQuantizers({id}); // the table follows the graph
-    } else if (item->type() == NodeItem::Type) {
-        const auto* node = static_cast<const NodeItem*>(item);
-        if (!node->node().valid()) {
-            return; // graph inputs and outputs have nothing to inspect
-        }
-        m_inspector->showNode(node->content().fullName);
-    } else {
-        return;
-    }
-    if (m_inspectorDock->isHidden()) {
-        m_inspectorDock->show();
-    }
-    m_inspectorDock->raise();
 }
 
 } // namespace qs::ui

@@ -1,17 +1,18 @@
 // MainWindow: arranges the window — menus from Actions, the central page (welcome page until a
-// model is open, then the graph page), the model info panel in a dock, the job indicator in the
-// status bar — and forwards what the user asks for (open dialog, recent file, dropped file,
-// export, theme) to the Session, the graph page and Settings.
+// model is open, then the graph page), the document docks (Model, Quantizers, Bit Widths,
+// Inspector), the dock of every registered feature (ui/features/), the job indicator in the status
+// bar — and forwards what the user asks for (open dialog, recent file, dropped file, export image,
+// theme) to the Session, the SessionController, the graph page and Settings.
 #pragma once
 
-#include "core/quantization/session_file.h"
+#include "core/support/assert.h"
 #include "ui/message_reporter.h"
 #include "ui/theme.h"
 
+#include <QList>
 #include <QMainWindow>
 
 #include <memory>
-#include <optional>
 
 class QDockWidget;
 class QStackedWidget;
@@ -19,19 +20,18 @@ class QStackedWidget;
 namespace qs::ui {
 
 class Actions;
-class Autosaver;
+class BitwidthChartPanel;
+class Feature;
 class GraphDocument;
 class GraphPage;
 class InspectorPanel;
 class JobRunner;
-class BitwidthChartPanel;
-class CalibrationCommands;
 class ModelInfoPanel;
 class QuantizerPanel;
 class Session;
+class SessionController;
 class Settings;
 class WelcomePage;
-class WeightCompressionController;
 
 /// The Quantscope main window.
 class MainWindow : public QMainWindow {
@@ -46,6 +46,9 @@ public:
 
     Session& session() const { return *m_session; }
 
+    /// Session files, autosave and recovery, HW config files.
+    SessionController& sessions() const { return *m_sessions; }
+
     JobRunner& jobs() const { return *m_jobs; }
 
     Actions& actions() const { return *m_actions; }
@@ -57,10 +60,6 @@ public:
     GraphPage& graphPage() const { return *m_graphPage; }
 
     QDockWidget& infoDock() const { return *m_infoDock; }
-
-    /// Bit widths ("NODE[:PORT]=BITS" or "#ID=BITS", as `quantize --set`) chosen, as one undoable
-    /// step, for the next model that opens.
-    void setInitialBitwidths(const QStringList& specs) { m_initialBitwidths = specs; }
 
     QuantizerPanel& quantizerPanel() const { return *m_quantizerPanel; }
 
@@ -74,11 +73,23 @@ public:
 
     QDockWidget& inspectorDock() const { return *m_inspectorDock; }
 
-    /// Compress Weights, the Weight Compression dock and the ONNX exports.
-    WeightCompressionController& compression() const { return *m_compression; }
+    /// The registered features, in menu order (ui/features/feature_registry.cpp).
+    const QList<Feature*>& features() const { return m_features; }
 
-    /// Quantize ▸ Calibrate… and View ▸ SQNR Overlay.
-    CalibrationCommands& calibration() const { return *m_calibration; }
+    /// The registered feature of type `T` (calibration, weight compression…).
+    template <typename T>
+    T& feature() const {
+        T* found = nullptr;
+        for (Feature* each : m_features) {
+            found = found != nullptr ? found : qobject_cast<T*>(each);
+        }
+        QS_ASSERT(found != nullptr, "the feature is registered in createFeatures()");
+        return *found;
+    }
+
+    /// Bit widths ("NODE[:PORT]=BITS" or "#ID=BITS", as `quantize --set`) chosen, as one undoable
+    /// step, for the next model that opens.
+    void setInitialBitwidths(const QStringList& specs) { m_initialBitwidths = specs; }
 
     /// Applies `choice` to the application and the graph, and remembers it.
     void setTheme(ThemeChoice choice);
@@ -89,28 +100,11 @@ public:
     /// True while the welcome page is the central page.
     bool isShowingWelcome() const;
 
-    /// Opens the model at `path` in the background.
+    /// Opens the model (or `.qscope` session) at `path` in the background.
     void openModel(const QString& path);
 
     /// Opens a recent file; a file that no longer exists leaves the list, with a notice.
     void openRecentModel(const QString& path);
-
-    // --- Sessions (.qscope), autosave and recovery, HW config files ---
-
-    Autosaver& autosaver() const { return *m_autosaver; }
-
-    /// The graph view's zoom and centre, for sessions (nullopt while no graph is shown).
-    std::optional<quantization::SessionView> viewState() const;
-
-    /// Saves the open document as a session at `path`; errors go to the reporter.
-    bool saveSessionTo(const QString& path);
-
-    /// Places quantizers for the HW config JSON at `path` (one undo step) after checking that it
-    /// reads; errors go to the reporter and change nothing.
-    bool loadHwConfigFile(const QString& path);
-
-    /// Asks whether to restore autosaves left by an unclean exit (a dialog), and does.
-    void offerRecovery();
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -120,6 +114,11 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    /// Adds `dock` to `area`, hidden, tabbed with `tabWith` (if any), its toggle in View.
+    void placeDock(QDockWidget& dock, Qt::DockWidgetArea area, QDockWidget* tabWith);
+
+    void installFeatures();
+
     void connectActions();
 
     void connectSession();
@@ -142,26 +141,7 @@ private:
 
     void restoreWindow();
 
-    void connectSessionFiles();
-
-    void saveSession();
-
-    void showSaveSessionDialog();
-
-    void showOpenSessionDialog();
-
-    void showLoadHwConfigDialog();
-
-    /// Applies a restored session's view once the graph is laid out.
-    void applyRestoredView();
-
     void updateWindowTitle();
-
-    /// The inspector, the Bit Widths chart and the graph selection kept in step.
-    void connectInspection();
-
-    /// Shows the single selected op or badge in the inspector.
-    void inspectSelection();
 
     Settings& m_settings;
     std::unique_ptr<MessageReporter> m_reporter;
@@ -177,15 +157,11 @@ private:
     QDockWidget* m_quantizerDock;
     BitwidthChartPanel* m_chartPanel;
     QDockWidget* m_chartDock;
-    QStringList m_initialBitwidths;
-    Autosaver* m_autosaver;
     InspectorPanel* m_inspector;
     QDockWidget* m_inspectorDock;
-    WeightCompressionController* m_compression;
-    CalibrationCommands* m_calibration = nullptr;
-
-    /// Creates the calibration entries and adds them to the menus.
-    void setupCalibration();
+    SessionController* m_sessions;
+    QList<Feature*> m_features;
+    QStringList m_initialBitwidths;
 };
 
 } // namespace qs::ui

@@ -6,16 +6,9 @@
 #include <QFileInfo>
 #include <QPointer>
 
-#include <filesystem>
 #include <utility>
 
 namespace qs::ui {
-
-namespace {
-std::filesystem::path toPath(const QString& path) {
-    return {QFile::encodeName(path).toStdString()};
-}
-} // namespace
 
 Session::Session(JobRunner& jobs, QObject* parent)
     : QObject(parent)
@@ -30,71 +23,32 @@ int Session::beginOpen() {
 
 void Session::openModel(const QString& path) {
     const QString absolute = QFileInfo(path).absoluteFilePath();
-    const int request = beginOpen();
-    m_jobs.start<LoadedModel>(
-        tr("Opening %1").arg(QFileInfo(absolute).fileName()),
-        [absolute, settings = m_initialSettings](Progress& progress) {
-            return loadModel(absolute, progress, settings);
-        },
-        [self = QPointer<Session>(this), request, absolute](Result<LoadedModel> loaded) {
-            if (self &&
-                self->acceptLoaded(request, absolute, loaded.ok() ? nullptr : &loaded.error())) {
-                self->adopt(absolute, std::move(loaded).value());
-                self->setSessionPath({});
-                Q_EMIT self->modelOpened(absolute);
-            }
-        });
+    open(absolute, tr("Opening %1").arg(QFileInfo(absolute).fileName()),
+         [absolute, settings = m_initialSettings](Progress& progress) -> Result<Opened> {
+             QS_ASSIGN_OR_RETURN(LoadedModel loaded, loadModel(absolute, progress, settings));
+             return Opened{absolute, std::move(loaded)};
+         },
+         {});
 }
 
-Result<Session::LoadedSession> Session::loadSession(const QString& path, Progress& progress) {
-    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
-                        quantization::readSessionFile(toPath(path)));
-    const QString model = QFile::decodeName(session.modelPath.c_str());
-    auto inSession = [&path](Error error) {
-        return std::move(error).context("session '" + toPath(path).string() + "'");
-    };
-    if (!QFileInfo::exists(model)) {
-        return inSession(Error(Errc::Io, "its model '" + session.modelPath + "' does not exist"));
-    }
-    if (auto same = quantization::checkSessionModel(session, toPath(model)); !same.ok()) {
-        return inSession(std::move(same).error());
-    }
-    QS_ASSIGN_OR_RETURN(LoadedModel loaded, loadModel(model, progress, session.settings));
-    if (!session.choices.empty()) {
-        if (!loaded.quantization) {
-            return inSession(
-                Error(Errc::InvalidArgument,
-                      "its choices cannot be restored: " + loaded.quantizationError.toStdString()));
-        }
-        auto choices = quantization::sessionChoicesFor(session, *loaded.quantization);
-        if (!choices.ok()) {
-            return inSession(std::move(choices).error());
-        }
-        if (auto chosen = quantization::chooseConfigs(*loaded.quantization, *choices);
-            !chosen.ok()) {
-            return inSession(std::move(chosen).error());
-        }
-    }
-    return LoadedSession{std::move(loaded), std::move(session)};
-}
-
-void Session::openSession(const QString& path) {
-    const QString absolute = QFileInfo(path).absoluteFilePath();
+void Session::open(const QString& path, const QString& title, Loader load,
+                   const QString& sessionPath, std::function<void()> adopted) {
     const int request = beginOpen();
-    m_jobs.start<LoadedSession>(
-        tr("Opening session %1").arg(QFileInfo(absolute).fileName()),
-        [absolute](Progress& progress) { return loadSession(absolute, progress); },
-        [self = QPointer<Session>(this), request, absolute](Result<LoadedSession> loaded) {
+    m_jobs.start<Opened>(
+        title, std::move(load),
+        [self = QPointer<Session>(this), request, path, sessionPath,
+         adopted = std::move(adopted)](Result<Opened> loaded) {
             if (!self ||
-                !self->acceptLoaded(request, absolute, loaded.ok() ? nullptr : &loaded.error())) {
+                !self->acceptLoaded(request, path, loaded.ok() ? nullptr : &loaded.error())) {
                 return;
             }
-            LoadedSession opened = std::move(loaded).value();
-            const QString model = QFile::decodeName(opened.session.modelPath.c_str());
-            self->m_restoredView = opened.session.view;
-            self->adopt(model, std::move(opened.model));
-            self->setSessionPath(absolute);
-            Q_EMIT self->modelOpened(absolute);
+            Opened opened = std::move(loaded).value();
+            self->adopt(opened.modelPath, std::move(opened.model));
+            self->setSessionPath(sessionPath);
+            if (adopted) {
+                adopted();
+            }
+            Q_EMIT self->modelOpened(path);
         });
 }
 
@@ -104,26 +58,11 @@ void Session::reload() {
     }
 }
 
-Result<quantization::SessionFile>
-Session::captureSession(const std::optional<quantization::SessionView>& view) const {
-    if (!m_document || m_document->quantization() == nullptr) {
-        return Error(Errc::InvalidArgument, "no model with quantizers is open");
+void Session::markSavedAs(const QString& path) {
+    if (m_document) {
+        m_document->undoStack().setClean();
     }
-    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
-                        quantization::captureSession(toPath(m_document->filePath()),
-                                                     m_document->modelHash(),
-                                                     *m_document->quantization()));
-    session.view = view;
-    return session;
-}
-
-Result<void> Session::saveSession(const QString& path,
-                                  const std::optional<quantization::SessionView>& view) {
-    QS_ASSIGN_OR_RETURN(const quantization::SessionFile session, captureSession(view));
-    QS_TRY(quantization::writeSessionFile(toPath(path), session));
-    m_document->undoStack().setClean();
     setSessionPath(QFileInfo(path).absoluteFilePath());
-    return {};
 }
 
 bool Session::acceptLoaded(int request, const QString& path, const Error* error) {

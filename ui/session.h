@@ -1,19 +1,18 @@
 // Session: what the GUI has open. It holds the current GraphDocument and opens models through the
 // JobRunner, so a big import never freezes the window; a failed open leaves the current document
-// untouched and is reported through openFailed. It also saves the open document as a `.qscope`
-// session (core's SessionFile: model path and hash, settings, choices, view) and opens one again:
-// the model is read with the saved settings, its hash checked and the saved choices restored.
+// untouched and is reported through openFailed. What a `.qscope` session file holds is
+// SessionController's business: it opens sessions through open() with its own reader and tells
+// the Session its path.
 #pragma once
 
-#include "core/quantization/session_file.h"
 #include "ui/graph_document.h"
 
 #include <QObject>
 #include <QString>
 #include <QUndoGroup>
 
+#include <functional>
 #include <memory>
-#include <optional>
 
 namespace qs::ui {
 
@@ -45,27 +44,25 @@ public:
     /// Imports `path` in the background; the newest request wins over older ones still running.
     void openModel(const QString& path);
 
-    /// Opens the `.qscope` session at `path` in the background: its model with its settings and
-    /// choices. A changed model (other hash), a missing model or a malformed file fails with a
-    /// message through openFailed and leaves the current document open.
-    void openSession(const QString& path);
+    /// What an open reads: the model and the file it came from.
+    struct Opened {
+        QString modelPath;
+        LoadedModel model;
+    };
 
-    /// Writes the open document as a session to `path` (atomically) with `view`; it becomes the
-    /// session path and the undo stack is marked clean.
-    Result<void> saveSession(const QString& path,
-                             const std::optional<quantization::SessionView>& view);
+    using Loader = std::function<Result<Opened>(Progress&)>;
 
-    /// The open document as a session, with `view` (no document: an error).
-    Result<quantization::SessionFile>
-    captureSession(const std::optional<quantization::SessionView>& view) const;
+    /// Runs `load` (job `title`) in the background and makes what it read the document, as
+    /// openModel() does; `sessionPath` then becomes the session path and `adopted` runs. Errors
+    /// name `path`. The newest request of either kind wins.
+    void open(const QString& path, const QString& title, Loader load, const QString& sessionPath,
+              std::function<void()> adopted = {});
 
     /// The `.qscope` file the open document was opened from or last saved to (empty if none).
     const QString& sessionPath() const { return m_sessionPath; }
 
-    /// The view state of the session opened last (taken once: the second call gives nothing).
-    std::optional<quantization::SessionView> takeRestoredView() {
-        return std::exchange(m_restoredView, std::nullopt);
-    }
+    /// Records that the open document was saved as the session `path` (undo stack clean).
+    void markSavedAs(const QString& path);
 
     /// Imports the open document's file again.
     void reload();
@@ -84,14 +81,6 @@ Q_SIGNALS:
     void sessionPathChanged(const QString& path);
 
 private:
-    /// A model read for a session: the model and the session it was read for.
-    struct LoadedSession {
-        LoadedModel model;
-        quantization::SessionFile session;
-    };
-
-    static Result<LoadedSession> loadSession(const QString& path, Progress& progress);
-
     int beginOpen();
 
     /// False when `request` is stale or failed (reported).
@@ -106,7 +95,6 @@ private:
     std::unique_ptr<GraphDocument> m_document;
     quantization::QuantizationSettings m_initialSettings;
     QString m_sessionPath;
-    std::optional<quantization::SessionView> m_restoredView;
     int m_latestRequest = 0;
     int m_pendingOpens = 0;
 };

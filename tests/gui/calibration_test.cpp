@@ -7,8 +7,13 @@
 // outputs, and refuses clearly while uncalibrated, stale, or when the path cannot be written.
 
 #include "core/onnx/model_io.h"
-#include "ui/calibration_commands.h"
-#include "ui/calibration_dialog.h"
+#include "tests/gui/test_models.h"
+#include "ui/dataset_picker.h"
+#include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/calibration/calibration_dialog.h"
+#include "ui/features/calibration/calibration_state.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
@@ -16,14 +21,16 @@
 #include "ui/main_window.h"
 #include "ui/message_reporter.h"
 #include "ui/quantizer_commands.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_panel.h"
 #include "ui/session.h"
 #include "ui/settings.h"
-#include "ui/sqnr_overlay.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QFile>
+#include <QLineEdit>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -65,16 +72,18 @@ protected:
             },
             kTimeoutMs));
         ASSERT_NE(document().quantization(), nullptr);
-        ASSERT_TRUE(m_window.calibration().calibrateAction()->isEnabled());
+        ASSERT_TRUE(commands().calibrateAction()->isEnabled());
     }
 
     GraphDocument& document() const { return *m_window.session().document(); }
 
-    CalibrationCommands& commands() const { return m_window.calibration(); }
+    CalibrationController& commands() const { return m_window.feature<CalibrationController>(); }
+
+    SqnrOverlayFeature& sqnr() const { return m_window.feature<SqnrOverlayFeature>(); }
 
     /// Calibrates with `request` and waits for the job; returns whether it stored a result.
     bool calibrateAndWait(const CalibrationRequest& request) {
-        QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+        QSignalSpy finished(&commands(), &CalibrationController::calibrationFinished);
         if (!commands().calibrate(request)) {
             return false;
         }
@@ -120,7 +129,7 @@ TEST_F(CalibrationTest, RandomSamplesFillTheTableTooltipsAndOverlay) {
     ASSERT_TRUE(calibrateAndWait(randomRequest(8)))
         << m_errors.join(QLatin1Char('\n')).toStdString();
     ASSERT_TRUE(m_errors.isEmpty()) << m_errors.front().toStdString();
-    const CalibrationResult* calibration = document().freshCalibration();
+    const CalibrationResult* calibration = freshCalibration(document());
     ASSERT_NE(calibration, nullptr);
     EXPECT_EQ(calibration->report.samples, 8);
     EXPECT_TRUE(calibration->dataset.startsWith(QStringLiteral("random 8")))
@@ -159,57 +168,57 @@ TEST_F(CalibrationTest, RandomSamplesFillTheTableTooltipsAndOverlay) {
         << badge->toolTip().toStdString();
     EXPECT_TRUE(badge->toolTip().contains(QStringLiteral("SQNR")));
 
-    EXPECT_EQ(commands().overlay().haloCount(), 0);
-    commands().overlayAction()->setChecked(true);
-    EXPECT_EQ(commands().overlay().haloCount(),
+    EXPECT_EQ(sqnr().overlay().haloCount(), 0);
+    sqnr().overlayAction()->setChecked(true);
+    EXPECT_EQ(sqnr().overlay().haloCount(),
               static_cast<int>(calibration->report.quantizers.size()));
-    EXPECT_TRUE(commands().overlay().legend().isVisibleTo(&m_window));
-    EXPECT_TRUE(commands().overlay().legend().message().isEmpty());
-    commands().overlayAction()->setChecked(false);
-    EXPECT_EQ(commands().overlay().haloCount(), 0);
-    EXPECT_FALSE(commands().overlay().legend().isVisibleTo(&m_window));
+    EXPECT_TRUE(sqnr().overlay().legend().isVisibleTo(&m_window));
+    EXPECT_TRUE(sqnr().overlay().legend().message().isEmpty());
+    sqnr().overlayAction()->setChecked(false);
+    EXPECT_EQ(sqnr().overlay().haloCount(), 0);
+    EXPECT_FALSE(sqnr().overlay().legend().isVisibleTo(&m_window));
 }
 
 TEST_F(CalibrationTest, ASettingsChangeMakesTheCalibrationStaleUntilUndone) {
     ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
-    commands().overlayAction()->setChecked(true);
-    const int halos = commands().overlay().haloCount();
+    sqnr().overlayAction()->setChecked(true);
+    const int halos = sqnr().overlay().haloCount();
     ASSERT_GT(halos, 0);
 
     quantization::QuantizationSettings mixed = document().quantization()->settings;
     mixed.preset = quantization::QuantizationPreset::Mixed;
     document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
     QCoreApplication::processEvents(); // the overlay follows queued, after the badges
-    EXPECT_TRUE(document().isCalibrationStale());
-    EXPECT_EQ(document().freshCalibration(), nullptr);
+    EXPECT_TRUE(isCalibrationStale(document()));
+    EXPECT_EQ(freshCalibration(document()), nullptr);
     for (int row : calibratedRows()) {
         EXPECT_FALSE(cell(row, QuantizerTableModel::Sqnr).isValid()) << "row " << row;
         EXPECT_FALSE(cell(row, QuantizerTableModel::Scale).isValid()) << "row " << row;
     }
     EXPECT_TRUE(m_window.quantizerPanel().calibrationSummary().contains(QStringLiteral("stale")));
-    EXPECT_EQ(commands().overlay().haloCount(), 0);
-    EXPECT_TRUE(commands().overlay().legend().message().contains(QStringLiteral("stale")));
+    EXPECT_EQ(sqnr().overlay().haloCount(), 0);
+    EXPECT_TRUE(sqnr().overlay().legend().message().contains(QStringLiteral("stale")));
 
     document().undoStack().undo();
     QCoreApplication::processEvents();
-    EXPECT_FALSE(document().isCalibrationStale());
-    EXPECT_NE(document().freshCalibration(), nullptr);
-    EXPECT_EQ(commands().overlay().haloCount(), halos);
+    EXPECT_FALSE(isCalibrationStale(document()));
+    EXPECT_NE(freshCalibration(document()), nullptr);
+    EXPECT_EQ(sqnr().overlay().haloCount(), halos);
     EXPECT_TRUE(cell(calibratedRows().front(), QuantizerTableModel::Sqnr).isValid());
 }
 
 TEST_F(CalibrationTest, AChangeDuringTheJobLeavesTheResultStale) {
-    QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+    QSignalSpy finished(&commands(), &CalibrationController::calibrationFinished);
     ASSERT_TRUE(commands().calibrate(randomRequest(8)));
     quantization::QuantizationSettings mixed = document().quantization()->settings;
     mixed.preset = quantization::QuantizationPreset::Mixed;
     document().undoStack().push(new ChangeQuantizationSettingsCommand(document(), mixed));
     ASSERT_TRUE(finished.wait(kTimeoutMs));
     EXPECT_TRUE(finished.front().front().toBool());
-    ASSERT_NE(document().calibration(), nullptr); // kept, for the setup it was made for
-    EXPECT_TRUE(document().isCalibrationStale());
+    ASSERT_NE(calibration(document()), nullptr); // kept, for the setup it was made for
+    EXPECT_TRUE(isCalibrationStale(document()));
     document().undoStack().undo(); // back to that setup: fresh
-    EXPECT_NE(document().freshCalibration(), nullptr);
+    EXPECT_NE(freshCalibration(document()), nullptr);
 }
 
 TEST_F(CalibrationTest, ABadNpyFileIsReportedAndStoresNothing) {
@@ -224,18 +233,18 @@ TEST_F(CalibrationTest, ABadNpyFileIsReportedAndStoresNothing) {
     ASSERT_EQ(m_errors.size(), 1);
     EXPECT_TRUE(m_errors.front().contains(QStringLiteral("bad.npy")))
         << m_errors.front().toStdString();
-    EXPECT_EQ(document().calibration(), nullptr);
+    EXPECT_EQ(calibration(document()), nullptr);
     EXPECT_TRUE(commands().calibrateAction()->isEnabled());
 }
 
 TEST_F(CalibrationTest, CancelStoresNothing) {
-    QSignalSpy finished(&commands(), &CalibrationCommands::calibrationFinished);
+    QSignalSpy finished(&commands(), &CalibrationController::calibrationFinished);
     ASSERT_TRUE(commands().calibrate(randomRequest(400)));
     m_window.jobs().cancelAll();
     ASSERT_TRUE(finished.wait(kTimeoutMs));
     EXPECT_FALSE(finished.front().front().toBool());
     EXPECT_TRUE(m_errors.isEmpty()); // a cancel is no error
-    EXPECT_EQ(document().calibration(), nullptr);
+    EXPECT_EQ(calibration(document()), nullptr);
     EXPECT_TRUE(commands().calibrateAction()->isEnabled());
 }
 
@@ -248,7 +257,7 @@ TEST_F(CalibrationTest, ExportWritesAQdqModelThatImportsAgain) {
     EXPECT_FALSE(QFile::exists(path));
 
     ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
-    QSignalSpy finished(&commands(), &CalibrationCommands::exportFinished);
+    QSignalSpy finished(&commands(), &CalibrationController::exportFinished);
     ASSERT_TRUE(commands().exportQuantized(path));
     ASSERT_TRUE(finished.wait(kTimeoutMs));
     ASSERT_TRUE(finished.front().front().toBool())
@@ -264,7 +273,7 @@ TEST_F(CalibrationTest, ExportWritesAQdqModelThatImportsAgain) {
         quantizeLinear += node.opType == "QuantizeLinear" ? 1 : 0;
         dequantizeLinear += node.opType == "DequantizeLinear" ? 1 : 0;
     }
-    const CalibrationResult& calibration = *document().freshCalibration();
+    const CalibrationResult& calibration = *freshCalibration(document());
     EXPECT_GT(quantizeLinear, 0U);
     EXPECT_EQ(dequantizeLinear, calibration.parameters.size()); // one per activation and weight
     const graph::Graph& original = document().graph();
@@ -277,7 +286,7 @@ TEST_F(CalibrationTest, ExportWritesAQdqModelThatImportsAgain) {
 
 TEST_F(CalibrationTest, ExportRefusesAStaleCalibrationAndAnUnwritablePath) {
     ASSERT_TRUE(calibrateAndWait(randomRequest(8)));
-    QSignalSpy finished(&commands(), &CalibrationCommands::exportFinished);
+    QSignalSpy finished(&commands(), &CalibrationController::exportFinished);
     const QString unwritable = m_dir.filePath(QStringLiteral("no/such/folder/model.onnx"));
     ASSERT_TRUE(commands().exportQuantized(unwritable));
     ASSERT_TRUE(finished.wait(kTimeoutMs));
@@ -302,10 +311,12 @@ TEST(CalibrationWindowTest, ClosingTheWindowDuringACalibrationWaitsAndAppliesNot
     Settings settings(dir.filePath(QStringLiteral("settings.ini")));
     QStringList errors;
     auto window = std::make_unique<MainWindow>(settings, std::make_unique<Recorder>(errors));
-    QSignalSpy finished(&window->calibration(), &CalibrationCommands::calibrationFinished);
-    window->calibration().calibrateOnOpen(400);
+    QSignalSpy finished(&window->feature<CalibrationController>(),
+                        &CalibrationController::calibrationFinished);
+    window->feature<CalibrationController>().calibrateOnOpen(400);
     window->openModel(kDemoModel);
-    ASSERT_TRUE(QTest::qWaitFor([&] { return window->calibration().isCalibrating(); }, kTimeoutMs));
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] { return window->feature<CalibrationController>().isCalibrating(); }, kTimeoutMs));
     window.reset(); // cancels and waits for the job; its result is not applied to a dead window
     EXPECT_TRUE(finished.isEmpty());
     EXPECT_TRUE(errors.isEmpty());
@@ -314,7 +325,8 @@ TEST(CalibrationWindowTest, ClosingTheWindowDuringACalibrationWaitsAndAppliesNot
 TEST(CalibrationDialogTest, AsksForAnExistingPath) {
     QTemporaryDir dir;
     CalibrationDialog dialog;
-    dialog.setSource(CalibrationDialog::Source::Images);
+    DatasetPicker& picker = dialog.picker();
+    picker.setKind(DatasetPicker::Kind::ImageFolder);
     auto request = dialog.request();
     ASSERT_FALSE(request.ok());
     EXPECT_EQ(request.error().message(), "choose a folder of images");
@@ -322,25 +334,73 @@ TEST(CalibrationDialogTest, AsksForAnExistingPath) {
     EXPECT_EQ(dialog.result(), QDialog::Rejected);
     EXPECT_EQ(dialog.problem().toStdString(), "choose a folder of images");
 
-    dialog.setSource(CalibrationDialog::Source::Npy, dir.filePath(QStringLiteral("missing.npy")));
+    picker.setKind(DatasetPicker::Kind::Npy);
+    picker.setPath(dir.filePath(QStringLiteral("missing.npy")));
     request = dialog.request();
     ASSERT_FALSE(request.ok());
     EXPECT_NE(request.error().message().find("missing.npy"), std::string::npos);
 
-    dialog.setSource(CalibrationDialog::Source::Images, dir.path());
-    dialog.setSamples(50);
-    dialog.setBatchSize(5);
+    picker.setKind(DatasetPicker::Kind::ImageFolder);
+    picker.setPath(dir.path());
+    picker.setSamples(50);
+    picker.setBatchSize(5);
     request = dialog.request();
     ASSERT_TRUE(request.ok());
     EXPECT_EQ(request->source.imagesDir, dir.path().toStdString());
     EXPECT_EQ(request->source.maxSamples, 50);
     EXPECT_EQ(request->batchSize, 5);
+    EXPECT_FALSE(request->labels.classFolders);
 
-    dialog.setSource(CalibrationDialog::Source::Random);
+    picker.setKind(DatasetPicker::Kind::Random);
     request = dialog.request();
     ASSERT_TRUE(request.ok());
     EXPECT_EQ(request->source.randomSamples, 50);
     EXPECT_TRUE(request->source.imagesDir.empty());
+}
+
+TEST(DatasetPickerTest, OffersLabelsAndClassFoldersAndRoundTrips) {
+    QTemporaryDir dir;
+    const QString labels = test::writeFile(dir.path(), QStringLiteral("labels.npy"), "x");
+    const QString samples = test::writeFile(dir.path(), QStringLiteral("samples.npy"), "x");
+    DatasetPicker picker(
+        {.allowNone = true, .defaultSamples = 32, .defaultBatch = 0, .autoBatch = true});
+    EXPECT_EQ(picker.kindBox().count(), 5); // none, random, .npy, images, class subfolders
+    picker.setKind(DatasetPicker::Kind::None);
+    runtime::DatasetSource source;
+    ASSERT_TRUE(picker.applyTo(source).ok());
+    EXPECT_TRUE(source.empty());
+    EXPECT_FALSE(picker.pathEdit().isEnabled());
+
+    // Labels go with a .npy file or a flat image folder.
+    picker.setKind(DatasetPicker::Kind::Npy);
+    picker.setPath(samples);
+    picker.setLabelsPath(labels);
+    EXPECT_TRUE(picker.labelsEdit().isEnabled());
+    ASSERT_TRUE(picker.applyTo(source).ok());
+    EXPECT_EQ(source.npyFiles, std::vector<std::string>{samples.toStdString()});
+    EXPECT_EQ(picker.labelsPath(), labels);
+    EXPECT_EQ(picker.labels().labelsPath, labels.toStdString());
+    picker.setLabelsPath(dir.filePath(QStringLiteral("no-labels.npy")));
+    const Result<void> missing = picker.applyTo(source);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message().find("no-labels.npy"), std::string::npos);
+
+    // Class subfolders carry their labels in the folder names: no labels file.
+    picker.setKind(DatasetPicker::Kind::ClassFolders);
+    picker.setPath(dir.path());
+    EXPECT_FALSE(picker.labelsEdit().isEnabled());
+    ASSERT_TRUE(picker.applyTo(source).ok());
+    EXPECT_EQ(source.imagesDir, dir.path().toStdString());
+    EXPECT_TRUE(source.npyFiles.empty());
+    EXPECT_TRUE(picker.labels().classFolders);
+    EXPECT_TRUE(picker.labelsPath().isEmpty());
+    EXPECT_EQ(picker.batchSize(), 0);
+    EXPECT_EQ(picker.batchBox().text(), QStringLiteral("automatic"));
+
+    DatasetPicker shown({});
+    shown.showSource(source, picker.labels());
+    EXPECT_EQ(shown.kind(), DatasetPicker::Kind::ClassFolders);
+    EXPECT_EQ(shown.path(), dir.path());
 }
 
 } // namespace

@@ -18,7 +18,7 @@
 #include "ui/main_window.h"
 #include "ui/minimap.h"
 #include "ui/model_info_panel.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_panel.h"
 #include "ui/session.h"
 #include "ui/settings.h"
 

@@ -14,7 +14,7 @@
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
 #include "ui/quantizer_commands.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_panel.h"
 #include "ui/rule_hint_bar.h"
 #include "ui/session.h"
 #include "ui/settings.h"

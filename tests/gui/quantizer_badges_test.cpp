@@ -9,7 +9,7 @@
 #include "ui/graph_export.h"
 #include "ui/graph_scene.h"
 #include "ui/quantizer_commands.h"
-#include "ui/quantizer_table.h"
+#include "ui/quantizer_panel.h"
 
 #include <QBarSeries>
 #include <QBarSet>

@@ -14,6 +14,7 @@
 #include "ui/main_window.h"
 #include "ui/quantizer_commands.h"
 #include "ui/session.h"
+#include "ui/session_controller.h"
 #include "ui/settings.h"
 
 #include <QFile>
@@ -37,10 +38,10 @@ protected:
     SessionTest()
         : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
         , m_window(m_settings, std::make_unique<test::RecordingReporter>(m_messages)) {
-        m_window.autosaver().setDirectory(m_dir.filePath(QStringLiteral("autosave")));
+        m_window.sessions().autosaver().setDirectory(m_dir.filePath(QStringLiteral("autosave")));
     }
 
-    ~SessionTest() override { m_window.autosaver().discard(); }
+    ~SessionTest() override { m_window.sessions().autosaver().discard(); }
 
     void openAndWait(const QString& path) {
         m_window.openModel(path);
@@ -82,7 +83,7 @@ TEST_F(SessionTest, SavedSessionRestoresChoicesAndHwConfig) {
     const quantization::QuantizerConfigChoice chosen = document().quantization()->choice;
     const std::string setup = document().quantization()->setup.toJson().dump();
     const QString path = m_dir.filePath(QStringLiteral("demo.qscope"));
-    ASSERT_TRUE(m_window.saveSessionTo(path))
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(path))
         << m_messages.errors.join(QLatin1Char('\n')).toStdString();
     EXPECT_TRUE(document().undoStack().isClean());
     EXPECT_TRUE(m_window.windowTitle().contains(QStringLiteral("demo.qscope")));
@@ -119,15 +120,15 @@ TEST_F(SessionTest, SessionRestoresTheViewAfterLayout) {
     GraphView& view = *m_window.graphPage().view();
     view.zoomBy(1.7 / view.zoom()); // 1.7x, then a point low in the graph
     view.centerOn(view.sceneRect().center().x(), view.sceneRect().bottom() - 300);
-    const std::optional<quantization::SessionView> saved = m_window.viewState();
+    const std::optional<quantization::SessionView> saved = m_window.sessions().viewState();
     ASSERT_TRUE(saved);
     const QString path = m_dir.filePath(QStringLiteral("view.qscope"));
-    ASSERT_TRUE(m_window.saveSessionTo(path));
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(path));
     view.fitGraph();
     ASSERT_GT(std::abs(view.zoom() - saved->zoom), 0.1);
     openAndWait(path);
     ASSERT_TRUE(laidOut());
-    const std::optional<quantization::SessionView> restored = m_window.viewState();
+    const std::optional<quantization::SessionView> restored = m_window.sessions().viewState();
     ASSERT_TRUE(restored);
     EXPECT_NEAR(restored->zoom, saved->zoom, 1e-6);
     EXPECT_NEAR(restored->centerY, saved->centerY, 2.0);
@@ -138,7 +139,7 @@ TEST_F(SessionTest, SessionOfAChangedModelIsRefused) {
     ASSERT_TRUE(QFile::copy(kDemoModel, model));
     openAndWait(model);
     const QString path = m_dir.filePath(QStringLiteral("copy.qscope"));
-    ASSERT_TRUE(m_window.saveSessionTo(path));
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(path));
     {
         QFile file(model);
         ASSERT_TRUE(file.open(QIODevice::Append));
@@ -171,7 +172,7 @@ TEST_F(SessionTest, CorruptSessionGivesAClearError) {
 }
 
 TEST_F(SessionTest, AutosaveAfterAChangeIsRecoverableOnlyWithoutItsInstance) {
-    Autosaver& autosaver = m_window.autosaver();
+    Autosaver& autosaver = m_window.sessions().autosaver();
     const QString folder = autosaver.directory();
     autosaver.setInterval(20);
     openAndWait(kDemoModel);
@@ -218,16 +219,17 @@ TEST_F(SessionTest, HwConfigFileIsValidatedBeforeUse) {
     openAndWait(kDemoModel);
     const QString bad = test::writeFile(m_dir.path(), QStringLiteral("bad_hw.json"),
                                         QByteArrayLiteral("{\"target_device\": \"CPU\""));
-    EXPECT_FALSE(m_window.loadHwConfigFile(bad));
+    EXPECT_FALSE(m_window.sessions().loadHwConfigFile(bad));
     ASSERT_EQ(m_messages.errors.size(), 1);
     EXPECT_TRUE(m_messages.errors.front().contains(QStringLiteral("bad_hw.json")))
         << m_messages.errors.front().toStdString();
     EXPECT_EQ(document().quantization()->settings.hw, "cpu");
-    EXPECT_FALSE(m_window.loadHwConfigFile(m_dir.filePath(QStringLiteral("missing.json"))));
+    EXPECT_FALSE(
+        m_window.sessions().loadHwConfigFile(m_dir.filePath(QStringLiteral("missing.json"))));
     EXPECT_EQ(m_messages.errors.size(), 2);
 
     const QString npu = QStringLiteral(QS_SOURCE_DIR "/resources/hw_configs/npu.json");
-    ASSERT_TRUE(m_window.loadHwConfigFile(npu));
+    ASSERT_TRUE(m_window.sessions().loadHwConfigFile(npu));
     EXPECT_EQ(QString::fromStdString(document().quantization()->settings.hw),
               QFileInfo(npu).absoluteFilePath());
     document().undoStack().undo();

@@ -6,6 +6,13 @@
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
 #include "ui/actions.h"
+#include "ui/features/fp16_export/fp16_export_dialog.h"
+#include "ui/features/fp16_export/fp16_export_feature.h"
+#include "ui/features/weight_compression/compression_plan_state.h"
+#include "ui/features/weight_compression/weight_compression_badges.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
+#include "ui/features/weight_compression/weight_compression_dialog.h"
+#include "ui/features/weight_compression/weight_compression_panel.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
@@ -13,10 +20,6 @@
 #include "ui/message_reporter.h"
 #include "ui/session.h"
 #include "ui/settings.h"
-#include "ui/weight_compression_badges.h"
-#include "ui/weight_compression_controller.h"
-#include "ui/weight_compression_dialog.h"
-#include "ui/weight_compression_panel.h"
 
 #include <QAbstractBarSeries>
 #include <QAction>
@@ -98,7 +101,11 @@ protected:
         : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
         , m_window(m_settings, std::make_unique<RecordingReporter>(m_messages)) {}
 
-    WeightCompressionController& controller() { return m_window.compression(); }
+    WeightCompressionController& controller() {
+        return m_window.feature<WeightCompressionController>();
+    }
+
+    Fp16ExportFeature& fp16Export() { return m_window.feature<Fp16ExportFeature>(); }
 
     void openMlp() {
         m_window.openModel(writeMlpModel(m_dir.path()));
@@ -120,17 +127,19 @@ protected:
         return finished.front().front().toBool();
     }
 
+    /// Runs `start` (a weight-compressed or an FP16 export) and waits for whichever ends.
     bool exportAndWait(const std::function<void()>& start) {
-        QSignalSpy finished(&controller(), &WeightCompressionController::exportFinished);
+        QSignalSpy compressed(&controller(), &WeightCompressionController::exportFinished);
+        QSignalSpy halved(&fp16Export(), &Fp16ExportFeature::exportFinished);
         start();
-        if (!QTest::qWaitFor([&] { return finished.count() > 0; }, kTimeoutMs)) {
+        if (!QTest::qWaitFor([&] { return compressed.count() + halved.count() > 0; }, kTimeoutMs)) {
             return false;
         }
-        return finished.front().front().toBool();
+        return (compressed.isEmpty() ? halved : compressed).front().front().toBool();
     }
 
     QString modeOf(const QString& weight) const {
-        const QTableWidget& table = m_window.compression().panel().table();
+        const QTableWidget& table = m_window.feature<WeightCompressionController>().panel().table();
         for (int row = 0; row < table.rowCount(); ++row) {
             if (table.item(row, WeightCompressionPanel::WeightColumn)->text() == weight) {
                 return table.item(row, WeightCompressionPanel::ModeColumn)->text();
@@ -173,7 +182,7 @@ TEST(WeightCompressionDialog, RequestRoundTrips) {
     request.options.sensitivity = compression::SensitivityMetric::MeanActivationVariance;
     request.dataset.randomSamples = 12;
     dialog.setRequest(request);
-    const WeightCompressionRequest back = dialog.request();
+    const WeightCompressionRequest back = dialog.request().value();
     EXPECT_EQ(back.options.mode, compression::CompressionMode::Int4Sym);
     EXPECT_EQ(back.options.groupSize, 64);
     EXPECT_DOUBLE_EQ(back.options.ratio, 0.7);
@@ -182,13 +191,13 @@ TEST(WeightCompressionDialog, RequestRoundTrips) {
     EXPECT_TRUE(back.options.allLayers);
     EXPECT_EQ(back.options.sensitivity, compression::SensitivityMetric::MeanActivationVariance);
     EXPECT_EQ(back.dataset.randomSamples, 12);
-    EXPECT_TRUE(dialog.samplesBox().isEnabled());
-    EXPECT_FALSE(dialog.datasetPathEdit().isEnabled());
+    EXPECT_TRUE(dialog.picker().samplesBox().isEnabled());
+    EXPECT_FALSE(dialog.picker().pathEdit().isEnabled());
 
     // Without mixing nothing is ranked: no metric, no dataset.
     dialog.ratioBox().setValue(1.0);
     EXPECT_FALSE(dialog.metricBox().isEnabled());
-    const WeightCompressionRequest plain = dialog.request();
+    const WeightCompressionRequest plain = dialog.request().value();
     EXPECT_EQ(plain.options.sensitivity, compression::SensitivityMetric::WeightQuantizationError);
     EXPECT_TRUE(plain.dataset.empty());
 }
@@ -233,7 +242,7 @@ TEST_F(WeightCompressionGuiTest, MenuEntryRunsTheDialog) {
                        action->menu()->objectName() == QStringLiteral("exportMenu");
         if (action->menu() != nullptr &&
             action->menu()->actions().contains(controller().exportCompressedAction()) &&
-            action->menu()->actions().contains(controller().exportFp16Action())) {
+            action->menu()->actions().contains(fp16Export().exportAction())) {
             listed = true;
         }
     }
@@ -245,10 +254,10 @@ TEST_F(WeightCompressionGuiTest, MenuEntryRunsTheDialog) {
 
 TEST_F(WeightCompressionGuiTest, ActionsFollowTheDocumentAndThePlan) {
     EXPECT_FALSE(controller().compressAction()->isEnabled());
-    EXPECT_FALSE(controller().exportFp16Action()->isEnabled());
+    EXPECT_FALSE(fp16Export().exportAction()->isEnabled());
     openMlp();
     EXPECT_TRUE(controller().compressAction()->isEnabled());
-    EXPECT_TRUE(controller().exportFp16Action()->isEnabled());
+    EXPECT_TRUE(fp16Export().exportAction()->isEnabled());
     EXPECT_FALSE(controller().exportCompressedAction()->isEnabled());
     ASSERT_TRUE(compressAndWait(int4Request(1.0)));
     EXPECT_TRUE(controller().exportCompressedAction()->isEnabled());
@@ -259,7 +268,7 @@ TEST_F(WeightCompressionGuiTest, PlanShowsInTableChartAndBadgesAndUndoes) {
     ASSERT_TRUE(compressAndWait(int4Request(0.6)))
         << m_messages.errors.join(QLatin1Char('\n')).toStdString();
     EXPECT_TRUE(m_messages.errors.isEmpty());
-    EXPECT_TRUE(controller().dock().isVisibleTo(&m_window));
+    EXPECT_TRUE(controller().dock()->isVisibleTo(&m_window));
     // up (error smaller, more sensitive) stays int8; down (3x the range) goes int4; head is last.
     EXPECT_EQ(modeOf(QStringLiteral("down.weight")), QStringLiteral("int4_asym"));
     EXPECT_EQ(modeOf(QStringLiteral("up.weight")), QStringLiteral("int8_asym"));
@@ -295,7 +304,7 @@ TEST_F(WeightCompressionGuiTest, PlanShowsInTableChartAndBadgesAndUndoes) {
     ASSERT_NE(document, nullptr);
     ASSERT_EQ(document->undoStack().count(), 1);
     document->undoStack().undo();
-    EXPECT_EQ(document->compressionPlan(), nullptr);
+    EXPECT_EQ(compressionPlan(*document), nullptr);
     EXPECT_EQ(controller().panel().table().rowCount(), 0);
     EXPECT_TRUE(controller().overlay().badges().empty());
     EXPECT_FALSE(controller().exportCompressedAction()->isEnabled());
@@ -311,7 +320,7 @@ TEST_F(WeightCompressionGuiTest, DataAwareSensitivityOnRandomSamples) {
     request.dataset.randomSamples = 4;
     ASSERT_TRUE(compressAndWait(request))
         << m_messages.errors.join(QLatin1Char('\n')).toStdString();
-    const compression::CompressionPlan* plan = m_window.session().document()->compressionPlan();
+    const compression::CompressionPlan* plan = compressionPlan(*m_window.session().document());
     ASSERT_NE(plan, nullptr);
     EXPECT_EQ(plan->options.sensitivity, compression::SensitivityMetric::MaxActivationVariance);
     for (const compression::WeightDecision& decision : plan->weights) {
@@ -356,7 +365,7 @@ TEST_F(WeightCompressionGuiTest, ExportsReimportAndPassTheChecker) {
     const QString fp16 = m_dir.filePath(QStringLiteral("mlp_fp16.onnx"));
     compression::Fp16Options options;
     options.keepIoTypes = true;
-    ASSERT_TRUE(exportAndWait([&] { controller().exportFp16(fp16, options); }));
+    ASSERT_TRUE(exportAndWait([&] { fp16Export().exportFp16(fp16, options); }));
     auto half = onnx::importModel(fp16.toStdString());
     ASSERT_TRUE(half.ok()) << half.error().toString();
     EXPECT_EQ(half.value().value(half.value().inputs().front()).dtype, graph::DataType::Float);
@@ -374,7 +383,7 @@ TEST_F(WeightCompressionGuiTest, UnwritablePathIsAClearError) {
     EXPECT_TRUE(m_messages.errors.front().contains(QStringLiteral("missing-folder")))
         << m_messages.errors.front().toStdString();
     EXPECT_FALSE(QFile::exists(bad));
-    EXPECT_FALSE(exportAndWait([&] { controller().exportFp16(bad, {}); }));
+    EXPECT_FALSE(exportAndWait([&] { fp16Export().exportFp16(bad, {}); }));
     EXPECT_EQ(m_messages.errors.size(), 2);
 }
 

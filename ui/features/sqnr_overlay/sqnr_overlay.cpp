@@ -1,6 +1,6 @@
-#include "ui/sqnr_overlay.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay.h"
 
-#include "ui/calibration.h"
+#include "ui/features/calibration/calibration_state.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
@@ -166,8 +166,14 @@ void SqnrOverlay::setDocument(GraphDocument* document) {
         // Queued: the page redraws the badges on the same signal, and the halos go on the new ones.
         m_quantizationConnection = connect(document, &GraphDocument::quantizationChanged, this,
                                            &SqnrOverlay::refresh, Qt::QueuedConnection);
-        m_calibrationConnection = connect(document, &GraphDocument::calibrationChanged, this,
-                                          &SqnrOverlay::refresh, Qt::QueuedConnection);
+        m_calibrationConnection = connect(
+            document, &GraphDocument::stateChanged, this,
+            [this](const QString& key) {
+                if (key == kCalibrationKey) {
+                    refresh();
+                }
+            },
+            Qt::QueuedConnection);
     }
     refresh();
 }
@@ -189,7 +195,7 @@ int SqnrOverlay::haloCount() const {
 
 void SqnrOverlay::updateToolTips() {
     const CalibrationResult* calibration =
-        m_document.isNull() ? nullptr : m_document->freshCalibration();
+        m_document.isNull() ? nullptr : freshCalibration(*m_document);
     for (QuantizerBadgeItem* badge : m_page.scene()->badgeItems()) {
         if (!badge->data(kBaseToolTipKey).isValid()) {
             badge->setData(kBaseToolTipKey, badge->toolTip());
@@ -225,9 +231,9 @@ void SqnrOverlay::refresh() {
     if (!m_enabled || m_document.isNull()) {
         return;
     }
-    const CalibrationResult* calibration = m_document->freshCalibration();
+    const CalibrationResult* calibration = freshCalibration(*m_document);
     if (calibration == nullptr) {
-        m_legend->setMessage(m_document->isCalibrationStale()
+        m_legend->setMessage(isCalibrationStale(*m_document)
                                  ? tr("SQNR: calibration stale — recalibrate")
                                  : tr("SQNR: not calibrated yet"));
         return;

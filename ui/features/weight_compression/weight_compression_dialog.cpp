@@ -1,14 +1,11 @@
-#include "ui/weight_compression_dialog.h"
+#include "ui/features/weight_compression/weight_compression_dialog.h"
 
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QFormLayout>
-#include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -22,11 +19,7 @@ using compression::CompressionMode;
 using compression::GroupSizeFallback;
 using compression::SensitivityMetric;
 
-/// The dataset combo box holds the runtime's dataset kinds.
-using runtime::DatasetKind;
-
 constexpr int kMaxGroupSize = 4096;
-constexpr int kMaxSamples = 100000;
 constexpr int kDefaultSamples = 32;
 
 QString qstr(std::string_view text) {
@@ -48,10 +41,13 @@ WeightCompressionDialog::WeightCompressionDialog(QWidget* parent)
     , m_backup(new QComboBox(this))
     , m_allLayers(new QCheckBox(tr("Last MatMul and embeddings take the primary mode too"), this))
     , m_metric(new QComboBox(this))
-    , m_dataset(new QComboBox(this))
-    , m_datasetPath(new QLineEdit(this))
-    , m_samples(new QSpinBox(this))
-    , m_hint(new QLabel(this)) {
+    , m_picker(new DatasetPicker({.allowNone = true,
+                                  .defaultSamples = kDefaultSamples,
+                                  .defaultBatch = 0,
+                                  .autoBatch = true},
+                                 this))
+    , m_hint(new QLabel(this))
+    , m_problem(new QLabel(this)) {
     setWindowTitle(tr("Compress Weights"));
     for (const CompressionMode mode : {CompressionMode::Int4Asym, CompressionMode::Int4Sym,
                                        CompressionMode::Int8Asym, CompressionMode::Int8Sym}) {
@@ -80,16 +76,7 @@ WeightCompressionDialog::WeightCompressionDialog(QWidget* parent)
         m_metric->addItem(qstr(compression::sensitivityMetricName(metric)),
                           static_cast<int>(metric));
     }
-    m_dataset->addItem(tr("No dataset"), static_cast<int>(DatasetKind::None));
-    m_dataset->addItem(tr("Random samples"), static_cast<int>(DatasetKind::Random));
-    m_dataset->addItem(tr(".npy file (one input)"), static_cast<int>(DatasetKind::NpyFiles));
-    m_dataset->addItem(tr("Image folder"), static_cast<int>(DatasetKind::ImageFolder));
-    m_samples->setRange(1, kMaxSamples);
-    m_samples->setValue(kDefaultSamples);
-    auto* browse = new QPushButton(tr("Browse…"), this);
-    auto* pathRow = new QHBoxLayout;
-    pathRow->addWidget(m_datasetPath);
-    pathRow->addWidget(browse);
+    m_picker->setKind(DatasetPicker::Kind::None);
 
     auto* form = new QFormLayout;
     form->addRow(tr("&Mode:"), m_mode);
@@ -99,22 +86,23 @@ WeightCompressionDialog::WeightCompressionDialog(QWidget* parent)
     form->addRow(tr("&Backup mode:"), m_backup);
     form->addRow(QString(), m_allLayers);
     form->addRow(tr("&Sensitivity:"), m_metric);
-    form->addRow(tr("&Dataset:"), m_dataset);
-    form->addRow(tr("Samples:"), m_samples);
-    form->addRow(tr("Path:"), pathRow);
     m_hint->setWordWrap(true);
+    m_problem->setWordWrap(true);
+    m_problem->setStyleSheet(QStringLiteral("color: #c62828"));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Compress"));
     auto* column = new QVBoxLayout(this);
     column->addLayout(form);
+    column->addWidget(m_picker);
     column->addWidget(m_hint);
+    column->addWidget(m_problem);
     column->addWidget(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::accepted, this, &WeightCompressionDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    connect(browse, &QPushButton::clicked, this, &WeightCompressionDialog::browseDataset);
-    for (QComboBox* box : {m_mode, m_metric, m_dataset}) {
+    for (QComboBox* box : {m_mode, m_metric, &m_picker->kindBox()}) {
         connect(box, &QComboBox::currentIndexChanged, this, &WeightCompressionDialog::syncEnabled);
     }
+    connect(m_picker, &DatasetPicker::changed, m_problem, &QLabel::clear);
     connect(m_ratio, &QDoubleSpinBox::valueChanged, this, &WeightCompressionDialog::syncEnabled);
     syncEnabled();
 }
@@ -123,32 +111,17 @@ void WeightCompressionDialog::syncEnabled() {
     const auto mode = static_cast<CompressionMode>(m_mode->currentData().toInt());
     const bool mixing = compression::modeBits(mode) == 4 && m_ratio->value() < 1.0;
     const auto metric = static_cast<SensitivityMetric>(m_metric->currentData().toInt());
-    const auto kind = static_cast<DatasetKind>(m_dataset->currentData().toInt());
     m_ratio->setEnabled(compression::modeBits(mode) == 4);
     m_metric->setEnabled(mixing);
-    m_dataset->setEnabled(mixing && compression::isDataAware(metric));
     const bool needsData = mixing && compression::isDataAware(metric);
-    m_samples->setEnabled(needsData && kind == DatasetKind::Random);
-    m_datasetPath->setEnabled(needsData &&
-                              (kind == DatasetKind::NpyFiles || kind == DatasetKind::ImageFolder));
-    if (needsData && kind == DatasetKind::None) {
+    m_picker->setPickerEnabled(needsData);
+    if (needsData && m_picker->kind() == DatasetPicker::Kind::None) {
         m_hint->setText(
             tr("%1 runs the model on a dataset: choose one.").arg(m_metric->currentText()));
     } else if (!mixing) {
         m_hint->setText(tr("Every ratio-defining weight takes the primary mode."));
     } else {
         m_hint->setText(tr("The least sensitive weights take the 4-bit mode until the ratio."));
-    }
-}
-
-void WeightCompressionDialog::browseDataset() {
-    const auto kind = static_cast<DatasetKind>(m_dataset->currentData().toInt());
-    const QString path =
-        kind == DatasetKind::ImageFolder
-            ? QFileDialog::getExistingDirectory(this, tr("Image Folder"))
-            : QFileDialog::getOpenFileName(this, tr("Dataset"), {}, tr("NumPy arrays (*.npy)"));
-    if (!path.isEmpty()) {
-        m_datasetPath->setText(path);
     }
 }
 
@@ -164,20 +137,12 @@ void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request
     m_backup->setCurrentIndex(indexOfData(*m_backup, static_cast<int>(options.backupMode)));
     m_allLayers->setChecked(options.allLayers);
     m_metric->setCurrentIndex(indexOfData(*m_metric, static_cast<int>(options.sensitivity)));
-    const compression::DatasetSource& dataset = request.dataset;
-    const DatasetKind kind = dataset.kind();
-    if (kind == DatasetKind::Random) {
-        m_samples->setValue(static_cast<int>(dataset.randomSamples));
-    } else if (kind == DatasetKind::NpyFiles) {
-        m_datasetPath->setText(QString::fromStdString(dataset.npyFiles.front()));
-    } else if (kind == DatasetKind::ImageFolder) {
-        m_datasetPath->setText(QString::fromStdString(dataset.imagesDir));
-    }
-    m_dataset->setCurrentIndex(indexOfData(*m_dataset, static_cast<int>(kind)));
+    m_picker->showSource(request.dataset, request.labels);
+    m_picker->setBatchSize(static_cast<int>(request.dataset.batchSize));
     syncEnabled();
 }
 
-WeightCompressionRequest WeightCompressionDialog::request() const {
+Result<WeightCompressionRequest> WeightCompressionDialog::request() const {
     WeightCompressionRequest request;
     compression::WeightCompressionOptions& options = request.options;
     options.mode = static_cast<CompressionMode>(m_mode->currentData().toInt());
@@ -195,20 +160,19 @@ WeightCompressionRequest WeightCompressionDialog::request() const {
     if (!compression::isDataAware(options.sensitivity)) {
         return request;
     }
-    switch (static_cast<DatasetKind>(m_dataset->currentData().toInt())) {
-    case DatasetKind::Random:
-        request.dataset.randomSamples = m_samples->value();
-        break;
-    case DatasetKind::NpyFiles:
-        request.dataset.npyFiles = {m_datasetPath->text().toStdString()};
-        break;
-    case DatasetKind::ImageFolder:
-        request.dataset.imagesDir = m_datasetPath->text().toStdString();
-        break;
-    case DatasetKind::None:
-        break;
-    }
+    QS_TRY(m_picker->applyTo(request.dataset));
+    request.dataset.batchSize = m_picker->batchSize();
+    request.labels = m_picker->labels();
     return request;
+}
+
+void WeightCompressionDialog::accept() {
+    const Result<WeightCompressionRequest> checked = request();
+    if (!checked.ok()) {
+        m_problem->setText(QString::fromStdString(checked.error().message()));
+        return;
+    }
+    QDialog::accept();
 }
 
 } // namespace qs::ui

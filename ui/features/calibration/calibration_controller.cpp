@@ -1,19 +1,21 @@
-#include "ui/calibration_commands.h"
+#include "ui/features/calibration/calibration_controller.h"
 
 #include "core/quantization/qdq_export.h"
-#include "ui/calibration_dialog.h"
+#include "ui/actions.h"
+#include "ui/features/calibration/calibration_dialog.h"
+#include "ui/features/calibration/calibration_state.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
 #include "ui/job_runner.h"
 #include "ui/message_reporter.h"
 #include "ui/session.h"
-#include "ui/sqnr_overlay.h"
 
 #include <QAction>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMainWindow>
 #include <QStatusBar>
 
 #include <filesystem>
@@ -26,79 +28,86 @@ namespace {
 constexpr int kStatusMessageMs = 8000;
 } // namespace
 
-CalibrationCommands::CalibrationCommands(Session& session, JobRunner& jobs, GraphPage& page,
-                                         MessageReporter& reporter, QStatusBar& statusBar,
-                                         QObject* parent)
-    : QObject(parent)
-    , m_session(session)
-    , m_jobs(jobs)
-    , m_reporter(reporter)
-    , m_statusBar(statusBar)
-    , m_sqnrOverlay(new SqnrOverlay(page, this))
-    , m_calibrate(new QAction(tr("&Calibrate…"), this))
-    , m_overlay(new QAction(tr("&SQNR Overlay"), this))
-    , m_exportQuantized(new QAction(tr("&Quantized ONNX…"), this)) {
-    m_exportQuantized->setStatusTip(tr("Write the calibrated QDQ model (QuantizeLinear / "
-                                       "DequantizeLinear at every quantizer) as ONNX"));
-    connect(m_exportQuantized, &QAction::triggered, this, &CalibrationCommands::showExportDialog);
-    m_calibrate->setStatusTip(tr("Collect activation statistics over a dataset, compute scales "
-                                 "and zero points, and measure the quantization error"));
-    m_calibrate->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
-    m_overlay->setStatusTip(
-        tr("Colour quantizer badges by SQNR, from red (noisy) to green (faithful)"));
-    m_overlay->setCheckable(true);
-    connect(m_calibrate, &QAction::triggered, this, &CalibrationCommands::showDialog);
-    connect(m_overlay, &QAction::toggled, m_sqnrOverlay, &SqnrOverlay::setEnabled);
-    connect(&m_session, &Session::documentChanged, this, &CalibrationCommands::onDocumentChanged);
+CalibrationController::CalibrationController(const FeatureContext& context)
+    : Feature(&context.window)
+    , m_context(context) {
+    connect(&m_context.session, &Session::documentChanged, this,
+            &CalibrationController::onDocumentChanged);
+}
+
+CalibrationController::~CalibrationController() = default;
+
+QString CalibrationController::key() const {
+    return kCalibrationKey;
+}
+
+void CalibrationController::createActions(Actions& actions) {
+    m_calibrate = actions.addFeatureAction(
+        key(), FeatureMenu::Quantize,
+        {QStringLiteral("calibration.calibrate"), tr("&Calibrate…"),
+         tr("Collect activation statistics over a dataset, compute scales and zero points, and "
+            "measure the quantization error"),
+         QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K)});
+    m_exportQuantized = actions.addFeatureAction(
+        key(), FeatureMenu::Export,
+        {QStringLiteral("calibration.exportQuantized"), tr("&Quantized ONNX…"),
+         tr("Write the calibrated QDQ model (QuantizeLinear / DequantizeLinear at every "
+            "quantizer) as ONNX")});
+    connect(m_calibrate, &QAction::triggered, this, &CalibrationController::showDialog);
+    connect(m_exportQuantized, &QAction::triggered, this, &CalibrationController::showExportDialog);
     updateActions();
 }
 
-CalibrationCommands::~CalibrationCommands() = default;
-
-void CalibrationCommands::onDocumentChanged(GraphDocument* document) {
+void CalibrationController::onDocumentChanged(GraphDocument* document) {
     if (m_document != nullptr) {
         disconnect(m_document, nullptr, this, nullptr);
     }
     m_document = document;
-    m_sqnrOverlay->setDocument(document);
     connect(document, &GraphDocument::quantizationChanged, this,
-            &CalibrationCommands::updateActions);
+            &CalibrationController::updateActions);
     updateActions();
     if (const int64_t samples = std::exchange(m_calibrateOnOpen, 0); samples > 0) {
         CalibrationRequest request;
         request.source.randomSamples = samples;
-        if (calibrate(request)) {
-            m_overlay->setChecked(true);
-        }
+        calibrate(request);
     }
 }
 
-void CalibrationCommands::updateActions() {
+void CalibrationController::showStatus(const QString& message) {
+    m_context.window.statusBar()->showMessage(message, kStatusMessageMs);
+}
+
+void CalibrationController::updateActions() {
+    if (m_calibrate == nullptr) {
+        return; // before createActions()
+    }
     const bool quantized = m_document != nullptr && m_document->quantization() != nullptr;
     m_calibrate->setEnabled(!m_running && quantized);
     m_exportQuantized->setEnabled(!m_exporting && quantized);
 }
 
-void CalibrationCommands::calibrateOnOpen(int64_t randomSamples) {
+void CalibrationController::calibrateOnOpen(int64_t randomSamples) {
     m_calibrateOnOpen = randomSamples;
 }
 
-void CalibrationCommands::showDialog() {
-    CalibrationDialog dialog(m_statusBar.window());
+void CalibrationController::showDialog() {
+    CalibrationDialog dialog(&m_context.window);
+    dialog.setRequest(m_last);
     if (dialog.exec() == QDialog::Accepted) {
         auto request = dialog.request();
         if (request.ok()) {
+            m_last = *request;
             calibrate(*request);
         }
     }
 }
 
-bool CalibrationCommands::calibrate(const CalibrationRequest& request) {
+bool CalibrationController::calibrate(const CalibrationRequest& request) {
     GraphDocument* document = m_document.data();
     if (m_running || document == nullptr || document->quantization() == nullptr) {
-        m_reporter.error(tr("Cannot calibrate"), m_running
-                                                     ? tr("A calibration is already running.")
-                                                     : tr("Open a model with quantizers first."));
+        m_context.reporter.error(tr("Cannot calibrate"),
+                                 m_running ? tr("A calibration is already running.")
+                                           : tr("Open a model with quantizers first."));
         return false;
     }
     // The job works on copies: the user may edit the setup or close the model meanwhile, and the
@@ -108,7 +117,7 @@ bool CalibrationCommands::calibrate(const CalibrationRequest& request) {
         document->quantization()->setup);
     m_running = true;
     updateActions();
-    m_jobs.start<CalibrationResult>(
+    m_context.jobs.start<CalibrationResult>(
         tr("Calibrating %1").arg(document->fileName()),
         [model, setup, request](Progress& progress) {
             return runCalibration(*model, *setup, request, progress);
@@ -120,9 +129,9 @@ bool CalibrationCommands::calibrate(const CalibrationRequest& request) {
                 const bool cancelled = result.error().code() == Errc::Cancelled;
                 const QString message = QString::fromStdString(result.error().toString());
                 if (cancelled) {
-                    m_statusBar.showMessage(tr("Calibration cancelled"), kStatusMessageMs);
+                    showStatus(tr("Calibration cancelled"));
                 } else {
-                    m_reporter.error(tr("Calibration failed"), message);
+                    m_context.reporter.error(tr("Calibration failed"), message);
                 }
                 Q_EMIT calibrationFinished(false, message);
                 return;
@@ -132,14 +141,14 @@ bool CalibrationCommands::calibrate(const CalibrationRequest& request) {
                 return;
             }
             const QString metrics = outputMetricsText(result->report);
-            target->setCalibration(std::move(result).value());
-            m_statusBar.showMessage(tr("Calibrated: %1").arg(metrics), kStatusMessageMs);
+            storeCalibration(*target, std::move(result).value());
+            showStatus(tr("Calibrated: %1").arg(metrics));
             Q_EMIT calibrationFinished(true, {});
         });
     return true;
 }
 
-void CalibrationCommands::showExportDialog() {
+void CalibrationController::showExportDialog() {
     if (m_document == nullptr) {
         return;
     }
@@ -147,26 +156,26 @@ void CalibrationCommands::showExportDialog() {
     const QString suggested =
         model.dir().filePath(model.completeBaseName() + QStringLiteral(".qdq.onnx"));
     const QString path = QFileDialog::getSaveFileName(
-        m_statusBar.window(), tr("Export Quantized ONNX"), suggested, tr("ONNX models (*.onnx)"));
+        &m_context.window, tr("Export Quantized ONNX"), suggested, tr("ONNX models (*.onnx)"));
     if (!path.isEmpty()) {
         exportQuantized(path);
     }
 }
 
-bool CalibrationCommands::exportQuantized(const QString& path) {
+bool CalibrationController::exportQuantized(const QString& path) {
     GraphDocument* document = m_document.data();
     const CalibrationResult* calibration =
-        document == nullptr ? nullptr : document->freshCalibration();
+        document == nullptr ? nullptr : freshCalibration(*document);
     if (m_exporting || calibration == nullptr || document->quantization() == nullptr) {
         const QString why =
             m_exporting           ? tr("An export is already running.")
             : document == nullptr ? tr("Open a model first.")
-            : document->isCalibrationStale()
+            : isCalibrationStale(*document)
                 ? tr("The calibration is stale: the quantizer setup changed since it ran. "
                      "Recalibrate (Quantize ▸ Calibrate…) before exporting.")
                 : tr("The model is not calibrated yet: run Quantize ▸ Calibrate… first, so "
                      "every quantizer has a scale and zero point.");
-        m_reporter.error(tr("Cannot export the quantized model"), why);
+        m_context.reporter.error(tr("Cannot export the quantized model"), why);
         return false;
     }
     auto model = std::make_shared<const graph::Graph>(document->graph());
@@ -177,7 +186,7 @@ bool CalibrationCommands::exportQuantized(const QString& path) {
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
     m_exporting = true;
     updateActions();
-    m_jobs.start<quantization::QdqExportSummary>(
+    m_context.jobs.start<quantization::QdqExportSummary>(
         tr("Exporting %1").arg(QFileInfo(path).fileName()),
         [model, setup, parameters, file](Progress& progress) {
             progress.report(0.0, "Inserting QuantizeLinear/DequantizeLinear");
@@ -188,17 +197,15 @@ bool CalibrationCommands::exportQuantized(const QString& path) {
             updateActions();
             if (!written.ok()) {
                 const QString message = QString::fromStdString(written.error().toString());
-                m_reporter.error(tr("Cannot export the quantized model"), message);
+                m_context.reporter.error(tr("Cannot export the quantized model"), message);
                 Q_EMIT exportFinished(false, message);
                 return;
             }
-            m_statusBar.showMessage(
-                tr("Saved %1: %2 activation pair(s), %3 weight dequantizer(s), opset %4")
-                    .arg(QDir::toNativeSeparators(path))
-                    .arg(written->activationPairs)
-                    .arg(written->weightDequantizers)
-                    .arg(written->opset),
-                kStatusMessageMs);
+            showStatus(tr("Saved %1: %2 activation pair(s), %3 weight dequantizer(s), opset %4")
+                           .arg(QDir::toNativeSeparators(path))
+                           .arg(written->activationPairs)
+                           .arg(written->weightDequantizers)
+                           .arg(written->opset));
             Q_EMIT exportFinished(true, {});
         });
     return true;

@@ -1,5 +1,6 @@
-#include "ui/weight_compression_badges.h"
+#include "ui/features/weight_compression/weight_compression_badges.h"
 
+#include "ui/features/weight_compression/compression_plan_state.h"
 #include "ui/graph_document.h"
 #include "ui/graph_items.h"
 #include "ui/graph_page.h"
@@ -79,8 +80,12 @@ void WeightCompressionOverlay::setDocument(GraphDocument* document) {
     clear();
     m_document = document;
     if (document != nullptr) {
-        m_connection = connect(document, &GraphDocument::compressionPlanChanged, this,
-                               &WeightCompressionOverlay::refresh);
+        m_connection =
+            connect(document, &GraphDocument::stateChanged, this, [this](const QString& key) {
+                if (key == kWeightCompressionKey) {
+                    refresh();
+                }
+            });
     }
 }
 
@@ -106,7 +111,7 @@ void WeightCompressionOverlay::refresh() {
     if (m_document.isNull() || m_page.isLayingOut() || m_page.document() != m_document.data()) {
         return;
     }
-    const compression::CompressionPlan* plan = m_document->compressionPlan();
+    const compression::CompressionPlan* plan = compressionPlan(*m_document);
     if (plan == nullptr) {
         return;
     }

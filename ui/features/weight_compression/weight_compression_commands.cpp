@@ -1,6 +1,6 @@
-#include "ui/weight_compression_commands.h"
+#include "ui/features/weight_compression/weight_compression_commands.h"
 
-#include "ui/graph_document.h"
+#include "ui/features/weight_compression/compression_plan_state.h"
 
 #include <QCoreApplication>
 
@@ -12,7 +12,7 @@ ApplyCompressionPlanCommand::ApplyCompressionPlanCommand(GraphDocument& document
                                                          compression::CompressionPlan plan)
     : m_document(document)
     , m_after(std::move(plan)) {
-    if (const compression::CompressionPlan* current = document.compressionPlan()) {
+    if (const compression::CompressionPlan* current = compressionPlan(document)) {
         m_before = *current;
     }
     setText(
@@ -21,11 +21,11 @@ ApplyCompressionPlanCommand::ApplyCompressionPlanCommand(GraphDocument& document
 }
 
 void ApplyCompressionPlanCommand::redo() {
-    m_document.setCompressionPlan(m_after);
+    setCompressionPlan(m_document, m_after);
 }
 
 void ApplyCompressionPlanCommand::undo() {
-    m_document.setCompressionPlan(m_before);
+    setCompressionPlan(m_document, m_before);
 }
 
 } // namespace qs::ui

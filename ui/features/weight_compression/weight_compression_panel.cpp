@@ -1,6 +1,7 @@
-#include "ui/weight_compression_panel.h"
+#include "ui/features/weight_compression/weight_compression_panel.h"
 
 #include "core/compression/weight_compression.h"
+#include "ui/features/weight_compression/compression_plan_state.h"
 #include "ui/graph_document.h"
 #include "ui/graph_theme.h"
 
@@ -115,15 +116,19 @@ void WeightCompressionPanel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
     m_document = document;
     if (document != nullptr) {
-        m_connection = connect(document, &GraphDocument::compressionPlanChanged, this,
-                               &WeightCompressionPanel::reload);
+        m_connection =
+            connect(document, &GraphDocument::stateChanged, this, [this](const QString& key) {
+                if (key == kWeightCompressionKey) {
+                    reload();
+                }
+            });
     }
     reload();
 }
 
 void WeightCompressionPanel::reload() {
     const compression::CompressionPlan* plan =
-        m_document.isNull() ? nullptr : m_document->compressionPlan();
+        m_document.isNull() ? nullptr : compressionPlan(*m_document);
     m_table->setSortingEnabled(false);
     m_table->setRowCount(0);
     if (plan == nullptr) {
@@ -187,7 +192,7 @@ void WeightCompressionPanel::reloadChart() {
         delete axis;
     }
     const compression::CompressionPlan* plan =
-        m_document.isNull() ? nullptr : m_document->compressionPlan();
+        m_document.isNull() ? nullptr : compressionPlan(*m_document);
     if (plan == nullptr) {
         return;
     }

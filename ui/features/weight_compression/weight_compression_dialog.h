@@ -1,11 +1,12 @@
 // The Compress Weights dialog: NNCF's weight-compression options (mode, group size, ratio,
-// group-size fallback, backup mode, all layers) and the sensitivity metric with its dataset
-// (none, N random samples, one .npy per input, or an image folder). It only collects a
-// WeightCompressionRequest; the controller runs it.
+// group-size fallback, backup mode, all layers) and the sensitivity metric with its dataset (the
+// shared DatasetPicker: none, N random samples, a .npy file, an image folder or class subfolders,
+// optional labels). It only collects and checks a WeightCompressionRequest; the controller runs it.
 #pragma once
 
 #include "core/compression/calibration_dataset.h"
 #include "core/compression/weight_compression.h"
+#include "ui/dataset_picker.h"
 
 #include <QDialog>
 
@@ -13,7 +14,6 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
-class QLineEdit;
 class QSpinBox;
 
 namespace qs::ui {
@@ -22,6 +22,7 @@ namespace qs::ui {
 struct WeightCompressionRequest {
     compression::WeightCompressionOptions options;
     compression::DatasetSource dataset;
+    DatasetLabels labels; ///< for core's dataset request
 };
 
 /// Modal options dialog for Quantize ▸ Compress Weights.
@@ -34,8 +35,11 @@ public:
     /// Fills the controls from `request` (the last one used).
     void setRequest(const WeightCompressionRequest& request);
 
-    /// The request the controls describe.
-    WeightCompressionRequest request() const;
+    /// The request the controls describe, or an error naming the missing or wrong field.
+    Result<WeightCompressionRequest> request() const;
+
+    /// Accepts only a valid request (otherwise shows why under the fields).
+    void accept() override;
 
     QComboBox& modeBox() const { return *m_mode; }
 
@@ -43,16 +47,10 @@ public:
 
     QComboBox& metricBox() const { return *m_metric; }
 
-    QComboBox& datasetBox() const { return *m_dataset; }
-
-    QLineEdit& datasetPathEdit() const { return *m_datasetPath; }
-
-    QSpinBox& samplesBox() const { return *m_samples; }
+    DatasetPicker& picker() const { return *m_picker; }
 
 private:
     void syncEnabled();
-
-    void browseDataset();
 
     QComboBox* m_mode;
     QSpinBox* m_groupSize;
@@ -61,10 +59,9 @@ private:
     QComboBox* m_backup;
     QCheckBox* m_allLayers;
     QComboBox* m_metric;
-    QComboBox* m_dataset;
-    QLineEdit* m_datasetPath;
-    QSpinBox* m_samples;
+    DatasetPicker* m_picker;
     QLabel* m_hint;
+    QLabel* m_problem;
 };
 
 } // namespace qs::ui

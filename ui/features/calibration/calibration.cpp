@@ -1,4 +1,4 @@
-#include "ui/calibration.h"
+#include "ui/features/calibration/calibration.h"
 
 #include <QCoreApplication>
 #include <QStringList>

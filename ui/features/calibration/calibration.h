@@ -13,6 +13,7 @@
 #include "core/quantization/quantizer_setup.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
+#include "ui/dataset_picker.h"
 
 #include <QColor>
 #include <QString>
@@ -26,6 +27,7 @@ namespace qs::ui {
 struct CalibrationRequest {
     quantization::CalibrationDataSource source;
     int64_t batchSize = 8;
+    DatasetLabels labels; ///< for core's dataset request; the calibration itself needs none
 };
 
 /// Calibrated parameters and their check, for one setup.

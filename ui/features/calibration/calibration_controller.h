@@ -1,49 +1,39 @@
-// CalibrationCommands: the calibration entries of the main window — Quantize ▸ Calibrate… (the
+// CalibrationController: the calibration feature of the main window — Quantize ▸ Calibrate… (the
 // dataset dialog, then calibrate() + simulateQuantization() through the JobRunner with progress
-// and cancel, the result stored in the open GraphDocument on the GUI thread), View ▸ SQNR Overlay
-// (the colour overlay of the graph page) and File ▸ Export ▸ Quantized ONNX… (the QDQ model of the
-// current setup and its calibration, written atomically; refused while uncalibrated or stale).
-// The window only creates it and adds its actions to the menus.
+// and cancel, the result stored in the open GraphDocument on the GUI thread as its
+// CalibrationState) and File ▸ Export ▸ Quantized ONNX… (the QDQ model of the current setup and
+// its calibration, written atomically; refused while uncalibrated or stale).
 #pragma once
 
-#include "ui/calibration.h"
+#include "ui/feature.h"
+#include "ui/features/calibration/calibration.h"
 
-#include <QObject>
 #include <QPointer>
 
 class QAction;
-class QStatusBar;
 
 namespace qs::ui {
 
 class GraphDocument;
-class GraphPage;
-class JobRunner;
-class MessageReporter;
-class Session;
-class SqnrOverlay;
 
-/// Calibrate and the SQNR overlay for the session's document.
-class CalibrationCommands : public QObject {
+/// Calibrate and the QDQ export for the session's document.
+class CalibrationController : public Feature {
     Q_OBJECT
 
 public:
-    CalibrationCommands(Session& session, JobRunner& jobs, GraphPage& page,
-                        MessageReporter& reporter, QStatusBar& statusBar,
-                        QObject* parent = nullptr);
+    explicit CalibrationController(const FeatureContext& context);
 
-    ~CalibrationCommands() override;
+    ~CalibrationController() override;
+
+    QString key() const override;
+
+    void createActions(Actions& actions) override;
 
     /// Quantize ▸ Calibrate… (enabled while a model with quantizers is open and idle).
     QAction* calibrateAction() const { return m_calibrate; }
 
-    /// View ▸ SQNR Overlay (checkable).
-    QAction* overlayAction() const { return m_overlay; }
-
     /// File ▸ Export ▸ Quantized ONNX… (enabled while a model with quantizers is open).
     QAction* exportQuantizedAction() const { return m_exportQuantized; }
-
-    SqnrOverlay& overlay() const { return *m_sqnrOverlay; }
 
     /// Writes the QDQ model of the open document's setup and fresh calibration to `path` in the
     /// background; false (with a message) when there is no fresh calibration.
@@ -59,8 +49,8 @@ public:
     /// True while a calibration job runs.
     bool isCalibrating() const { return m_running; }
 
-    /// Calibrates the next opened model with `randomSamples` random samples and turns the
-    /// overlay on (the GUI's --calibrate-random).
+    /// Calibrates the next opened model with `randomSamples` random samples (the GUI's
+    /// --calibrate-random).
     void calibrateOnOpen(int64_t randomSamples);
 
 Q_SIGNALS:
@@ -79,15 +69,13 @@ private:
 
     void onDocumentChanged(GraphDocument* document);
 
-    Session& m_session;
-    JobRunner& m_jobs;
-    MessageReporter& m_reporter;
-    QStatusBar& m_statusBar;
-    SqnrOverlay* m_sqnrOverlay;
-    QAction* m_calibrate;
-    QAction* m_overlay;
-    QAction* m_exportQuantized;
+    void showStatus(const QString& message);
+
+    FeatureContext m_context;
+    QAction* m_calibrate = nullptr;
+    QAction* m_exportQuantized = nullptr;
     QPointer<GraphDocument> m_document;
+    CalibrationRequest m_last;
     int64_t m_calibrateOnOpen = 0;
     bool m_running = false;
     bool m_exporting = false;

@@ -1,0 +1,10 @@
+#include "ui/feature.h"
+
+namespace qs::ui {
+
+Feature::Feature(QObject* parent)
+    : QObject(parent) {}
+
+Feature::~Feature() = default;
+
+} // namespace qs::ui

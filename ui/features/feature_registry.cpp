@@ -1,0 +1,19 @@
+#include "ui/features/feature_registry.h"
+
+#include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/fp16_export/fp16_export_feature.h"
+#include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
+#include "ui/features/weight_compression/weight_compression_controller.h"
+
+namespace qs::ui {
+
+QList<Feature*> createFeatures(const FeatureContext& context) {
+    return {
+        new WeightCompressionController(context),
+        new Fp16ExportFeature(context),
+        new CalibrationController(context),
+        new SqnrOverlayFeature(context),
+    };
+}
+
+} // namespace qs::ui

@@ -1,0 +1,281 @@
+#include "ui/session_controller.h"
+
+#include "core/quantization/hw_config.h"
+#include "ui/actions.h"
+#include "ui/autosave.h"
+#include "ui/graph_document.h"
+#include "ui/graph_page.h"
+#include "ui/graph_view.h"
+#include "ui/message_reporter.h"
+#include "ui/quantizer_commands.h"
+#include "ui/session.h"
+#include "ui/settings.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QUndoStack>
+
+#include <filesystem>
+#include <memory>
+
+namespace qs::ui {
+
+namespace {
+constexpr int kStatusMessageMs = 4000;
+
+std::filesystem::path toPath(const QString& path) {
+    return {QFile::encodeName(path).toStdString()};
+}
+
+/// What a session file opens: its model read with its settings and its choices restored.
+struct ReadSession {
+    Session::Opened opened;
+    std::optional<quantization::SessionView> view;
+};
+
+/// Reads the session at `path`, checks that its model is the one it was saved for, reads the
+/// model with the saved settings and restores the saved choices (job thread).
+Result<ReadSession> readSession(const QString& path, Progress& progress) {
+    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
+                        quantization::readSessionFile(toPath(path)));
+    const QString model = QFile::decodeName(session.modelPath.c_str());
+    auto inSession = [&path](Error error) {
+        return std::move(error).context("session '" + toPath(path).string() + "'");
+    };
+    if (!QFileInfo::exists(model)) {
+        return inSession(Error(Errc::Io, "its model '" + session.modelPath + "' does not exist"));
+    }
+    if (auto same = quantization::checkSessionModel(session, toPath(model)); !same.ok()) {
+        return inSession(std::move(same).error());
+    }
+    QS_ASSIGN_OR_RETURN(LoadedModel loaded, loadModel(model, progress, session.settings));
+    if (!session.choices.empty()) {
+        if (!loaded.quantization) {
+            return inSession(
+                Error(Errc::InvalidArgument,
+                      "its choices cannot be restored: " + loaded.quantizationError.toStdString()));
+        }
+        auto choices = quantization::sessionChoicesFor(session, *loaded.quantization);
+        if (!choices.ok()) {
+            return inSession(std::move(choices).error());
+        }
+        if (auto chosen = quantization::chooseConfigs(*loaded.quantization, *choices);
+            !chosen.ok()) {
+            return inSession(std::move(chosen).error());
+        }
+    }
+    return ReadSession{Session::Opened{model, std::move(loaded)}, session.view};
+}
+} // namespace
+
+SessionController::SessionController(QMainWindow& window, Session& session, GraphPage& page,
+                                     Actions& actions, Settings& settings,
+                                     MessageReporter& reporter)
+    : QObject(&window)
+    , m_window(window)
+    , m_session(session)
+    , m_page(page)
+    , m_settings(settings)
+    , m_reporter(reporter)
+    , m_autosaver(new Autosaver([this](const QString& path) { return writeSession(path); }, this)) {
+    connect(actions.openSession(), &QAction::triggered, this,
+            &SessionController::showOpenSessionDialog);
+    connect(actions.saveSession(), &QAction::triggered, this, &SessionController::saveSession);
+    connect(actions.saveSessionAs(), &QAction::triggered, this,
+            &SessionController::showSaveSessionDialog);
+    connect(actions.loadHwConfig(), &QAction::triggered, this,
+            &SessionController::showLoadHwConfigDialog);
+    connect(&m_page, &GraphPage::layoutFinished, this, [this](bool ok, const QString&) {
+        if (ok) {
+            applyRestoredView();
+        }
+    });
+    connect(m_autosaver, &Autosaver::autosaveFailed, this,
+            [this](const QString& message) { showStatus(tr("Autosave failed: %1").arg(message)); });
+    connect(&m_session, &Session::documentChanged, this, [this](GraphDocument* document) {
+        connect(&document->undoStack(), &QUndoStack::indexChanged, m_autosaver,
+                &Autosaver::noteChange);
+    });
+}
+
+SessionController::~SessionController() = default;
+
+bool SessionController::isSessionPath(const QString& path) {
+    return path.endsWith(QStringLiteral(".qscope"), Qt::CaseInsensitive);
+}
+
+void SessionController::showStatus(const QString& message) {
+    m_window.statusBar()->showMessage(message, kStatusMessageMs);
+}
+
+void SessionController::openSession(const QString& path) {
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    // Written by the job, read once the job's result arrives on the GUI thread.
+    auto view = std::make_shared<std::optional<quantization::SessionView>>();
+    m_session.open(
+        absolute, tr("Opening session %1").arg(QFileInfo(absolute).fileName()),
+        [absolute, view](Progress& progress) -> Result<Session::Opened> {
+            QS_ASSIGN_OR_RETURN(ReadSession read, readSession(absolute, progress));
+            *view = read.view;
+            return std::move(read.opened);
+        },
+        absolute, [this, view] { m_restoredView = *view; });
+}
+
+std::optional<quantization::SessionView> SessionController::viewState() const {
+    if (m_page.document() == nullptr || m_page.isLayingOut()) {
+        return std::nullopt;
+    }
+    const GraphView* view = m_page.view();
+    const QPointF center = view->mapToScene(view->viewport()->rect().center());
+    return quantization::SessionView{view->zoom(), center.x(), center.y()};
+}
+
+void SessionController::applyRestoredView() {
+    const std::optional<quantization::SessionView> restored =
+        std::exchange(m_restoredView, std::nullopt);
+    if (!restored || restored->zoom <= 0) {
+        return;
+    }
+    GraphView* view = m_page.view();
+    view->zoomBy(restored->zoom / view->zoom());
+    view->centerOn(restored->centerX, restored->centerY);
+}
+
+Result<void> SessionController::writeSession(const QString& path) const {
+    const GraphDocument* document = m_session.document();
+    if (document == nullptr || document->quantization() == nullptr) {
+        return Error(Errc::InvalidArgument, "no model with quantizers is open");
+    }
+    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
+                        quantization::captureSession(toPath(document->filePath()),
+                                                     document->modelHash(),
+                                                     *document->quantization()));
+    session.view = viewState();
+    return quantization::writeSessionFile(toPath(path), session);
+}
+
+bool SessionController::saveSessionTo(const QString& path) {
+    if (const Result<void> saved = writeSession(path); !saved.ok()) {
+        m_reporter.error(tr("Cannot save the session"),
+                         QString::fromStdString(saved.error().toString()));
+        return false;
+    }
+    m_session.markSavedAs(path);
+    m_settings.addRecentFile(m_session.sessionPath());
+    m_autosaver->discard(); // the work is saved; the next change autosaves again
+    showStatus(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+    return true;
+}
+
+bool SessionController::isAutosavePath(const QString& path) const {
+    return !path.isEmpty() &&
+           QFileInfo(path).absolutePath() ==
+               QFileInfo(m_autosaver->directory() + QStringLiteral("/x")).absolutePath();
+}
+
+void SessionController::saveSession() {
+    // A recovered session still points into the autosave folder: ask where it belongs.
+    if (m_session.sessionPath().isEmpty() || isAutosavePath(m_session.sessionPath())) {
+        showSaveSessionDialog();
+    } else {
+        saveSessionTo(m_session.sessionPath());
+    }
+}
+
+void SessionController::showSaveSessionDialog() {
+    const GraphDocument* document = m_session.document();
+    QString suggested = m_session.sessionPath();
+    if ((suggested.isEmpty() || isAutosavePath(suggested)) && document != nullptr) {
+        const QFileInfo model(document->filePath());
+        suggested = model.dir().filePath(model.completeBaseName() + QStringLiteral(".qscope"));
+    }
+    QString path = QFileDialog::getSaveFileName(&m_window, tr("Save Session"), suggested,
+                                                tr("Quantscope sessions (*.qscope)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    if (!isSessionPath(path)) {
+        path += QStringLiteral(".qscope");
+    }
+    saveSessionTo(path);
+}
+
+void SessionController::showOpenSessionDialog() {
+    const QString path = QFileDialog::getOpenFileName(&m_window, tr("Open Session"), {},
+                                                      tr("Quantscope sessions (*.qscope)"));
+    if (!path.isEmpty()) {
+        openSession(path);
+    }
+}
+
+bool SessionController::loadHwConfigFile(const QString& path) {
+    GraphDocument* document = m_session.document();
+    if (document == nullptr || document->quantization() == nullptr) {
+        m_reporter.error(tr("Cannot load the HW config"),
+                         tr("Open a model with quantizers first."));
+        return false;
+    }
+    const std::string file = QFile::encodeName(QFileInfo(path).absoluteFilePath()).toStdString();
+    if (auto config = quantization::HWConfig::load(file); !config.ok()) {
+        m_reporter.error(tr("Cannot load the HW config"),
+                         QString::fromStdString(config.error().toString()));
+        return false;
+    }
+    quantization::QuantizationSettings settings = document->quantization()->settings;
+    settings.hw = file;
+    const Result<quantization::QuantizationState> state =
+        quantization::computeQuantization(document->graph(), settings);
+    if (!state.ok()) {
+        m_reporter.error(tr("Cannot place quantizers for %1").arg(QFileInfo(path).fileName()),
+                         QString::fromStdString(state.error().toString()));
+        return false;
+    }
+    document->undoStack().push(new ChangeQuantizationSettingsCommand(*document, settings));
+    return true;
+}
+
+void SessionController::showLoadHwConfigDialog() {
+    const QString path = QFileDialog::getOpenFileName(&m_window, tr("Load HW Config"), {},
+                                                      tr("HW config JSON (*.json);;All files (*)"));
+    if (!path.isEmpty()) {
+        loadHwConfigFile(path);
+    }
+}
+
+void SessionController::offerRecovery() {
+    const QStringList found = Autosaver::recoverableSessions(m_autosaver->directory());
+    if (found.isEmpty()) {
+        return;
+    }
+    const QString newest = found.back();
+    const auto answer = QMessageBox::question(
+        &m_window, tr("Recover Session"),
+        tr("Quantscope did not exit cleanly last time. Restore the autosaved session %1?")
+            .arg(QDir::toNativeSeparators(newest)),
+        QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+    if (answer == QMessageBox::Yes) {
+        openSession(newest);
+        // The restored session autosaves again under this instance once it changes.
+        connect(
+            &m_session, &Session::modelOpened, this,
+            [found] {
+                for (const QString& path : found) {
+                    Autosaver::removeAutosave(path);
+                }
+            },
+            Qt::SingleShotConnection);
+        return;
+    }
+    for (const QString& path : found) {
+        Autosaver::removeAutosave(path);
+    }
+}
+
+} // namespace qs::ui
