@@ -249,7 +249,10 @@ Result<void> runHessian(const HessianOptions& options) {
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath, importOptions)
                                                 .context("model '" + options.modelPath + "'"));
     std::vector<std::string> notes;
-    QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
+    if (!options.targets.empty() || !options.opTypes.empty()) {
+        // Without either the service picks its defaults (and drops unsuitable ones).
+        QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
+    }
     const std::vector<graph::ValueId> inputs = graph.runtimeInputs();
     const int64_t fixed = inputs.empty() ? 0 : runtime::staticBatchSize(graph.value(inputs[0]));
     request.batch =
