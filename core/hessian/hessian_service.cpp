@@ -276,19 +276,25 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
                                                               outputs, estimator, progress, onSweep)
                                                     .context(what));
         m_stats.samplesComputed += static_cast<int64_t>(indices.size());
-        // Only what was missing: a cached score stays the one first computed.
-        for (size_t t = 0; t < todo.size(); ++t) {
-            for (size_t s = 0; s < indices.size(); ++s) {
-                if (m_cache
-                        .emplace(key(todo[t], indices[s]),
-                                 Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
-                        .second) {
-                    ++m_stats.targetScoresComputed;
-                }
+        store(todo, indices, std::move(scores), key);
+    }
+    return success();
+}
+
+void HessianService::store(const std::vector<EstimatorTarget>& targets,
+                           const std::vector<int64_t>& indices, BatchScores scores,
+                           const std::function<Key(const EstimatorTarget&, int64_t)>& key) {
+    // Only what was missing: a cached score stays the one first computed.
+    for (size_t t = 0; t < targets.size(); ++t) {
+        for (size_t s = 0; s < indices.size(); ++s) {
+            if (m_cache
+                    .emplace(key(targets[t], indices[s]),
+                             Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
+                    .second) {
+                ++m_stats.targetScoresComputed;
             }
         }
     }
-    return success();
 }
 
 Result<HessianScores> runHessianScores(const graph::Graph& graph,
