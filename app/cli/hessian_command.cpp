@@ -196,10 +196,36 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
     return names;
 }
 
-Result<void> runHessian(const HessianOptions& options) {
-    if (!options.merge.empty()) {
-        return runMerge(options);
+/// MODEL with the --input-shape overrides.
+Result<graph::Graph> importModel(const HessianOptions& options) {
+    onnx::ImportOptions importOptions;
+    for (const std::string& text : options.inputShapes) {
+        QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed,
+                            onnx::parseInputShapeOverride(text).context("--input-shape"));
+        importOptions.inputShapes.push_back(std::move(parsed));
     }
+    return onnx::importModel(options.modelPath, importOptions)
+        .context("model '" + options.modelPath + "'");
+}
+
+/// --batch, else the input's static batch, else min(32, samples); a static batch must be used.
+Result<int64_t> hessianBatch(const HessianOptions& options, const graph::Graph& graph,
+                             int64_t samples) {
+    const std::vector<graph::ValueId> inputs = graph.runtimeInputs();
+    const int64_t fixed = inputs.empty() ? 0 : runtime::staticBatchSize(graph.value(inputs[0]));
+    const int64_t batch =
+        options.batch > 0 ? options.batch
+                          : (fixed > 0 ? fixed : std::min(hessian::kDefaultHessianBatch, samples));
+    if (fixed > 0 && batch != fixed) {
+        return usage("the model's input '" + graph.value(inputs[0]).name +
+                     "' has a static batch of " + std::to_string(fixed) + ": use --batch " +
+                     std::to_string(fixed) + " (or --input-shape to make it dynamic)");
+    }
+    return batch;
+}
+
+/// The request from the flags (everything but the targets and the batch, which need the model).
+Result<hessian::HessianScoresRequest> requestFromFlags(const HessianOptions& options) {
     if (options.modelPath.empty()) {
         return usage("hessian needs MODEL (or --merge)");
     }
@@ -237,30 +263,24 @@ Result<void> runHessian(const HessianOptions& options) {
     request.earlyStop = options.tolerance > 0.0;
     request.tolerance = request.earlyStop ? options.tolerance : hessian::kDefaultHessianTolerance;
     request.outputs = options.outputs;
+    return request;
+}
 
+Result<void> runHessian(const HessianOptions& options) {
+    if (!options.merge.empty()) {
+        return runMerge(options);
+    }
+    QS_ASSIGN_OR_RETURN(hessian::HessianScoresRequest request, requestFromFlags(options));
+    const hessian::HessianMode mode = request.mode;
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
-    onnx::ImportOptions importOptions;
-    for (const std::string& text : options.inputShapes) {
-        QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed,
-                            onnx::parseInputShapeOverride(text).context("--input-shape"));
-        importOptions.inputShapes.push_back(std::move(parsed));
-    }
-    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath, importOptions)
-                                                .context("model '" + options.modelPath + "'"));
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, importModel(options));
     std::vector<std::string> notes;
-    QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
-    const std::vector<graph::ValueId> inputs = graph.runtimeInputs();
-    const int64_t fixed = inputs.empty() ? 0 : runtime::staticBatchSize(graph.value(inputs[0]));
-    request.batch =
-        options.batch > 0
-            ? options.batch
-            : (fixed > 0 ? fixed : std::min(hessian::kDefaultHessianBatch, request.samples));
-    if (fixed > 0 && request.batch != fixed) {
-        return usage("the model's input '" + graph.value(inputs[0]).name +
-                     "' has a static batch of " + std::to_string(fixed) + ": use --batch " +
-                     std::to_string(fixed) + " (or --input-shape to make it dynamic)");
+    if (!options.targets.empty() || !options.opTypes.empty()) {
+        // Without either the service picks its defaults (and drops unsuitable ones).
+        QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
     }
+    QS_ASSIGN_OR_RETURN(request.batch, hessianBatch(options, graph, request.samples));
     runtime::DatasetSource source = options.dataset;
     if (source.kind() != runtime::DatasetKind::Random) {
         source.maxSamples = request.firstSample + request.samples;

@@ -65,11 +65,13 @@ Result<void> checkCompatible(const HessianScores& a, const HessianScores& b, siz
 
 } // namespace
 
-Result<HessianScores> mergeHessianShards(const std::vector<HessianScores>& shards) {
-    if (shards.empty()) {
-        return Error(Errc::InvalidArgument, "no shards to merge");
-    }
-    std::vector<std::pair<int64_t, std::pair<size_t, size_t>>> order; // index -> (shard, row)
+namespace {
+
+/// Every (sample index, (shard, row)) of the shards, sorted by index; overlaps are errors.
+using SampleOrder = std::vector<std::pair<int64_t, std::pair<size_t, size_t>>>;
+
+Result<SampleOrder> sampleOrder(const std::vector<HessianScores>& shards) {
+    SampleOrder order;
     for (size_t s = 0; s < shards.size(); ++s) {
         QS_TRY(checkCompatible(shards[0], shards[s], s));
         for (const HessianTargetScores& target : shards[s].targets) {
@@ -94,6 +96,16 @@ Result<HessianScores> mergeHessianShards(const std::vector<HessianScores>& shard
                              " overlap: both hold sample " + std::to_string(order[i].first));
         }
     }
+    return order;
+}
+
+} // namespace
+
+Result<HessianScores> mergeHessianShards(const std::vector<HessianScores>& shards) {
+    if (shards.empty()) {
+        return Error(Errc::InvalidArgument, "no shards to merge");
+    }
+    QS_ASSIGN_OR_RETURN(const SampleOrder order, sampleOrder(shards));
     HessianScores merged = shards[0];
     merged.sampleIndices.clear();
     for (HessianTargetScores& target : merged.targets) {

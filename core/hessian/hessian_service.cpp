@@ -89,7 +89,62 @@ private:
     int64_t m_offset = 0; ///< global index of m_current's row 0
 };
 
+/// The value whose axis `axis` must hold the samples for `target`: its activation, or (weights
+/// mode) the data input its per-sample weight gradient is split by.
+std::pair<graph::ValueId, int64_t> sampleCarrier(const graph::Graph& graph,
+                                                 const EstimatorTarget& target) {
+    if (!target.weights) {
+        return {target.tensor, 0};
+    }
+    const graph::Node& node = graph.node(*graph.findNode(target.node));
+    const bool transA = node.opType == "Gemm" && node.intAttr("transA", 0) != 0;
+    return {node.inputs[0], transA ? 1 : 0};
+}
+
 } // namespace
+
+Result<void> HessianService::checkSamplesAxis(std::vector<EstimatorTarget>& targets, bool defaults,
+                                              std::vector<std::string>& notes) {
+    // Trace samples 0 and 0..1: a tensor holds the samples on its axis iff that axis is 1 and
+    // 2 long. Needs two samples; with one, the estimator's size checks are all there is.
+    if (m_source.size().value_or(2) < 2) {
+        return success();
+    }
+    QS_TRY(m_source.rewind());
+    Rebatcher rebatcher(m_source, {0, 1}, 2);
+    QS_ASSIGN_OR_RETURN(auto chunk, rebatcher.next());
+    std::vector<Tensor> one;
+    for (const Tensor& input : chunk.second) {
+        one.push_back(runtime::sliceBatch(input, 0, 1));
+    }
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace two, m_executor.forwardWithTrace(chunk.second));
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardWithTrace(one));
+    std::vector<EstimatorTarget> kept;
+    for (EstimatorTarget& target : targets) {
+        const auto [value, axis] = sampleCarrier(m_executor.graph(), target);
+        const Tensor& a = single.values[value.index()];
+        const Tensor& b = two.values[value.index()];
+        const auto rank = static_cast<int64_t>(a.rank());
+        const bool batchFirst =
+            a.defined() && b.defined() && rank > axis && a.dim(axis) == 1 && b.dim(axis) == 2;
+        if (batchFirst) {
+            kept.push_back(std::move(target));
+            continue;
+        }
+        const std::string reason =
+            "the samples are not on axis " + std::to_string(axis) + " of '" +
+            m_executor.graph().value(value).name + "' (" +
+            (a.defined() ? runtime::shapeToString(a.shape()) : "?") + " for 1 sample, " +
+            (b.defined() ? runtime::shapeToString(b.shape()) : "?") + " for 2)";
+        if (!defaults) {
+            return Error(Errc::Unsupported, reason + ": its scores cannot be split per sample")
+                .context("target node '" + target.node + "'");
+        }
+        notes.push_back("node '" + target.node + "' is left out: " + reason);
+    }
+    targets = std::move(kept);
+    return success();
+}
 
 HessianService::HessianService(const runtime::Executor& executor, SampleBatchSource& source,
                                uint64_t seed)
@@ -121,6 +176,10 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
         QS_ASSIGN_OR_RETURN(EstimatorTarget target,
                             resolveTarget(graph, name, request.mode, outputs));
         targets.push_back(std::move(target));
+    }
+    QS_TRY(checkSamplesAxis(targets, request.targetNodes.empty(), result.notes));
+    if (targets.empty()) {
+        return Error(Errc::InvalidArgument, "no target holds its samples on axis 0");
     }
     const std::optional<int64_t> available = m_source.size();
     const int64_t needed = request.firstSample + request.samples;
@@ -171,10 +230,8 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
     };
     std::vector<int64_t> wanted;
     for (int64_t i = request.firstSample; i < request.firstSample + request.samples; ++i) {
-        const bool missing = std::any_of(targets.begin(), targets.end(), [&](const auto& target) {
-            return m_cache.count(key(target, i)) == 0;
-        });
-        if (missing) {
+        if (std::any_of(targets.begin(), targets.end(),
+                        [&](const auto& target) { return m_cache.count(key(target, i)) == 0; })) {
             wanted.push_back(i);
         }
     }
@@ -219,19 +276,25 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
                                                               outputs, estimator, progress, onSweep)
                                                     .context(what));
         m_stats.samplesComputed += static_cast<int64_t>(indices.size());
-        // Only what was missing: a cached score stays the one first computed.
-        for (size_t t = 0; t < todo.size(); ++t) {
-            for (size_t s = 0; s < indices.size(); ++s) {
-                if (m_cache
-                        .emplace(key(todo[t], indices[s]),
-                                 Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
-                        .second) {
-                    ++m_stats.targetScoresComputed;
-                }
+        store(todo, indices, std::move(scores), key);
+    }
+    return success();
+}
+
+void HessianService::store(const std::vector<EstimatorTarget>& targets,
+                           const std::vector<int64_t>& indices, BatchScores scores,
+                           const std::function<Key(const EstimatorTarget&, int64_t)>& key) {
+    // Only what was missing: a cached score stays the one first computed.
+    for (size_t t = 0; t < targets.size(); ++t) {
+        for (size_t s = 0; s < indices.size(); ++s) {
+            if (m_cache
+                    .emplace(key(targets[t], indices[s]),
+                             Entry{std::move(scores.scores[t][s]), scores.shapes[t]})
+                    .second) {
+                ++m_stats.targetScoresComputed;
             }
         }
     }
-    return success();
 }
 
 Result<HessianScores> runHessianScores(const graph::Graph& graph,

@@ -12,6 +12,7 @@
 #include "core/hessian/lfh_estimator.h"
 #include "core/hessian/sample_batch_source.h"
 
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -50,6 +51,15 @@ private:
                                 const std::vector<EstimatorTarget>& targets,
                                 const HessianOutputs& outputs, const std::string& settings,
                                 Progress& progress);
+
+    /// Refuses (explicit targets) or drops with a note (`defaults`) targets whose samples are not
+    /// on axis 0 (sequence-first attention, a flattened batch), found by tracing 1 and 2 samples.
+    Result<void> checkSamplesAxis(std::vector<EstimatorTarget>& targets, bool defaults,
+                                  std::vector<std::string>& notes);
+
+    /// Caches the scores of `targets` on `indices` that are not cached yet.
+    void store(const std::vector<EstimatorTarget>& targets, const std::vector<int64_t>& indices,
+               BatchScores scores, const std::function<Key(const EstimatorTarget&, int64_t)>& key);
 
     const runtime::Executor& m_executor;
     SampleBatchSource& m_source;

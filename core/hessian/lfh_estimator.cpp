@@ -326,15 +326,12 @@ int64_t scoreSize(HessianScoresGranularity granularity, const Shape& shape, int6
     return 1;
 }
 
-Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<const Tensor> inputs,
-                                  std::span<const int64_t> sampleIndices,
-                                  std::span<const EstimatorTarget> targets,
-                                  const HessianOutputs& outputs, const EstimatorSettings& settings,
-                                  Progress& progress, const std::function<void(int)>& onSweep) {
-    const auto batch = static_cast<int64_t>(sampleIndices.size());
-    QS_ASSIGN_OR_RETURN(runtime::ForwardTrace trace, executor.forwardWithTrace(inputs));
-    // Y: one [B, ...] seed per value.
-    std::vector<Shape> yShapes;
+namespace {
+
+/// The [B, ...] shape of every Y value; each must hold the batch on axis 0.
+Result<std::vector<Shape>> outputShapes(const runtime::ForwardTrace& trace,
+                                        const HessianOutputs& outputs, int64_t batch) {
+    std::vector<Shape> shapes;
     for (size_t o = 0; o < outputs.values.size(); ++o) {
         const Tensor& y = trace.values[outputs.values[o].index()];
         if (!y.defined() || y.rank() == 0 || y.dim(0) != batch) {
@@ -343,36 +340,104 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<c
                              (y.defined() ? runtime::shapeToString(y.shape()) : "?") +
                              ", not the " + std::to_string(batch) + " samples on axis 0");
         }
-        yShapes.push_back(y.shape());
+        shapes.push_back(y.shape());
     }
+    return shapes;
+}
+
+/// Sizes result.scores/shapes for `target` and returns its channel axis.
+Result<int64_t> prepareTarget(const runtime::ForwardTrace& trace, const EstimatorTarget& target,
+                              HessianScoresGranularity granularity, int64_t batch,
+                              BatchScores& result) {
+    const Tensor& traced = trace.values[target.tensor.index()];
+    Shape shape = traced.shape();
+    if (!target.weights) {
+        if (traced.rank() == 0 || traced.dim(0) != batch) {
+            return Error(Errc::Unsupported, "its output " + runtime::shapeToString(shape) +
+                                                " does not hold the " + std::to_string(batch) +
+                                                " samples on axis 0")
+                .context("target node '" + target.node + "'");
+        }
+        shape.erase(shape.begin());
+    }
+    const auto rank = static_cast<int64_t>(shape.size());
+    const int64_t axis =
+        target.channelAxis == kLastAxis ? std::max<int64_t>(0, rank - 1) : target.channelAxis;
+    if (axis < 0 || (rank > 0 && axis >= rank)) {
+        return Error(Errc::Unsupported, "no channel axis " + std::to_string(axis) + " in " +
+                                            runtime::shapeToString(shape))
+            .context("target node '" + target.node + "'");
+    }
+    const int64_t size = scoreSize(granularity, shape, axis);
+    result.scores.emplace_back(static_cast<size_t>(batch),
+                               std::vector<double>(static_cast<size_t>(size), 0.0));
+    result.shapes.push_back(shape);
+    return axis;
+}
+
+/// One Rademacher seed per Y value, sample b's rows drawn from rngs[b].
+std::vector<std::pair<ValueId, Tensor>> drawSeeds(const HessianOutputs& outputs,
+                                                  const std::vector<Shape>& shapes,
+                                                  std::vector<std::mt19937_64>& rngs) {
+    const auto batch = static_cast<int64_t>(rngs.size());
+    std::vector<std::pair<ValueId, Tensor>> seeds;
+    for (size_t o = 0; o < shapes.size(); ++o) {
+        seeds.emplace_back(outputs.values[o], Tensor::allocate(graph::DataType::Float, shapes[o]));
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+        for (size_t o = 0; o < shapes.size(); ++o) {
+            const int64_t row = runtime::shapeNumElements(shapes[o]) / batch;
+            fillRademacher(rngs[static_cast<size_t>(b)],
+                           seeds[o].second.mutableData<float>() + b * row, row);
+        }
+    }
+    return seeds;
+}
+
+/// Folds iteration `it`'s g of target t into the running means of its samples.
+Result<void> accumulate(const Tensor& g, const EstimatorTarget& target, size_t t, int64_t axis,
+                        HessianScoresGranularity granularity, int it, int64_t batch,
+                        BatchScores& result) {
+    const Shape& shape = result.shapes[t];
+    const int64_t per = runtime::shapeNumElements(shape);
+    if (g.defined() && g.numElements() != per * batch) {
+        return Error(Errc::Internal, "gradient " + runtime::shapeToString(g.shape()) +
+                                         " does not hold " + std::to_string(batch) +
+                                         " samples of " + runtime::shapeToString(shape))
+            .context("target node '" + target.node + "'");
+    }
+    std::vector<double> squares;
+    const double weight = 1.0 / (it + 1);
+    for (int64_t b = 0; b < batch; ++b) {
+        std::vector<double>& mean = result.scores[t][static_cast<size_t>(b)];
+        squares.assign(mean.size(), 0.0);
+        if (g.defined()) { // no path from this target to Y: the score stays 0
+            reduceSquares(granularity, g.data<float>() + b * per, shape, axis, squares);
+        }
+        for (size_t i = 0; i < mean.size(); ++i) {
+            mean[i] += (squares[i] - mean[i]) * weight;
+        }
+    }
+    return success();
+}
+
+} // namespace
+
+Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<const Tensor> inputs,
+                                  std::span<const int64_t> sampleIndices,
+                                  std::span<const EstimatorTarget> targets,
+                                  const HessianOutputs& outputs, const EstimatorSettings& settings,
+                                  Progress& progress, const std::function<void(int)>& onSweep) {
+    const auto batch = static_cast<int64_t>(sampleIndices.size());
+    QS_ASSIGN_OR_RETURN(runtime::ForwardTrace trace, executor.forwardWithTrace(inputs));
+    QS_ASSIGN_OR_RETURN(const std::vector<Shape> yShapes, outputShapes(trace, outputs, batch));
     BatchScores result;
     std::vector<ValueId> keep;
     std::vector<int64_t> axes;
     for (const EstimatorTarget& target : targets) {
-        const Tensor& traced = trace.values[target.tensor.index()];
-        Shape shape = traced.shape();
-        if (!target.weights) {
-            if (traced.rank() == 0 || traced.dim(0) != batch) {
-                return Error(Errc::Unsupported, "its output " + runtime::shapeToString(shape) +
-                                                    " does not hold the " + std::to_string(batch) +
-                                                    " samples on axis 0")
-                    .context("target node '" + target.node + "'");
-            }
-            shape.erase(shape.begin());
-        }
-        const auto rank = static_cast<int64_t>(shape.size());
-        const int64_t axis =
-            target.channelAxis == kLastAxis ? std::max<int64_t>(0, rank - 1) : target.channelAxis;
-        if (axis < 0 || (rank > 0 && axis >= rank)) {
-            return Error(Errc::Unsupported, "no channel axis " + std::to_string(axis) + " in " +
-                                                runtime::shapeToString(shape))
-                .context("target node '" + target.node + "'");
-        }
+        QS_ASSIGN_OR_RETURN(const int64_t axis,
+                            prepareTarget(trace, target, settings.granularity, batch, result));
         axes.push_back(axis);
-        const int64_t size = scoreSize(settings.granularity, shape, axis);
-        result.scores.emplace_back(static_cast<size_t>(batch),
-                                   std::vector<double>(static_cast<size_t>(size), 0.0));
-        result.shapes.push_back(shape);
         keep.push_back(target.tensor);
     }
     std::vector<std::mt19937_64> rngs;
@@ -382,46 +447,15 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<c
     const bool weights = !targets.empty() && targets[0].weights;
     const runtime::BackwardOptions backward{.keep = keep, .perSampleBatch = weights ? batch : 0};
     std::vector<double> previous(targets.size(), 0.0);
-    std::vector<double> squares;
     for (int it = 0; it < settings.iterations; ++it) {
         if (progress.isCancelled()) {
             return Error(Errc::Cancelled, "cancelled");
         }
-        std::vector<std::pair<ValueId, Tensor>> seeds;
-        for (size_t o = 0; o < yShapes.size(); ++o) {
-            seeds.emplace_back(outputs.values[o],
-                               Tensor::allocate(graph::DataType::Float, yShapes[o]));
-        }
-        for (int64_t b = 0; b < batch; ++b) {
-            for (size_t o = 0; o < yShapes.size(); ++o) {
-                const int64_t row = runtime::shapeNumElements(yShapes[o]) / batch;
-                fillRademacher(rngs[static_cast<size_t>(b)],
-                               seeds[o].second.mutableData<float>() + b * row, row);
-            }
-        }
+        const std::vector<std::pair<ValueId, Tensor>> seeds = drawSeeds(outputs, yShapes, rngs);
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> grads, executor.backward(trace, seeds, backward));
         for (size_t t = 0; t < targets.size(); ++t) {
-            const Tensor& g = grads[targets[t].tensor.index()];
-            const Shape& shape = result.shapes[t];
-            const int64_t per = runtime::shapeNumElements(shape);
-            if (g.defined() && g.numElements() != per * batch) {
-                return Error(Errc::Internal, "gradient " + runtime::shapeToString(g.shape()) +
-                                                 " does not hold " + std::to_string(batch) +
-                                                 " samples of " + runtime::shapeToString(shape))
-                    .context("target node '" + targets[t].node + "'");
-            }
-            for (int64_t b = 0; b < batch; ++b) {
-                std::vector<double>& mean = result.scores[t][static_cast<size_t>(b)];
-                squares.assign(mean.size(), 0.0);
-                if (g.defined()) { // no path from this target to Y: the score stays 0
-                    reduceSquares(settings.granularity, g.data<float>() + b * per, shape, axes[t],
-                                  squares);
-                }
-                const double weight = 1.0 / (it + 1);
-                for (size_t i = 0; i < mean.size(); ++i) {
-                    mean[i] += (squares[i] - mean[i]) * weight;
-                }
-            }
+            QS_TRY(accumulate(grads[targets[t].tensor.index()], targets[t], t, axes[t],
+                              settings.granularity, it, batch, result));
         }
         result.iterationsRun = it + 1;
         onSweep(it + 1);

@@ -90,8 +90,10 @@ Result<std::vector<std::vector<double>>> readNpyRows(const std::filesystem::path
 
 } // namespace
 
-Result<hessian::HessianScores> hessianScoresFromJson(const json& in,
-                                                     const std::filesystem::path& baseDir) {
+namespace {
+
+/// Everything but the targets.
+Result<hessian::HessianScores> headerFromJson(const json& in) {
     hessian::HessianScores scores;
     const std::string top = "scores";
     QS_ASSIGN_OR_RETURN(const std::string mode, field<std::string>(in, "mode", top));
@@ -109,30 +111,44 @@ Result<hessian::HessianScores> hessianScoresFromJson(const json& in,
     }
     QS_ASSIGN_OR_RETURN(scores.sampleIndices,
                         field<std::vector<int64_t>>(in, "sample_indices", top));
+    return scores;
+}
+
+Result<hessian::HessianTargetScores> targetFromJson(const json& t, int64_t samples,
+                                                    const std::filesystem::path& baseDir) {
+    hessian::HessianTargetScores target;
+    QS_ASSIGN_OR_RETURN(target.node, field<std::string>(t, "node", "target"));
+    const std::string where = "target '" + target.node + "'";
+    QS_ASSIGN_OR_RETURN(target.tensor, field<std::string>(t, "tensor", where));
+    QS_ASSIGN_OR_RETURN(target.shape, field<runtime::Shape>(t, "shape", where));
+    if (t.contains("npy")) {
+        QS_ASSIGN_OR_RETURN(const std::string file, field<std::string>(t, "npy", where));
+        QS_ASSIGN_OR_RETURN(target.perSample, readNpyRows(baseDir / file, samples, target.numel()));
+    } else {
+        QS_ASSIGN_OR_RETURN(target.perSample,
+                            field<std::vector<std::vector<double>>>(t, "per_sample", where));
+    }
+    if (static_cast<int64_t>(target.perSample.size()) != samples) {
+        return Error(Errc::InvalidArgument, "holds " + std::to_string(target.perSample.size()) +
+                                                " samples, sample_indices lists " +
+                                                std::to_string(samples))
+            .context(where);
+    }
+    return target;
+}
+
+} // namespace
+
+Result<hessian::HessianScores> hessianScoresFromJson(const json& in,
+                                                     const std::filesystem::path& baseDir) {
+    QS_ASSIGN_OR_RETURN(hessian::HessianScores scores, headerFromJson(in));
     if (!in.contains("targets") || !in["targets"].is_array()) {
-        return Error(Errc::InvalidArgument, "missing \"targets\" list").context(top);
+        return Error(Errc::InvalidArgument, "missing \"targets\" list").context("scores");
     }
     const auto samples = static_cast<int64_t>(scores.sampleIndices.size());
     for (const json& t : in["targets"]) {
-        hessian::HessianTargetScores target;
-        QS_ASSIGN_OR_RETURN(target.node, field<std::string>(t, "node", "target"));
-        const std::string where = "target '" + target.node + "'";
-        QS_ASSIGN_OR_RETURN(target.tensor, field<std::string>(t, "tensor", where));
-        QS_ASSIGN_OR_RETURN(target.shape, field<runtime::Shape>(t, "shape", where));
-        if (t.contains("npy")) {
-            QS_ASSIGN_OR_RETURN(const std::string file, field<std::string>(t, "npy", where));
-            QS_ASSIGN_OR_RETURN(target.perSample,
-                                readNpyRows(baseDir / file, samples, target.numel()));
-        } else {
-            QS_ASSIGN_OR_RETURN(target.perSample,
-                                field<std::vector<std::vector<double>>>(t, "per_sample", where));
-        }
-        if (static_cast<int64_t>(target.perSample.size()) != samples) {
-            return Error(Errc::InvalidArgument, "holds " + std::to_string(target.perSample.size()) +
-                                                    " samples, sample_indices lists " +
-                                                    std::to_string(samples))
-                .context(where);
-        }
+        QS_ASSIGN_OR_RETURN(hessian::HessianTargetScores target,
+                            targetFromJson(t, samples, baseDir));
         scores.targets.push_back(std::move(target));
     }
     return scores;

@@ -118,6 +118,30 @@ bool isFloatInitializer(const graph::Value& value) {
                                      value.initializer->dtype() == DataType::Float16);
 }
 
+/// Bit masks of the inputs of `node` whose gradients are wanted (activations some kept value
+/// needs, kept float weight initializers) and of those wanted per sample.
+std::pair<uint64_t, uint64_t> gradientMasks(const graph::Graph& g, const graph::Node& node,
+                                            const std::vector<bool>& wanted,
+                                            int64_t perSampleBatch) {
+    uint64_t mask = 0;
+    uint64_t perSample = 0;
+    for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
+        const ValueId in = node.inputs[i];
+        if (!in.valid() || !wanted[in.index()]) {
+            continue;
+        }
+        const graph::Value& value = g.value(in);
+        if (value.isInitializer() && !isFloatInitializer(value)) {
+            continue;
+        }
+        mask |= uint64_t{1} << i;
+        if (value.isInitializer() && perSampleBatch > 0) {
+            perSample |= uint64_t{1} << i;
+        }
+    }
+    return {mask, perSample};
+}
+
 /// The only consumer of `id`, when it has exactly one and is no graph output.
 const graph::Node* soleConsumer(const graph::Graph& g, ValueId id) {
     const graph::Value& value = g.value(id);
@@ -602,23 +626,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
             }
         }
     };
-    // Activations whose gradient some kept value needs, and kept weight initializers.
-    uint64_t mask = 0;
-    uint64_t perSample = 0;
-    for (size_t i = 0; i < node.inputs.size() && i < 64; ++i) {
-        const ValueId in = node.inputs[i];
-        if (!in.valid() || !wanted[in.index()]) {
-            continue;
-        }
-        const graph::Value& value = m_graph.value(in);
-        if (value.isInitializer() && !isFloatInitializer(value)) {
-            continue;
-        }
-        mask |= uint64_t{1} << i;
-        if (value.isInitializer() && options.perSampleBatch > 0) {
-            perSample |= uint64_t{1} << i;
-        }
-    }
+    const auto [mask, perSample] = gradientMasks(m_graph, node, wanted, options.perSampleBatch);
     if (mask == 0) {
         releaseOutputGrads();
         return false;

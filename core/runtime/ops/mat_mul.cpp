@@ -157,6 +157,39 @@ int64_t batchCount(const Shape& batch) {
     return shapeNumElements(batch);
 }
 
+/// dA = dY B^T per batch: batches split over the threads when each writes its own slice, the
+/// rows of dA when there is one batch.
+Tensor inputGradA(const OpContext& ctx, const MatMulShape& s,
+                  const std::vector<std::array<int64_t, 3>>& batches, const float* b,
+                  const float* dy) {
+    const auto count = static_cast<int64_t>(batches.size());
+    Tensor da = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
+    float* pda = da.mutableData<float>();
+    const auto gradA = [&](int64_t i) {
+        const auto [o, ia, ib] = batches[static_cast<size_t>(i)];
+        RowMap(pda + ia * s.m * s.k, s.m, s.k).noalias() +=
+            ConstRowMap(dy + o * s.m * s.n, s.m, s.n) *
+            ConstRowMap(b + ib * s.k * s.n, s.k, s.n).transpose();
+    };
+    if (batchCount(s.aBatch) == count && count > 1) { // every batch writes its own slice
+        parallelFor(count, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                gradA(i);
+            }
+        });
+    } else if (count == 1) { // rows of dA split over the threads
+        parallelFor(s.m, 16, [&](int64_t r0, int64_t r1) {
+            RowMap(pda + r0 * s.k, r1 - r0, s.k).noalias() =
+                ConstRowMap(dy + r0 * s.n, r1 - r0, s.n) * ConstRowMap(b, s.k, s.n).transpose();
+        });
+    } else {
+        for (int64_t i = 0; i < count; ++i) {
+            gradA(i);
+        }
+    }
+    return da;
+}
+
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(MatMulShape s, inferShape(ctx));
@@ -171,31 +204,7 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
         return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input B");
     }
     if (ctx.wantsGrad(0)) {
-        Tensor da = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
-        float* pda = da.mutableData<float>();
-        const auto gradA = [&](int64_t i) {
-            const auto [o, ia, ib] = batches[static_cast<size_t>(i)];
-            RowMap(pda + ia * s.m * s.k, s.m, s.k).noalias() +=
-                ConstRowMap(dy + o * s.m * s.n, s.m, s.n) *
-                ConstRowMap(b + ib * s.k * s.n, s.k, s.n).transpose();
-        };
-        if (batchCount(s.aBatch) == count && count > 1) { // every batch writes its own slice
-            parallelFor(count, 1, [&](int64_t begin, int64_t end) {
-                for (int64_t i = begin; i < end; ++i) {
-                    gradA(i);
-                }
-            });
-        } else if (count == 1) { // rows of dA split over the threads
-            parallelFor(s.m, 16, [&](int64_t r0, int64_t r1) {
-                RowMap(pda + r0 * s.k, r1 - r0, s.k).noalias() =
-                    ConstRowMap(dy + r0 * s.n, r1 - r0, s.n) * ConstRowMap(b, s.k, s.n).transpose();
-            });
-        } else {
-            for (int64_t i = 0; i < count; ++i) {
-                gradA(i);
-            }
-        }
-        grads[0] = da;
+        grads[0] = inputGradA(ctx, s, batches, b, dy);
     }
     if (ctx.wantsPerSample(1)) {
         QS_ASSIGN_OR_RETURN(grads[1], perSampleGradB(ctx, s, a, dy));
