@@ -68,7 +68,7 @@ void GraphPage::showGraph(GraphDocument& document) {
     m_view->sceneChanged();
     // relayout() drops stale results, so `then` only runs for the newest request.
     relayout(std::nullopt, [this] {
-        m_view->fitGraph();
+        m_view->showOpeningView();
         m_view->setFocus(); // +, -, Space and the wheel work right away
     });
 }

@@ -65,6 +65,19 @@ void GraphView::fitGraph() {
     fitRect(sceneRect());
 }
 
+void GraphView::showOpeningView() {
+    fitGraph();
+    if (zoom() >= 1.0) {
+        return;
+    }
+    setTransform(QTransform());
+    const QRectF area = sceneRect();
+    const double halfHeight = viewport()->height() / 2.0;
+    centerOn(area.center().x(), area.top() + halfHeight);
+    m_minimap->update();
+    Q_EMIT zoomChanged(zoom());
+}
+
 void GraphView::fitSelection() {
     QRectF area;
     for (const QGraphicsItem* item : m_scene->selectedItems()) {

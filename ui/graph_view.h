@@ -32,6 +32,10 @@ public:
     /// Shows the whole graph (Space).
     void fitGraph();
 
+    /// The view a model opens with: the whole graph when it fits at 100 % or more, else its top
+    /// at 100 %, so a tall graph opens readable (Space still fits all of it).
+    void showOpeningView();
+
     /// Shows the selected items (Shift+Space); the whole graph when nothing is selected.
     void fitSelection();
 

@@ -22,7 +22,24 @@ failures=0
 for model in "$zoo"/*.onnx; do
     name=$(basename "$model" .onnx)
     echo "== $name"
-    if ! "$cli" quantize "$model" --hw cpu --preset performance --calib-random "$samples" \
+    # Random normals fill float inputs only: a model taking token ids (tiny_bert) gets seeded
+    # ids in [0, 100) of its static sequence length instead.
+    data=(--calib-random "$samples")
+    if "$cli" info --json "$model" | grep -q '"dtype": "int64"'; then
+        /usr/bin/python3 - "$cli" "$model" "$samples" "$tmp/$name.ids.npy" <<'PY'
+import json, subprocess, sys
+import numpy as np
+cli, model, samples, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+info = json.loads(subprocess.run([cli, "info", "--json", model], check=True,
+                                 capture_output=True, text=True).stdout)
+shape = info["inputs"][0]["shape"]  # "batchx32"
+dims = [int(d) if d.isdigit() else 1 for d in shape.split("x")[1:]]
+ids = np.random.default_rng(0).integers(0, 100, size=[samples] + dims, dtype=np.int64)
+np.save(out, ids)
+PY
+        data=(--calib-npy "$tmp/$name.ids.npy")
+    fi
+    if ! "$cli" quantize "$model" --hw cpu --preset performance "${data[@]}" \
         --out "$tmp/$name.onnx" >"$tmp/$name.log" 2>&1; then
         echo "FAIL: $name: quantize failed: $(tail -3 "$tmp/$name.log")" >&2
         failures=$((failures + 1))
@@ -30,6 +47,13 @@ for model in "$zoo"/*.onnx; do
     fi
     grep -E "^Output|^QDQ model" "$tmp/$name.log"
     "$cli" info --json "$tmp/$name.onnx" >"$tmp/$name.info.json"
+    if [ "${data[0]}" = --calib-npy ]; then
+        # qdq_vs_ours.mjs feeds random floats only, so a token-id model (tiny_bert) is quantized
+        # and exported here but not yet compared in ONNX Runtime.
+        echo "$name: int64 inputs, ONNX Runtime comparison not run"
+        rm -rf "$tmp/$name.onnx"
+        continue
+    fi
     for level in disabled all; do
         node "$here/ort/qdq_vs_ours.mjs" --ort-dir "$ort_dir" --cli "$cli" \
             --info "$tmp/$name.info.json" --work "$tmp/$name.work" --samples 2 \
