@@ -170,15 +170,14 @@ std::string OpsetUpgrade::describe() const {
     return out;
 }
 
-Result<double> compareOnRandomInputs(const Graph& reference, const Graph& candidate,
-                                     uint64_t seed) {
-    QS_ASSIGN_OR_RETURN(runtime::Executor a, runtime::Executor::create(reference));
-    QS_ASSIGN_OR_RETURN(runtime::Executor b, runtime::Executor::create(candidate));
+namespace {
+/// Seeded uniform [-1, 1) samples for every runtime input; dynamic dims become 1 (batch) or 16.
+Result<std::vector<runtime::Tensor>> randomInputs(const Graph& model, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
     std::vector<runtime::Tensor> inputs;
-    for (const ValueId input : reference.runtimeInputs()) {
-        const graph::Value& v = reference.value(input);
+    for (const ValueId input : model.runtimeInputs()) {
+        const graph::Value& v = model.value(input);
         if (v.dtype != graph::DataType::Float) {
             return Error(Errc::Unsupported, "input '" + v.name +
                                                 "' is not float: cannot check the conversion "
@@ -196,6 +195,28 @@ Result<double> compareOnRandomInputs(const Graph& reference, const Graph& candid
         }
         inputs.push_back(std::move(t));
     }
+    return inputs;
+}
+
+/// max |x - y| / max |x| of one output pair (the plain max difference when x is all zero).
+double relativeDifference(const runtime::Tensor& expected, const runtime::Tensor& actual) {
+    const auto x = expected.values<float>();
+    const auto y = actual.values<float>();
+    double scale = 0;
+    double diff = 0;
+    for (size_t k = 0; k < x.size(); ++k) {
+        scale = std::max(scale, std::abs(static_cast<double>(x[k])));
+        diff = std::max(diff, std::abs(static_cast<double>(x[k]) - y[k]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+} // namespace
+
+Result<double> compareOnRandomInputs(const Graph& reference, const Graph& candidate,
+                                     uint64_t seed) {
+    QS_ASSIGN_OR_RETURN(runtime::Executor a, runtime::Executor::create(reference));
+    QS_ASSIGN_OR_RETURN(runtime::Executor b, runtime::Executor::create(candidate));
+    QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> inputs, randomInputs(reference, seed));
     QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> expected, a.run(inputs));
     QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> actual, b.run(inputs));
     if (expected.size() != actual.size()) {
@@ -209,15 +230,7 @@ Result<double> compareOnRandomInputs(const Graph& reference, const Graph& candid
             return Error(Errc::Internal, "output " + std::to_string(i) +
                                              " of the converted model has another shape or type");
         }
-        const auto x = expected[i].values<float>();
-        const auto y = actual[i].values<float>();
-        double scale = 0;
-        double diff = 0;
-        for (size_t k = 0; k < x.size(); ++k) {
-            scale = std::max(scale, std::abs(static_cast<double>(x[k])));
-            diff = std::max(diff, std::abs(static_cast<double>(x[k]) - y[k]));
-        }
-        worst = std::max(worst, scale > 0 ? diff / scale : diff);
+        worst = std::max(worst, relativeDifference(expected[i], actual[i]));
     }
     return worst;
 }

@@ -19,6 +19,7 @@ std::vector<graph::NodeId> drawingOrder(const graph::Graph& graph) {
 
 /// Marks the outputs of ops whose every input is a constant (in drawing order, so chains of
 /// them fold too). Ops without inputs (a RandomNormal) and ops with a subgraph stay drawn.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 size_t markFolded(const graph::Graph& graph, const std::vector<graph::NodeId>& order,
                   std::vector<bool>& folded, std::vector<bool>& foldedNode) {
     folded.assign(graph.numValues(), false);

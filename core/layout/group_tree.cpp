@@ -86,6 +86,7 @@ std::vector<std::vector<Member>> cutIntoSections(const std::vector<Member>& memb
 
 /// Splits a group with too many children into artificial sections (recursively, should the
 /// sections themselves be too many).
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 void sectionize(GroupTree& tree, const LayoutInput& input, uint32_t group, size_t cap) {
     for (size_t i = 0; i < tree.groups[group].groups.size(); ++i) {
         sectionize(tree, input, tree.groups[group].groups[i], cap);

@@ -126,6 +126,7 @@ uint32_t proxy(LocalGraph& local, std::map<OutputRef, uint32_t>& proxies, Output
     return it->second;
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 void buildLocals(Run& run) {
     const GroupTree& tree = run.tree;
     run.open.assign(tree.groups.size(), false);
@@ -207,6 +208,7 @@ Size frameSize(const DotResult& result, const GroupedLayoutOptions& options) {
 }
 
 /// Lays out every open group, deepest first, so each knows its children's frame sizes.
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 Result<void> layOutLocals(Run& run, GroupLayoutCache* cache, GroupedLayout& out,
                           Progress& progress) {
     std::vector<uint32_t> order = run.openOrder;
@@ -389,6 +391,7 @@ void snapEnds(std::vector<Point>& path, Point from, Point to) {
     path[last - 1] = shifted(path[last - 1], tail);
 }
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 void routeEdges(Run& run, GroupedLayout& out) {
     const GroupTree& tree = run.tree;
     std::vector<Unit> unitOf(run.input.nodes.size());
@@ -437,10 +440,12 @@ void routeEdges(Run& run, GroupedLayout& out) {
         for (uint32_t g = gv; g != top; g = tree.groups[g].parent) {
             descending.push_back(g);
         }
-        for (auto g = descending.rbegin(); g != descending.rend(); ++g) {
-            if (run.open[*g]) {
-                const LocalGraph& local = run.locals[run.localOf[*g]];
-                const GroupTree::Child b = tree.childToward(*g, edge.to);
+        // NOLINTNEXTLINE(modernize-loop-convert): outermost group first
+        for (auto it = descending.rbegin(); it != descending.rend(); ++it) {
+            const uint32_t g = *it;
+            if (run.open[g]) {
+                const LocalGraph& local = run.locals[run.localOf[g]];
+                const GroupTree::Child b = tree.childToward(g, edge.to);
                 join(path, piece(local, local.inProxies.at(key),
                                  local.dotOfChild.at({b.isNode, b.index})));
             }

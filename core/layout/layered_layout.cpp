@@ -79,6 +79,7 @@ void sortByBarycenter(std::vector<uint32_t>& layer, const std::vector<std::vecto
 }
 } // namespace
 
+// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 DotResult layeredLayout(const DotGraph& graph) {
     const size_t count = graph.nodes.size();
     DotResult result;

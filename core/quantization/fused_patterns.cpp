@@ -294,6 +294,7 @@ std::vector<std::vector<NodeId>> findFusedPatterns(const graph::Graph& model,
     for (const auto& match :
          findSubgraphsMatchingPattern(graph, targetDevice == "NPU" ? kNpu : kCpu, true)) {
         std::vector<NodeId> members;
+        members.reserve(match.size());
         for (const int m : match) {
             members.push_back(graph.nodes[static_cast<size_t>(m)].node);
         }

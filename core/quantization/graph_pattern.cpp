@@ -181,8 +181,7 @@ PatternGraph PatternGraph::build(const graph::Graph& model, const std::vector<bo
     const detail::NncfNodeIds ids = detail::nncfNodeIds(model);
     const auto runtimeInputs = model.runtimeInputs();
     std::vector<int> index(model.numNodeSlots(), -1);
-    for (size_t i = 0; i < all.size(); ++i) {
-        const graph::NodeId id = all[i];
+    for (auto id : all) {
         if (!live[id.index()] || detail::isNoOpCast(model, id)) {
             continue;
         }
@@ -312,6 +311,7 @@ private:
     }
 
     /// The next pattern node and its model candidates.
+    // NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
     std::pair<int, std::vector<int>> nextPair() const {
         for (const bool outward : {true, false}) {
             int best = -1;
@@ -329,11 +329,11 @@ private:
                 continue;
             }
             std::vector<int> candidates;
-            for (size_t q = 0; q < m_core.size(); ++q) {
-                if (m_core[q] < 0) {
+            for (int q : m_core) {
+                if (q < 0) {
                     continue;
                 }
-                const auto& g = m_graph.nodes[static_cast<size_t>(m_core[q])];
+                const auto& g = m_graph.nodes[static_cast<size_t>(q)];
                 for (const int c : outward ? g.successors : g.predecessors) {
                     if (!m_used[static_cast<size_t>(c)] &&
                         std::find(candidates.begin(), candidates.end(), c) == candidates.end()) {
@@ -415,7 +415,7 @@ bool isStrictMatch(const PatternGraph& graph, const GraphPattern& pattern,
 }
 
 /// networkx.lexicographical_topological_sort of the subgraph induced by `members` (by key).
-std::vector<int> lexicographicOrder(const PatternGraph& graph, std::vector<int> members) {
+std::vector<int> lexicographicOrder(const PatternGraph& graph, const std::vector<int>& members) {
     std::map<int, size_t> inDegree;
     for (const int m : members) {
         inDegree[m] = 0;
