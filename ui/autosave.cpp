@@ -97,9 +97,9 @@ Result<void> Autosaver::saveNow() {
             return Error(Errc::Io, "cannot lock the autosave '" + filePath().toStdString() + "'");
         }
     }
-    QS_ASSIGN_OR_RETURN(const quantization::SessionFile session,
+    QS_ASSIGN_OR_RETURN(const session::SessionFile session,
                         m_session.captureSession(m_view ? m_view() : std::nullopt));
-    return quantization::writeSessionFile(QFile::encodeName(filePath()).toStdString(), session);
+    return session::writeSessionFile(QFile::encodeName(filePath()).toStdString(), session);
 }
 
 void Autosaver::discard() {

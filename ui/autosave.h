@@ -5,7 +5,7 @@
 // unclean exit: recoverableSessions() lists those, and the next start offers to restore them.
 #pragma once
 
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 
 #include <QLockFile>
 #include <QObject>
@@ -27,7 +27,7 @@ class Autosaver : public QObject {
 
 public:
     /// Gives the graph view's state to store with the session.
-    using ViewProvider = std::function<std::optional<quantization::SessionView>()>;
+    using ViewProvider = std::function<std::optional<session::SessionView>()>;
 
     static constexpr int kDefaultIntervalMs = 30000;
 

@@ -66,7 +66,7 @@ void CalibrationCommands::onDocumentChanged(GraphDocument* document) {
     updateActions();
     if (const int64_t samples = std::exchange(m_calibrateOnOpen, 0); samples > 0) {
         CalibrationRequest request;
-        request.source.randomSamples = samples;
+        request.dataset.randomSamples = samples;
         if (calibrate(request)) {
             m_overlay->setChecked(true);
         }
@@ -111,7 +111,7 @@ bool CalibrationCommands::calibrate(const CalibrationRequest& request) {
     m_jobs.start<CalibrationResult>(
         tr("Calibrating %1").arg(document->fileName()),
         [model, setup, request](Progress& progress) {
-            return runCalibration(*model, *setup, request, progress);
+            return ui::runCalibration(*model, *setup, request, progress);
         },
         [this, target = QPointer<GraphDocument>(document)](Result<CalibrationResult> result) {
             m_running = false;

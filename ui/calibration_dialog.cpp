@@ -1,5 +1,6 @@
 #include "ui/calibration_dialog.h"
 
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
@@ -18,7 +19,6 @@ namespace qs::ui {
 namespace {
 constexpr int kDefaultSamples = 300; // NNCF's subset_size
 constexpr int kMaxSamples = 100000;
-constexpr int kDefaultBatch = 8;
 constexpr int kMaxBatch = 1024;
 } // namespace
 
@@ -30,6 +30,7 @@ CalibrationDialog::CalibrationDialog(QWidget* parent)
     , m_path(new QLineEdit(this))
     , m_samples(new QSpinBox(this))
     , m_batchSize(new QSpinBox(this))
+    , m_estimator(new QComboBox(this))
     , m_problem(new QLabel(this))
     , m_buttons(new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this)) {
     setWindowTitle(tr("Calibrate"));
@@ -40,8 +41,18 @@ CalibrationDialog::CalibrationDialog(QWidget* parent)
     pathRow->addWidget(browse);
     m_samples->setRange(1, kMaxSamples);
     m_samples->setValue(kDefaultSamples);
-    m_batchSize->setRange(1, kMaxBatch);
-    m_batchSize->setValue(kDefaultBatch);
+    m_batchSize->setRange(0, kMaxBatch);
+    m_batchSize->setSpecialValueText(tr("Auto"));
+    m_batchSize->setValue(0);
+    for (const quantization::RangeEstimator estimator :
+         {quantization::RangeEstimator::Nncf, quantization::RangeEstimator::MinMax,
+          quantization::RangeEstimator::MeanMinMax, quantization::RangeEstimator::Percentile}) {
+        m_estimator->addItem(
+            QString::fromUtf8(quantization::rangeEstimatorName(estimator).data()),
+            static_cast<int>(estimator));
+    }
+    m_estimator->setToolTip(tr("nncf: NNCF's PTQ default (mean of per-sample min/max per "
+                               "tensor, min/max per channel)"));
     m_problem->setWordWrap(true);
     m_problem->setStyleSheet(QStringLiteral("color: #c62828"));
     m_buttons->button(QDialogButtonBox::Ok)->setText(tr("&Calibrate"));
@@ -55,6 +66,7 @@ CalibrationDialog::CalibrationDialog(QWidget* parent)
     form->addRow(pathLabel, pathRow);
     form->addRow(tr("&Samples:"), m_samples);
     form->addRow(tr("&Batch size:"), m_batchSize);
+    form->addRow(tr("Range &estimator:"), m_estimator);
     auto* column = new QVBoxLayout(this);
     column->addLayout(form);
     column->addWidget(m_problem);
@@ -114,27 +126,30 @@ void CalibrationDialog::browse() {
 
 Result<CalibrationRequest> CalibrationDialog::request() const {
     CalibrationRequest request;
-    request.batchSize = m_batchSize->value();
+    if (m_batchSize->value() > 0) {
+        request.dataset.batchSize = m_batchSize->value();
+    }
+    request.estimator = static_cast<quantization::RangeEstimator>(m_estimator->currentData().toInt());
     const QString path = m_path->text().trimmed();
     const std::string local = QDir::toNativeSeparators(path).toStdString();
     if (m_random->isChecked()) {
-        request.source.randomSamples = m_samples->value();
+        request.dataset.randomSamples = m_samples->value();
         return request;
     }
-    request.source.maxSamples = m_samples->value();
+    request.dataset.maxSamples = m_samples->value();
     if (m_images->isChecked()) {
         if (path.isEmpty() || !QFileInfo(path).isDir()) {
             return Error(Errc::InvalidArgument, path.isEmpty() ? "choose a folder of images"
                                                                : "'" + local + "' is not a folder");
         }
-        request.source.imagesDir = local;
+        request.dataset.imagesDir = local;
         return request;
     }
     if (path.isEmpty() || !QFileInfo(path).isFile()) {
         return Error(Errc::InvalidArgument,
                      path.isEmpty() ? "choose a .npy file" : "'" + local + "' is not a file");
     }
-    request.source.npyFiles = {local};
+    request.dataset.npyFiles = {local};
     return request;
 }
 

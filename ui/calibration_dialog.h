@@ -1,12 +1,14 @@
 // Quantize ▸ Calibrate…: chooses the calibration dataset — a folder of images, a .npy file (one
 // model input) or N seeded random samples — the number of samples (300 by default, as NNCF) and
-// the batch size, and checks the choice before the dialog closes.
+// the batch size (Auto: the model's static batch, else 8) and the range estimator, and checks the
+// choice before the dialog closes.
 #pragma once
 
 #include "ui/calibration.h"
 
 #include <QDialog>
 
+class QComboBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
@@ -29,7 +31,10 @@ public:
 
     void setSamples(int samples);
 
+    /// 0: Auto (the one batch-size rule of core/runtime/dataset_request.h).
     void setBatchSize(int batchSize);
+
+    QComboBox& estimatorBox() const { return *m_estimator; }
 
     /// What the dialog asks for, or an error naming the missing or wrong field.
     Result<CalibrationRequest> request() const;
@@ -51,6 +56,7 @@ private:
     QLineEdit* m_path;
     QSpinBox* m_samples;
     QSpinBox* m_batchSize;
+    QComboBox* m_estimator;
     QLabel* m_problem;
     QDialogButtonBox* m_buttons;
 };

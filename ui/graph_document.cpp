@@ -2,7 +2,7 @@
 
 #include "core/onnx/model_io.h"
 #include "core/quantization/branch_choice.h"
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -28,7 +28,7 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
     onnx::ImportNotes notes;
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(file, {}, &notes));
-    QS_ASSIGN_OR_RETURN(std::string hash, quantization::hashModelFile(file));
+    QS_ASSIGN_OR_RETURN(std::string hash, session::hashModelFile(file));
     if (progress.isCancelled()) {
         return Error(Errc::Cancelled, "cancelled");
     }

@@ -408,17 +408,17 @@ void MainWindow::connectSessionFiles() {
     });
 }
 
-std::optional<quantization::SessionView> MainWindow::viewState() const {
+std::optional<session::SessionView> MainWindow::viewState() const {
     if (m_graphPage->document() == nullptr || m_graphPage->isLayingOut()) {
         return std::nullopt;
     }
     const GraphView* view = m_graphPage->view();
     const QPointF center = view->mapToScene(view->viewport()->rect().center());
-    return quantization::SessionView{view->zoom(), center.x(), center.y()};
+    return session::SessionView{view->zoom(), center.x(), center.y()};
 }
 
 void MainWindow::applyRestoredView() {
-    const std::optional<quantization::SessionView> restored = m_session->takeRestoredView();
+    const std::optional<session::SessionView> restored = m_session->takeRestoredView();
     if (!restored || restored->zoom <= 0) {
         return;
     }

@@ -4,7 +4,7 @@
 // export, theme) to the Session, the graph page and Settings.
 #pragma once
 
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 #include "ui/message_reporter.h"
 #include "ui/theme.h"
 
@@ -100,7 +100,7 @@ public:
     Autosaver& autosaver() const { return *m_autosaver; }
 
     /// The graph view's zoom and centre, for sessions (nullopt while no graph is shown).
-    std::optional<quantization::SessionView> viewState() const;
+    std::optional<session::SessionView> viewState() const;
 
     /// Saves the open document as a session at `path`; errors go to the reporter.
     bool saveSessionTo(const QString& path);

@@ -47,8 +47,8 @@ void Session::openModel(const QString& path) {
 }
 
 Result<Session::LoadedSession> Session::loadSession(const QString& path, Progress& progress) {
-    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
-                        quantization::readSessionFile(toPath(path)));
+    QS_ASSIGN_OR_RETURN(session::SessionFile session,
+                        session::readSessionFile(toPath(path)));
     const QString model = QFile::decodeName(session.modelPath.c_str());
     auto inSession = [&path](Error error) {
         return std::move(error).context("session '" + toPath(path).string() + "'");
@@ -56,7 +56,7 @@ Result<Session::LoadedSession> Session::loadSession(const QString& path, Progres
     if (!QFileInfo::exists(model)) {
         return inSession(Error(Errc::Io, "its model '" + session.modelPath + "' does not exist"));
     }
-    if (auto same = quantization::checkSessionModel(session, toPath(model)); !same.ok()) {
+    if (auto same = session::checkSessionModel(session, toPath(model)); !same.ok()) {
         return inSession(std::move(same).error());
     }
     QS_ASSIGN_OR_RETURN(LoadedModel loaded, loadModel(model, progress, session.settings));
@@ -66,7 +66,7 @@ Result<Session::LoadedSession> Session::loadSession(const QString& path, Progres
                 Error(Errc::InvalidArgument,
                       "its choices cannot be restored: " + loaded.quantizationError.toStdString()));
         }
-        auto choices = quantization::sessionChoicesFor(session, *loaded.quantization);
+        auto choices = session::sessionChoicesFor(session, *loaded.quantization);
         if (!choices.ok()) {
             return inSession(std::move(choices).error());
         }
@@ -104,13 +104,13 @@ void Session::reload() {
     }
 }
 
-Result<quantization::SessionFile>
-Session::captureSession(const std::optional<quantization::SessionView>& view) const {
+Result<session::SessionFile>
+Session::captureSession(const std::optional<session::SessionView>& view) const {
     if (!m_document || m_document->quantization() == nullptr) {
         return Error(Errc::InvalidArgument, "no model with quantizers is open");
     }
-    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
-                        quantization::captureSession(toPath(m_document->filePath()),
+    QS_ASSIGN_OR_RETURN(session::SessionFile session,
+                        session::captureSession(toPath(m_document->filePath()),
                                                      m_document->modelHash(),
                                                      *m_document->quantization()));
     session.view = view;
@@ -118,9 +118,9 @@ Session::captureSession(const std::optional<quantization::SessionView>& view) co
 }
 
 Result<void> Session::saveSession(const QString& path,
-                                  const std::optional<quantization::SessionView>& view) {
-    QS_ASSIGN_OR_RETURN(const quantization::SessionFile session, captureSession(view));
-    QS_TRY(quantization::writeSessionFile(toPath(path), session));
+                                  const std::optional<session::SessionView>& view) {
+    QS_ASSIGN_OR_RETURN(const session::SessionFile session, captureSession(view));
+    QS_TRY(session::writeSessionFile(toPath(path), session));
     m_document->undoStack().setClean();
     setSessionPath(QFileInfo(path).absoluteFilePath());
     return {};

@@ -5,7 +5,7 @@
 // the model is read with the saved settings, its hash checked and the saved choices restored.
 #pragma once
 
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 #include "ui/graph_document.h"
 
 #include <QObject>
@@ -53,17 +53,17 @@ public:
     /// Writes the open document as a session to `path` (atomically) with `view`; it becomes the
     /// session path and the undo stack is marked clean.
     Result<void> saveSession(const QString& path,
-                             const std::optional<quantization::SessionView>& view);
+                             const std::optional<session::SessionView>& view);
 
     /// The open document as a session, with `view` (no document: an error).
-    Result<quantization::SessionFile>
-    captureSession(const std::optional<quantization::SessionView>& view) const;
+    Result<session::SessionFile>
+    captureSession(const std::optional<session::SessionView>& view) const;
 
     /// The `.qscope` file the open document was opened from or last saved to (empty if none).
     const QString& sessionPath() const { return m_sessionPath; }
 
     /// The view state of the session opened last (taken once: the second call gives nothing).
-    std::optional<quantization::SessionView> takeRestoredView() {
+    std::optional<session::SessionView> takeRestoredView() {
         return std::exchange(m_restoredView, std::nullopt);
     }
 
@@ -87,7 +87,7 @@ private:
     /// A model read for a session: the model and the session it was read for.
     struct LoadedSession {
         LoadedModel model;
-        quantization::SessionFile session;
+        session::SessionFile session;
     };
 
     static Result<LoadedSession> loadSession(const QString& path, Progress& progress);
@@ -106,7 +106,7 @@ private:
     std::unique_ptr<GraphDocument> m_document;
     quantization::QuantizationSettings m_initialSettings;
     QString m_sessionPath;
-    std::optional<quantization::SessionView> m_restoredView;
+    std::optional<session::SessionView> m_restoredView;
     int m_latestRequest = 0;
     int m_pendingOpens = 0;
 };

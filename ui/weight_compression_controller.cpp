@@ -168,12 +168,9 @@ void WeightCompressionController::compress(const WeightCompressionRequest& reque
         tr("Compressing weights of %1").arg(document->fileName()),
         [graph = std::move(graph),
          request](Progress& progress) -> Result<compression::CompressionPlan> {
-            std::optional<compression::CalibrationData> data;
-            if (!request.dataset.empty()) {
-                QS_ASSIGN_OR_RETURN(data, compression::loadCalibrationData(graph, request.dataset));
-            }
-            return compression::planWeightCompression(graph, request.options, progress,
-                                                      data ? &*data : nullptr);
+            QS_ASSIGN_OR_RETURN(compression::WeightCompressionOutcome outcome,
+                                compression::planCompression(graph, request, progress));
+            return std::move(outcome.plan);
         },
         [this, document](Result<compression::CompressionPlan> plan) {
             m_busy = false;
@@ -240,8 +237,9 @@ void WeightCompressionController::exportCompressed(const QString& path) {
         return;
     }
     startExport(path, [plan = *plan](graph::Graph& graph, Progress& progress) -> Result<QString> {
-        QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
-                            compression::applyWeightCompression(graph, plan, progress));
+        compression::WeightCompressionOutcome outcome{.plan = plan};
+        QS_TRY(compression::applyCompression(graph, outcome, progress));
+        const compression::CompressionSummary& summary = *outcome.summary;
         return QObject::tr("%1 weights, %2 KiB -> %3 KiB (opset %4)")
             .arg(summary.compressedWeights)
             .arg(summary.floatBytesBefore / 1024)

@@ -162,7 +162,7 @@ void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request
     m_backup->setCurrentIndex(indexOfData(*m_backup, static_cast<int>(options.backupMode)));
     m_allLayers->setChecked(options.allLayers);
     m_metric->setCurrentIndex(indexOfData(*m_metric, static_cast<int>(options.sensitivity)));
-    const compression::DatasetSource& dataset = request.dataset;
+    const runtime::DatasetRequest& dataset = request.dataset;
     const DatasetKind kind = dataset.kind();
     if (kind == DatasetKind::Random) {
         m_samples->setValue(static_cast<int>(dataset.randomSamples));
@@ -203,6 +203,7 @@ WeightCompressionRequest WeightCompressionDialog::request() const {
     case DatasetKind::ImageFolder:
         request.dataset.imagesDir = m_datasetPath->text().toStdString();
         break;
+    case DatasetKind::ClassFolders: // not offered by this dialog
     case DatasetKind::None:
         break;
     }

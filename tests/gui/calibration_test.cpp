@@ -88,8 +88,8 @@ protected:
 
     static CalibrationRequest randomRequest(int64_t samples) {
         CalibrationRequest request;
-        request.source.randomSamples = samples;
-        request.batchSize = 4;
+        request.dataset.randomSamples = samples;
+        request.dataset.batchSize = 4;
         return request;
     }
 
@@ -219,7 +219,7 @@ TEST_F(CalibrationTest, ABadNpyFileIsReportedAndStoresNothing) {
     file.write("not a numpy file");
     file.close();
     CalibrationRequest request;
-    request.source.npyFiles = {path.toStdString()};
+    request.dataset.npyFiles = {path.toStdString()};
     EXPECT_FALSE(calibrateAndWait(request));
     ASSERT_EQ(m_errors.size(), 1);
     EXPECT_TRUE(m_errors.front().contains(QStringLiteral("bad.npy")))
@@ -332,15 +332,15 @@ TEST(CalibrationDialogTest, AsksForAnExistingPath) {
     dialog.setBatchSize(5);
     request = dialog.request();
     ASSERT_TRUE(request.ok());
-    EXPECT_EQ(request->source.imagesDir, dir.path().toStdString());
-    EXPECT_EQ(request->source.maxSamples, 50);
-    EXPECT_EQ(request->batchSize, 5);
+    EXPECT_EQ(request->dataset.imagesDir, dir.path().toStdString());
+    EXPECT_EQ(request->dataset.maxSamples, 50);
+    EXPECT_EQ(request->dataset.batchSize.value_or(0), 5);
 
     dialog.setSource(CalibrationDialog::Source::Random);
     request = dialog.request();
     ASSERT_TRUE(request.ok());
-    EXPECT_EQ(request->source.randomSamples, 50);
-    EXPECT_TRUE(request->source.imagesDir.empty());
+    EXPECT_EQ(request->dataset.randomSamples, 50);
+    EXPECT_TRUE(request->dataset.imagesDir.empty());
 }
 
 } // namespace
