@@ -97,7 +97,7 @@ expect 2 "--labels-npy '$tmp/labels.npy' holds 2 label\(s\) for 3 sample\(s\)" -
 
 # --session: a new file gets the propagation settings and the calibration summary; a second run
 # restores the settings from it (no --hw) and keeps the sections it does not rewrite.
-expect 0 "Session: $tmp/demo.qscope" -- quantize "$demo" --hw npu --set conv1=4 --calib-random 4 --session "$tmp/demo.qscope"
+expect 0 "Session: $tmp/demo.qscope" -- quantize "$demo" --hw npu --set /block1/pw/Conv=4 --calib-random 4 --session "$tmp/demo.qscope"
 python3 - "$tmp/demo.qscope" <<'PY' || fail "the --session file is not as expected"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -110,7 +110,7 @@ expect 0 "Session: $tmp/demo.qscope" -- quantize "$demo" --session "$tmp/demo.qs
 grep -q '"num_bits": 4' "$tmp/session_setup.json" || fail "--session did not restore the 4-bit choice"
 python3 -c "import json; s = json.load(open('$tmp/demo.qscope')); assert s['sections']['quantization']['hw_config'] == 'npu' and 'calibration' in s['sections'], s" ||
     fail "a run without calibration dropped the session's sections"
-expect 2 'does not combine with --ignore' -- quantize "$demo" --session "$tmp/demo.qscope" --ignore conv1
+expect 2 'does not combine with --ignore' -- quantize "$demo" --session "$tmp/demo.qscope" --ignore stem
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "calibrate CLI: all checks passed"
