@@ -47,9 +47,8 @@ CalibrationDialog::CalibrationDialog(QWidget* parent)
     for (const quantization::RangeEstimator estimator :
          {quantization::RangeEstimator::Nncf, quantization::RangeEstimator::MinMax,
           quantization::RangeEstimator::MeanMinMax, quantization::RangeEstimator::Percentile}) {
-        m_estimator->addItem(
-            QString::fromUtf8(quantization::rangeEstimatorName(estimator).data()),
-            static_cast<int>(estimator));
+        m_estimator->addItem(QString::fromUtf8(quantization::rangeEstimatorName(estimator).data()),
+                             static_cast<int>(estimator));
     }
     m_estimator->setToolTip(tr("nncf: NNCF's PTQ default (mean of per-sample min/max per "
                                "tensor, min/max per channel)"));
@@ -129,7 +128,8 @@ Result<CalibrationRequest> CalibrationDialog::request() const {
     if (m_batchSize->value() > 0) {
         request.dataset.batchSize = m_batchSize->value();
     }
-    request.estimator = static_cast<quantization::RangeEstimator>(m_estimator->currentData().toInt());
+    request.estimator =
+        static_cast<quantization::RangeEstimator>(m_estimator->currentData().toInt());
     const QString path = m_path->text().trimmed();
     const std::string local = QDir::toNativeSeparators(path).toStdString();
     if (m_random->isChecked()) {

@@ -47,8 +47,7 @@ void Session::openModel(const QString& path) {
 }
 
 Result<Session::LoadedSession> Session::loadSession(const QString& path, Progress& progress) {
-    QS_ASSIGN_OR_RETURN(session::SessionFile session,
-                        session::readSessionFile(toPath(path)));
+    QS_ASSIGN_OR_RETURN(session::SessionFile session, session::readSessionFile(toPath(path)));
     const QString model = QFile::decodeName(session.modelPath.c_str());
     auto inSession = [&path](Error error) {
         return std::move(error).context("session '" + toPath(path).string() + "'");
@@ -111,8 +110,8 @@ Session::captureSession(const std::optional<session::SessionView>& view) const {
     }
     QS_ASSIGN_OR_RETURN(session::SessionFile session,
                         session::captureSession(toPath(m_document->filePath()),
-                                                     m_document->modelHash(),
-                                                     *m_document->quantization()));
+                                                m_document->modelHash(),
+                                                *m_document->quantization()));
     session.view = view;
     return session;
 }

@@ -52,8 +52,7 @@ public:
 
     /// Writes the open document as a session to `path` (atomically) with `view`; it becomes the
     /// session path and the undo stack is marked clean.
-    Result<void> saveSession(const QString& path,
-                             const std::optional<session::SessionView>& view);
+    Result<void> saveSession(const QString& path, const std::optional<session::SessionView>& view);
 
     /// The open document as a session, with `view` (no document: an error).
     Result<session::SessionFile>

@@ -33,9 +33,8 @@ struct DatasetOptionHelp {
     std::string images;
     std::string random;
     std::string samples = "Use at most N samples of the .npy files or images";
-    std::string batch =
-        "Samples per executor run (default: the input's static batch, else " +
-        std::to_string(runtime::kDefaultBatchSize) + ")";
+    std::string batch = "Samples per executor run (default: the input's static batch, else " +
+                        std::to_string(runtime::kDefaultBatchSize) + ")";
     std::string seedAlias; ///< an older name of --calib-seed this command also takes ("--seed")
 };
 

@@ -114,7 +114,8 @@ Result<void> writeSimulation(const graph::Graph& graph, const compression::Compr
 
 /// --session: the plan goes into the session's compression section; the file's other sections
 /// stay (a new session is created for the model when the file does not exist).
-Result<void> writeSession(const CompressOptions& options, const compression::CompressionPlan& plan) {
+Result<void> writeSession(const CompressOptions& options,
+                          const compression::CompressionPlan& plan) {
     session::SessionFile file;
     if (std::filesystem::exists(options.sessionPath)) {
         QS_ASSIGN_OR_RETURN(file, session::readSessionFile(options.sessionPath));

@@ -169,8 +169,8 @@ Result<CalibrationOutcome> calibrateAndReport(const QuantizeOptions& options,
     if (!options.reportOut.empty()) {
         nlohmann::json json = report::toJson(outcome);
         json["model"] = options.modelPath;
-        json["setup"] = options.setupIn.empty() ? "propagation (--hw " + options.hw +
-                                                      " --preset " + options.preset + ")"
+        json["setup"] = options.setupIn.empty() ? "propagation (--hw " + options.hw + " --preset " +
+                                                      options.preset + ")"
                                                 : "file " + options.setupIn;
         QS_TRY(writeJson(options.reportOut, json));
     }
@@ -253,7 +253,7 @@ Result<void> runQuantizeImpl(const QuantizeOptions& options) {
         QS_TRY(writeOutputs(options, state->proposal, state->setup));
     }
     QS_ASSIGN_OR_RETURN(const SingleConfigQuantizerSetup setup,
-                        state                      ? Result<SingleConfigQuantizerSetup>(state->setup)
+                        state                     ? Result<SingleConfigQuantizerSetup>(state->setup)
                         : options.setupIn.empty() ? proposeAndFinalize(options, model)
                                                   : readSetup(options));
     std::cout << "Statistics of the bitwidth distribution:\n" << bitwidthSummaryTable(setup);

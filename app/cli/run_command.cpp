@@ -145,10 +145,10 @@ Result<void> runModel(const RunOptions& options) {
     NullProgress quiet;
     runtime::RunStats stats;
     stats.profile = options.verbose;
-    QS_ASSIGN_OR_RETURN(
-        std::vector<runtime::Tensor> outputs,
-        runtime::runBatched(executor, dataset, batches > 1 ? static_cast<Progress&>(bar) : quiet,
-                            &stats));
+    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> outputs,
+                        runtime::runBatched(executor, dataset,
+                                            batches > 1 ? static_cast<Progress&>(bar) : quiet,
+                                            &stats));
     std::cerr << "ran " << dataset.samples() << " sample(s) in " << batches
               << " batch(es): " << stats.seconds * 1000.0 << " ms, peak activations "
               << stats.peakActivationBytes / 1024 << " KiB\n";

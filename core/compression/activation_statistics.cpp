@@ -235,17 +235,17 @@ Result<std::vector<double>> collectActivationStatistics(const Graph& graph,
         probed.push_back(probes[i].value);
         statisticOf.push_back(i);
     }
-    QS_TRY(runtime::runObserving(
-        graph, probed, dataset, progress,
-        [&](runtime::ObservedBatch& batch) -> Result<void> {
-            for (size_t p = 0; p < probed.size(); ++p) {
-                QS_TRY(statistics[statisticOf[p]]
-                           .add(batch.probes[p])
-                           .context("activation '" + graph.value(probed[p]).name + "'"));
-            }
-            return success();
-        },
-        {.label = "activation statistics"}));
+    QS_TRY(runtime::runObserving(graph, probed, dataset, progress,
+                                 [&](runtime::ObservedBatch& batch) -> Result<void> {
+                                     for (size_t p = 0; p < probed.size(); ++p) {
+                                         QS_TRY(statistics[statisticOf[p]]
+                                                    .add(batch.probes[p])
+                                                    .context("activation '" +
+                                                             graph.value(probed[p]).name + "'"));
+                                     }
+                                     return success();
+                                 },
+                                 {.label = "activation statistics"}));
     std::vector<double> values;
     values.reserve(statistics.size());
     for (const ActivationStatistic& statistic : statistics) {

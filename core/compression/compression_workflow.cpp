@@ -12,9 +12,8 @@ Result<WeightCompressionOutcome> planCompression(const graph::Graph& graph,
         outcome.datasetSamples = dataset->samples();
         outcome.batchSize = dataset->batchSize;
     }
-    QS_ASSIGN_OR_RETURN(outcome.plan,
-                        planWeightCompression(graph, request.options, progress,
-                                              dataset ? &*dataset : nullptr));
+    QS_ASSIGN_OR_RETURN(outcome.plan, planWeightCompression(graph, request.options, progress,
+                                                            dataset ? &*dataset : nullptr));
     return outcome;
 }
 

@@ -209,9 +209,8 @@ Result<CalibrationPlan> planCalibration(const graph::Graph& model,
 }
 
 Result<void> activationRanges(const graph::Graph& model, const SingleConfigQuantizerSetup& setup,
-                              const runtime::Dataset& dataset,
-                              const CalibrationOptions& options, Progress& progress,
-                              CalibrationPlan& plan) {
+                              const runtime::Dataset& dataset, const CalibrationOptions& options,
+                              Progress& progress, CalibrationPlan& plan) {
     if (plan.observed.values().empty()) {
         return success();
     }
@@ -345,8 +344,7 @@ Result<QuantizerParametersMap> calibrate(const graph::Graph& model,
 Result<SimulationReport> simulateQuantization(const graph::Graph& model,
                                               const SingleConfigQuantizerSetup& setup,
                                               const QuantizerParametersMap& parameters,
-                                              const runtime::Dataset& dataset,
-                                              Progress& progress) {
+                                              const runtime::Dataset& dataset, Progress& progress) {
     const auto start = std::chrono::steady_clock::now();
     QS_ASSIGN_OR_RETURN(SideBySide runs, SideBySide::create(model, setup, parameters));
     QS_TRY(runtime::runObserving(

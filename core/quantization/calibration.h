@@ -62,8 +62,7 @@ struct SimulationReport {
 Result<SimulationReport> simulateQuantization(const graph::Graph& model,
                                               const SingleConfigQuantizerSetup& setup,
                                               const QuantizerParametersMap& parameters,
-                                              const runtime::Dataset& dataset,
-                                              Progress& progress);
+                                              const runtime::Dataset& dataset, Progress& progress);
 
 /// {"samples", "seconds", "outputs": [...]} (per-quantizer errors go with their parameters).
 nlohmann::json toJson(const SimulationReport& report);

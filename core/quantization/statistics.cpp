@@ -222,17 +222,17 @@ Result<std::vector<TensorStatistics>> collectStatistics(const graph::Graph& mode
                                                         const StatisticsOptions& options,
                                                         Progress& progress) {
     std::vector<TensorStatistics> stats(observed.size());
-    QS_TRY(runtime::runObserving(
-        model, observed, dataset, progress,
-        [&](runtime::ObservedBatch& batch) -> Result<void> {
-            for (size_t i = 0; i < observed.size(); ++i) {
-                QS_TRY(stats[i]
-                           .addBatch(batch.probes[i], options)
-                           .context("tensor '" + model.value(observed[i]).name + "'"));
-            }
-            return success();
-        },
-        {.label = "statistics"}));
+    QS_TRY(runtime::runObserving(model, observed, dataset, progress,
+                                 [&](runtime::ObservedBatch& batch) -> Result<void> {
+                                     for (size_t i = 0; i < observed.size(); ++i) {
+                                         QS_TRY(stats[i]
+                                                    .addBatch(batch.probes[i], options)
+                                                    .context("tensor '" +
+                                                             model.value(observed[i]).name + "'"));
+                                     }
+                                     return success();
+                                 },
+                                 {.label = "statistics"}));
     return stats;
 }
 

@@ -10,12 +10,14 @@ namespace qs::report {
 
 nlohmann::json toJson(const quantization::CalibrationOutcome& outcome) {
     nlohmann::json report;
-    report["calibration"] = {{"dataset", outcome.dataset},
-                             {"samples", outcome.samples},
-                             {"batch_size", outcome.batchSize},
-                             {"range_estimator", quantization::rangeEstimatorName(outcome.estimator)},
-                             {"seconds", outcome.calibrationSeconds}};
-    nlohmann::json quantizers = quantization::toJson(outcome.setup, outcome.parameters).at("quantizers");
+    report["calibration"] = {
+        {"dataset", outcome.dataset},
+        {"samples", outcome.samples},
+        {"batch_size", outcome.batchSize},
+        {"range_estimator", quantization::rangeEstimatorName(outcome.estimator)},
+        {"seconds", outcome.calibrationSeconds}};
+    nlohmann::json quantizers =
+        quantization::toJson(outcome.setup, outcome.parameters).at("quantizers");
     for (const auto& [id, error] : outcome.simulation.quantizers) {
         quantizers[std::to_string(id)].update(quantization::toJson(error));
     }

@@ -24,9 +24,9 @@ std::string declaredDims(const graph::Value& value) {
     std::string out = "[";
     for (size_t d = 0; d < value.shape.rank(); ++d) {
         const graph::Dim& dim = value.shape.dims[d];
-        out += (d > 0 ? "," : "") +
-               (dim.isKnown() ? std::to_string(dim.size)
-                              : (dim.symbol.empty() ? std::string("?") : dim.symbol));
+        out += (d > 0 ? "," : "") + (dim.isKnown()
+                                         ? std::to_string(dim.size)
+                                         : (dim.symbol.empty() ? std::string("?") : dim.symbol));
     }
     return out + "]";
 }
@@ -45,10 +45,10 @@ Result<Shape> fixedShape(const graph::Value& value, int64_t batch, const Dataset
     for (size_t d = 0; d < value.shape.rank(); ++d) {
         const graph::Dim& dim = value.shape.dims[d];
         if (d > 0 && !dim.isKnown()) {
-            return Error(Errc::InvalidArgument, what + " needs static dims beyond the batch; input '" +
-                                                    value.name + "' is " + declaredDims(value) +
-                                                    "; give " + request.names.inputShape + " " +
-                                                    value.name + "=DIMS");
+            return Error(Errc::InvalidArgument,
+                         what + " needs static dims beyond the batch; input '" + value.name +
+                             "' is " + declaredDims(value) + "; give " + request.names.inputShape +
+                             " " + value.name + "=DIMS");
         }
         shape.push_back(dim.isKnown() ? dim.size : batch);
     }
@@ -67,10 +67,9 @@ Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
     std::vector<Tensor> tensors;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const std::string& path = request.npyFiles[i];
-        QS_ASSIGN_OR_RETURN(Tensor tensor,
-                            readNpy(path).context(request.names.npy + " '" + path +
-                                                  "' for input '" + model.value(inputs[i]).name +
-                                                  "'"));
+        QS_ASSIGN_OR_RETURN(
+            Tensor tensor, readNpy(path).context(request.names.npy + " '" + path + "' for input '" +
+                                                 model.value(inputs[i]).name + "'"));
         tensors.push_back(firstSamples(std::move(tensor), request.maxSamples));
     }
     return tensors;
@@ -128,10 +127,10 @@ Result<Dataset> loadClassFolders(const graph::Graph& model,
     std::vector<Tensor> parts;
     std::vector<int64_t> labels;
     for (size_t c = 0; c < classes.size(); ++c) {
-        QS_ASSIGN_OR_RETURN(Tensor images,
-                            loadImageFolder(classes[c], shape[1], shape[2], shape[3],
-                                            request.normalization)
-                                .context("class '" + classes[c].filename().string() + "'"));
+        QS_ASSIGN_OR_RETURN(
+            Tensor images,
+            loadImageFolder(classes[c], shape[1], shape[2], shape[3], request.normalization)
+                .context("class '" + classes[c].filename().string() + "'"));
         labels.insert(labels.end(), static_cast<size_t>(images.shape()[0]),
                       static_cast<int64_t>(c));
         parts.push_back(std::move(images));
@@ -154,14 +153,13 @@ Result<std::vector<Tensor>> randomSamples(const graph::Graph& model,
     for (const graph::ValueId id : inputs) {
         const graph::Value& value = model.value(id);
         if (value.dtype != graph::DataType::Float) {
-            return Error(Errc::Unsupported, request.names.random +
-                                                " can fill float inputs only; '" + value.name +
-                                                "' is " +
-                                                std::string(graph::dataTypeName(value.dtype)) +
-                                                " (give " + request.names.npy + " instead)");
+            return Error(Errc::Unsupported,
+                         request.names.random + " can fill float inputs only; '" + value.name +
+                             "' is " + std::string(graph::dataTypeName(value.dtype)) + " (give " +
+                             request.names.npy + " instead)");
         }
-        QS_ASSIGN_OR_RETURN(Shape shape,
-                            fixedShape(value, request.randomSamples, request, request.names.random));
+        QS_ASSIGN_OR_RETURN(
+            Shape shape, fixedShape(value, request.randomSamples, request, request.names.random));
         if (shape.empty()) {
             return Error(Errc::Unsupported, request.names.random +
                                                 " needs inputs with a batch axis; '" + value.name +
@@ -215,15 +213,14 @@ Result<int64_t> commonSampleCount(const std::vector<Tensor>& inputs) {
 }
 
 Result<Tensor> loadLabels(const DatasetRequest& request, int64_t samples) {
-    QS_ASSIGN_OR_RETURN(Tensor labels, readNpy(request.labelsNpy)
-                                           .context(request.names.labels + " '" +
-                                                    request.labelsNpy + "'"));
+    QS_ASSIGN_OR_RETURN(
+        Tensor labels,
+        readNpy(request.labelsNpy).context(request.names.labels + " '" + request.labelsNpy + "'"));
     const std::string where = request.names.labels + " '" + request.labelsNpy + "'";
     if (labels.dtype() != graph::DataType::Int64 || labels.rank() != 1) {
-        return Error(Errc::InvalidArgument,
-                     where + " must hold one int64 label per sample, got " +
-                         std::string(graph::dataTypeName(labels.dtype())) + " " +
-                         shapeToString(labels.shape()));
+        return Error(Errc::InvalidArgument, where + " must hold one int64 label per sample, got " +
+                                                std::string(graph::dataTypeName(labels.dtype())) +
+                                                " " + shapeToString(labels.shape()));
     }
     labels = firstSamples(std::move(labels), request.maxSamples);
     if (labels.shape()[0] != samples) {
@@ -357,8 +354,7 @@ Result<Dataset> loadDataset(const graph::Graph& model, const DatasetRequest& req
         return Error(Errc::InvalidArgument, request.names.batch + " must be positive");
     }
     if (!request.labelsNpy.empty() && request.kind() == DatasetKind::ClassFolders) {
-        return Error(Errc::InvalidArgument, request.names.labels + " and " +
-                                                request.names.classes +
+        return Error(Errc::InvalidArgument, request.names.labels + " and " + request.names.classes +
                                                 " both give labels; give one of them");
     }
     const std::vector<graph::ValueId> inputs = model.runtimeInputs();

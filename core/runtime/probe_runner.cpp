@@ -94,15 +94,14 @@ Result<void> runObserving(const Executor& executor, const Dataset& dataset, Prog
 Result<std::vector<Tensor>> runBatched(const Executor& executor, const Dataset& dataset,
                                        Progress& progress, RunStats* stats) {
     std::vector<std::vector<Tensor>> perOutput(executor.graph().outputs().size());
-    QS_TRY(runObserving(
-        executor, dataset, progress,
-        [&perOutput](ObservedBatch& batch) -> Result<void> {
-            for (size_t o = 0; o < batch.outputs.size(); ++o) {
-                perOutput[o].push_back(std::move(batch.outputs[o]));
-            }
-            return success();
-        },
-        {.stats = stats}));
+    QS_TRY(runObserving(executor, dataset, progress,
+                        [&perOutput](ObservedBatch& batch) -> Result<void> {
+                            for (size_t o = 0; o < batch.outputs.size(); ++o) {
+                                perOutput[o].push_back(std::move(batch.outputs[o]));
+                            }
+                            return success();
+                        },
+                        {.stats = stats}));
     std::vector<Tensor> results;
     results.reserve(perOutput.size());
     for (const auto& parts : perOutput) {

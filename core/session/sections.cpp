@@ -32,15 +32,12 @@ nlohmann::json toJson(const CalibrationSummary& summary) {
         outputs.push_back({{"name", o.name},
                            {"cosine_similarity", o.cosine},
                            {"max_abs_error", o.maxAbsError},
-                           {"top1_agreement",
-                            o.top1Agreement ? nlohmann::json(*o.top1Agreement) : nlohmann::json()}});
+                           {"top1_agreement", o.top1Agreement ? nlohmann::json(*o.top1Agreement)
+                                                              : nlohmann::json()}});
     }
-    return {{"dataset", summary.dataset},
-            {"samples", summary.samples},
-            {"batch_size", summary.batchSize},
-            {"range_estimator", summary.rangeEstimator},
-            {"seconds", summary.seconds},
-            {"outputs", std::move(outputs)}};
+    return {{"dataset", summary.dataset},      {"samples", summary.samples},
+            {"batch_size", summary.batchSize}, {"range_estimator", summary.rangeEstimator},
+            {"seconds", summary.seconds},      {"outputs", std::move(outputs)}};
 }
 
 Result<CalibrationSummary> calibrationSummaryFromJson(const nlohmann::json& json) {

@@ -33,6 +33,7 @@ struct CalibrationSummary {
     int64_t batchSize = 0;
     std::string rangeEstimator;
     double seconds = 0.0;
+
     struct Output {
         std::string name;
         double cosine = 0.0;
@@ -41,6 +42,7 @@ struct CalibrationSummary {
 
         bool operator==(const Output&) const = default;
     };
+
     std::vector<Output> outputs;
 
     bool operator==(const CalibrationSummary&) const = default;

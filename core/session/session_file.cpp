@@ -96,8 +96,9 @@ void parseQuantization(const nlohmann::json& settings, const nlohmann::json& cho
         if (used != key.size()) {
             throw BadField("choice key '" + key + "' is not a quantization point id");
         }
-        session.choices[id] = SessionChoice{pointFromJson(entry.at("qip")),
-                                            quantization::quantizerConfigFromJson(entry.at("qconfig"))};
+        session.choices[id] =
+            SessionChoice{pointFromJson(entry.at("qip")),
+                          quantization::quantizerConfigFromJson(entry.at("qconfig"))};
     }
 }
 

@@ -3,10 +3,10 @@
 // vary most in the backup mode.
 
 #include "core/compression/activation_statistics.h"
-#include "core/runtime/dataset_request.h"
 #include "core/compression/weight_compression.h"
 #include "core/graph/graph_builder.h"
 #include "core/runtime/batching.h"
+#include "core/runtime/dataset_request.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -296,8 +296,8 @@ TEST(Calibrate, UnifiedGroupSharesTheRangeAndNncfUsesMeans) {
     EXPECT_FLOAT_EQ(unified->at(2).inputHigh[0], 3.0F);
     EXPECT_FLOAT_EQ(unified->at(2).scale[0], 3.0F / 255.0F);
     // Global min/max instead of means.
-    auto minmax =
-        calibrate(model, setup, datasetOf(data), {.estimator = RangeEstimator::MinMax}, noProgress());
+    auto minmax = calibrate(model, setup, datasetOf(data), {.estimator = RangeEstimator::MinMax},
+                            noProgress());
     ASSERT_TRUE(minmax.ok());
     EXPECT_FLOAT_EQ(minmax->at(2).inputHigh[0], 4.0F);
 }

@@ -5,11 +5,11 @@
 
 #include "core/onnx/model_io.h"
 #include "core/quantization/calibration.h"
-#include "core/runtime/dataset_request.h"
 #include "core/quantization/fake_quantize.h"
 #include "core/quantization/finalize_setup.h"
 #include "core/quantization/qdq_export.h"
 #include "core/quantization/quantization_state.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/executor.h"
 
 #include <gtest/gtest.h>

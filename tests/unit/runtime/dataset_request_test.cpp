@@ -97,8 +97,10 @@ TEST(DatasetRequest, RandomSamplesAreSeededAndFitAStaticBatch) {
     // The same seed gives the same samples; the second input takes the next seed.
     auto again = loadDataset(floatInputs(-1), source);
     ASSERT_TRUE(again.ok());
-    EXPECT_EQ(again.value().inputs[0].elementAsDouble(7), dynamic.value().inputs[0].elementAsDouble(7));
-    EXPECT_NE(dynamic.value().inputs[0].elementAsDouble(0), dynamic.value().inputs[1].elementAsDouble(0));
+    EXPECT_EQ(again.value().inputs[0].elementAsDouble(7),
+              dynamic.value().inputs[0].elementAsDouble(7));
+    EXPECT_NE(dynamic.value().inputs[0].elementAsDouble(0),
+              dynamic.value().inputs[1].elementAsDouble(0));
 
     // A static batch of 2: three runs of it.
     auto fixed = loadDataset(floatInputs(2), source);
@@ -139,9 +141,9 @@ TEST(DatasetRequest, RefusesNoneSeveralOrUnfitSources) {
     graph::GraphBuilder b(13);
     const auto x = b.input("x", {-1, 4});
     b.output(b.op("Identity", "copy", {x}));
-    EXPECT_NE(
-        messageOf(loadDataset(b.take(), images)).find("--images needs an NCHW input, 'x' is [batch,4]"),
-        std::string::npos);
+    EXPECT_NE(messageOf(loadDataset(b.take(), images))
+                  .find("--images needs an NCHW input, 'x' is [batch,4]"),
+              std::string::npos);
 }
 
 TEST(DatasetRequest, RandomSamplesNeedStaticDimsBeyondTheBatch) {
@@ -220,9 +222,9 @@ TEST(DatasetRequest, LabelsMustBeOneInt64PerSample) {
     EXPECT_EQ(cut->labels->shape(), (Shape{4})); // cut with the samples
     request.maxSamples = 5;
     request.labelsNpy = (dir / "l4.npy").string();
-    EXPECT_NE(messageOf(loadDataset(floatInputs(-1), request))
-                  .find("holds 4 label(s) for 5 sample(s)"),
-              std::string::npos);
+    EXPECT_NE(
+        messageOf(loadDataset(floatInputs(-1), request)).find("holds 4 label(s) for 5 sample(s)"),
+        std::string::npos);
     request.labelsNpy = (dir / "lf.npy").string();
     EXPECT_NE(messageOf(loadDataset(floatInputs(-1), request))
                   .find("must hold one int64 label per sample, got float"),
@@ -309,7 +311,8 @@ TEST(ProbeRunner, ObservesProbesBatchByBatchAndStopsOnCancel) {
         EXPECT_EQ(batch.outputs.size(), 1U);
         EXPECT_EQ(batch.probes.size(), 1U);
         EXPECT_EQ(batch.probes[0].shape()[0], batch.batch.end - batch.batch.begin);
-        EXPECT_EQ(batch.probes[0].data<float>()[1], 2.0F * static_cast<float>(batch.batch.begin * 4 + 1));
+        EXPECT_EQ(batch.probes[0].data<float>()[1],
+                  2.0F * static_cast<float>(batch.batch.begin * 4 + 1));
         rowsSeen += batch.probes[0].shape()[0];
         return success();
     });

@@ -18,6 +18,7 @@ namespace qs::session {
 
 using quantization::computeQuantization;
 using quantization::QuantizerPropagationRule;
+
 namespace {
 
 const std::filesystem::path kModel = QS_TEST_DATA_DIR "/models/tiny_residual.onnx";
@@ -154,12 +155,13 @@ TEST(SessionFile, SectionsRoundTripAndUnknownOnesAreKept) {
     ASSERT_TRUE(model.ok());
     auto session = captureSession(kModel, *hashModelFile(kModel), editedState(*model));
     ASSERT_TRUE(session.ok());
-    const CalibrationSummary summary{.dataset = "random 8 (seed 0)",
-                                     .samples = 8,
-                                     .batchSize = 8,
-                                     .rangeEstimator = "minmax",
-                                     .seconds = 0.25,
-                                     .outputs = {{"logits", 0.999, 0.01, 1.0}, {"aux", 0.9, 2.0, {}}}};
+    const CalibrationSummary summary{
+        .dataset = "random 8 (seed 0)",
+        .samples = 8,
+        .batchSize = 8,
+        .rangeEstimator = "minmax",
+        .seconds = 0.25,
+        .outputs = {{"logits", 0.999, 0.01, 1.0}, {"aux", 0.9, 2.0, {}}}};
     setSection(*session, kCalibrationSection, toJson(summary));
     setSection(*session, "hawq_from_the_future", {{"bits", {4, 8}}});
     const auto path = tempPath("sections.qscope");
