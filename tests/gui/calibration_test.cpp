@@ -26,6 +26,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QComboBox>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -335,6 +337,15 @@ TEST(CalibrationDialogTest, AsksForAnExistingPath) {
     EXPECT_EQ(request->dataset.imagesDir, dir.path().toStdString());
     EXPECT_EQ(request->dataset.maxSamples, 50);
     EXPECT_EQ(request->dataset.batchSize.value_or(0), 5);
+    // The range estimator goes into the core workflow's request, as --range-estimator does.
+    EXPECT_EQ(request->estimator, quantization::RangeEstimator::Nncf);
+    dialog.estimatorBox().setCurrentIndex(
+        dialog.estimatorBox().findData(static_cast<int>(quantization::RangeEstimator::MinMax)));
+    dialog.setBatchSize(0);
+    request = dialog.request();
+    ASSERT_TRUE(request.ok());
+    EXPECT_EQ(request->estimator, quantization::RangeEstimator::MinMax);
+    EXPECT_FALSE(request->dataset.batchSize.has_value()); // Auto: the one batch-size rule
 
     dialog.setSource(CalibrationDialog::Source::Random);
     request = dialog.request();
