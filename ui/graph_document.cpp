@@ -29,9 +29,7 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
     onnx::ImportNotes notes;
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(file, {}, &notes));
     QS_ASSIGN_OR_RETURN(std::string hash, session::hashModelFile(file));
-    if (progress.isCancelled()) {
-        return Error(Errc::Cancelled, "cancelled");
-    }
+    QS_TRY(checkCancelled(progress));
     progress.report(0.9, "Summarizing model");
     report::ModelInfo info = report::computeModelInfo(graph);
     info.path = file.string();
