@@ -131,6 +131,21 @@ Result<void> writeSession(const CompressOptions& options,
     return success();
 }
 
+/// After the export: --report, the console report, sizes, the checker and --session.
+Result<void> writeResults(const CompressOptions& options, const graph::Graph& graph,
+                          const compression::WeightCompressionOutcome& outcome) {
+    if (!options.reportPath.empty()) {
+        QS_TRY(writeReport(options, outcome));
+    }
+    std::cout << report::compressionText(outcome);
+    QS_TRY(printSizes(options, *outcome.summary));
+    checkIfPossible(graph, std::cout);
+    if (!options.sessionPath.empty()) {
+        QS_TRY(writeSession(options, outcome.plan));
+    }
+    return success();
+}
+
 Result<void> runCompress(const CompressOptions& options) {
     compression::WeightCompressionRequest request{.dataset = options.dataset};
     QS_ASSIGN_OR_RETURN(request.options, toCoreOptions(options));
@@ -143,16 +158,7 @@ Result<void> runCompress(const CompressOptions& options) {
     }
     QS_TRY(compression::applyCompression(graph, outcome, progress));
     QS_TRY(onnx::exportModel(graph, options.outPath));
-    if (!options.reportPath.empty()) {
-        QS_TRY(writeReport(options, outcome));
-    }
-    std::cout << report::compressionText(outcome);
-    QS_TRY(printSizes(options, *outcome.summary));
-    checkIfPossible(graph, std::cout);
-    if (!options.sessionPath.empty()) {
-        QS_TRY(writeSession(options, outcome.plan));
-    }
-    return success();
+    return writeResults(options, graph, outcome);
 }
 } // namespace
 

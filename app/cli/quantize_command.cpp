@@ -177,6 +177,15 @@ Result<CalibrationOutcome> calibrateAndReport(const QuantizeOptions& options,
     return outcome;
 }
 
+/// --hw, --preset and --rule as settings.
+Result<QuantizationSettings> flagSettings(const QuantizeOptions& options) {
+    const std::optional<QuantizerPropagationRule> rule = ruleFromArgument(options.rule);
+    if (!rule) {
+        return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
+    }
+    return QuantizationSettings{.hw = options.hw, .preset = presetOf(options), .rule = *rule};
+}
+
 /// --session: the settings and choices of the session file when it exists (else of --hw, --preset
 /// and --rule), then --set on top; the session holds what propagation options it can restore, so
 /// --ignore, --quantize-outputs and --setup-in do not combine with it.
@@ -187,12 +196,7 @@ Result<QuantizationState> sessionState(const QuantizeOptions& options, const gra
                      "--session keeps HW config, preset, rule and choices; it does not combine "
                      "with --ignore, --quantize-outputs or --setup-in");
     }
-    QuantizationSettings settings{.hw = options.hw, .preset = presetOf(options)};
-    const std::optional<QuantizerPropagationRule> rule = ruleFromArgument(options.rule);
-    if (!rule) {
-        return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
-    }
-    settings.rule = *rule;
+    QS_ASSIGN_OR_RETURN(QuantizationSettings settings, flagSettings(options));
     if (std::filesystem::exists(options.sessionPath)) {
         QS_ASSIGN_OR_RETURN(saved, session::readSessionFile(options.sessionPath));
         QS_TRY(session::checkSessionModel(*saved, options.modelPath)

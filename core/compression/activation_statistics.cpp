@@ -210,19 +210,14 @@ double ActivationStatistic::value() const {
     return reduceChannels(variances, m_maxAbs);
 }
 
-Result<std::vector<double>> collectActivationStatistics(const Graph& graph,
-                                                        std::span<const ActivationProbe> probes,
-                                                        SensitivityMetric metric,
-                                                        const runtime::Dataset& dataset,
-                                                        Progress& progress) {
-    if (!isDataAware(metric)) {
-        return Error(Errc::InvalidArgument, "weight_quantization_error needs no activations");
-    }
-    std::vector<ActivationStatistic> statistics;
+namespace {
+/// One statistic per probe; constant activations go to theirs at once, the others are listed in
+/// `probed` (with their statistic's index) to be observed on every batch.
+Result<void> startStatistics(const Graph& graph, std::span<const ActivationProbe> probes,
+                             SensitivityMetric metric, std::vector<ActivationStatistic>& statistics,
+                             std::vector<graph::ValueId>& probed,
+                             std::vector<size_t>& statisticOf) {
     statistics.reserve(probes.size());
-    // Constant activations go to their statistic once; the others are probed on every batch.
-    std::vector<graph::ValueId> probed;
-    std::vector<size_t> statisticOf;
     for (size_t i = 0; i < probes.size(); ++i) {
         statistics.emplace_back(metric, probes[i].tokenAxis);
         const graph::Value& value = graph.value(probes[i].value);
@@ -235,6 +230,22 @@ Result<std::vector<double>> collectActivationStatistics(const Graph& graph,
         probed.push_back(probes[i].value);
         statisticOf.push_back(i);
     }
+    return success();
+}
+} // namespace
+
+Result<std::vector<double>> collectActivationStatistics(const Graph& graph,
+                                                        std::span<const ActivationProbe> probes,
+                                                        SensitivityMetric metric,
+                                                        const runtime::Dataset& dataset,
+                                                        Progress& progress) {
+    if (!isDataAware(metric)) {
+        return Error(Errc::InvalidArgument, "weight_quantization_error needs no activations");
+    }
+    std::vector<ActivationStatistic> statistics;
+    std::vector<graph::ValueId> probed;
+    std::vector<size_t> statisticOf;
+    QS_TRY(startStatistics(graph, probes, metric, statistics, probed, statisticOf));
     QS_TRY(runtime::runObserving(graph, probed, dataset, progress,
                                  [&](runtime::ObservedBatch& batch) -> Result<void> {
                                      for (size_t p = 0; p < probed.size(); ++p) {
