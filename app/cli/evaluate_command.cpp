@@ -8,8 +8,9 @@
 #include "core/onnx/model_io.h"
 #include "core/report/accuracy.h"
 #include "core/runtime/batching.h"
-#include "core/runtime/dataset_source.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/probe_runner.h"
 #include "core/runtime/processor_support.h"
 
 #include <nlohmann/json.hpp>
@@ -33,10 +34,11 @@ namespace qs::cli {
 namespace {
 struct EvaluateOptions {
     std::vector<std::string> modelPaths;
-    runtime::DatasetSource dataset{.names = {.npy = "--calib-npy",
-                                             .images = "--calib-images",
-                                             .random = "--calib-random",
-                                             .samples = "--calib-samples"}};
+    runtime::DatasetRequest dataset{.names = {.npy = "--calib-npy",
+                                              .images = "--calib-images",
+                                              .random = "--calib-random",
+                                              .samples = "--calib-samples",
+                                              .labels = "--labels-npy"}};
     std::string labelsPath;
     int64_t batch = 0;
     std::string outputName;
@@ -47,35 +49,29 @@ struct EvaluateOptions {
 
 /// The samples every model runs on, and their class ids when the dataset has labels.
 struct EvaluationData {
-    std::vector<runtime::Tensor> inputs;
+    runtime::Dataset dataset;
     std::optional<std::vector<int64_t>> labels;
     int64_t samples = 0;
 };
 
-/// The one place evaluate turns its dataset options into samples and labels: .npy files, an
-/// image folder (files in sorted order) or random samples via runtime::loadDataset, and labels
-/// from --labels-npy. (The shared DatasetRequest, which will also read labels from class
-/// subfolders, replaces this function.)
+/// The one place evaluate turns its dataset options into samples and labels: the shared
+/// DatasetRequest (.npy files, an image folder or random samples, labels from --labels-npy)
+/// through runtime::loadDataset.
 Result<EvaluationData> loadEvaluationData(const graph::Graph& model,
                                           const EvaluateOptions& options) {
-    EvaluationData data;
-    QS_ASSIGN_OR_RETURN(data.inputs, runtime::loadDataset(model, options.dataset));
-    data.samples =
-        data.inputs.empty() || data.inputs[0].rank() == 0 ? 0 : data.inputs[0].shape()[0];
-    if (options.labelsPath.empty()) {
-        return data;
-    }
-    if (options.dataset.randomSamples > 0) {
+    if (!options.labelsPath.empty() && options.dataset.randomSamples > 0) {
         return Error(Errc::InvalidArgument, "--labels-npy needs a real dataset (--calib-npy or "
                                             "--calib-images), not --calib-random");
     }
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> labels, report::readLabelsNpy(options.labelsPath));
-    // Labels follow the samples kept by --calib-samples.
-    if (static_cast<int64_t>(labels.size()) > data.samples &&
-        options.dataset.maxSamples < static_cast<int64_t>(labels.size())) {
-        labels.resize(static_cast<size_t>(data.samples));
+    runtime::DatasetRequest request = options.dataset;
+    request.labelsNpy = options.labelsPath;
+    EvaluationData data;
+    QS_ASSIGN_OR_RETURN(data.dataset, runtime::loadDataset(model, request));
+    data.samples = data.dataset.samples();
+    if (data.dataset.labels) {
+        QS_ASSIGN_OR_RETURN(data.labels, report::labelsFromTensor(*data.dataset.labels)
+                                             .context("--labels-npy '" + options.labelsPath + "'"));
     }
-    data.labels = std::move(labels);
     return data;
 }
 
@@ -135,10 +131,15 @@ Result<ModelEvaluation> evaluateModel(const std::string& path, const EvaluateOpt
     const int64_t batch = batchFor(options, graph, data.samples);
     QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(std::move(graph)));
     StderrProgressBar bar;
+    NullProgress quiet;
     const bool manyBatches = (data.samples + batch - 1) / batch > 1;
+    runtime::Dataset dataset = data.dataset;
+    dataset.batchSize = batch;
     QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> outputs,
-                        runtime::runBatched(executor, data.inputs, batch,
-                                            manyBatches && !options.json ? &bar : nullptr));
+                        runtime::runBatched(executor, dataset,
+                                            manyBatches && !options.json
+                                                ? static_cast<Progress&>(bar)
+                                                : static_cast<Progress&>(quiet)));
     ModelEvaluation evaluation{.path = path, .output = outputs[index]};
     QS_TRY(score(evaluation, options, data));
     return evaluation;
@@ -216,13 +217,13 @@ Result<std::string> ortDirectory(const EvaluateOptions& options) {
 Result<std::vector<std::string>> writeOrtInputs(const EvaluationData& data,
                                                 const std::filesystem::path& dir) {
     std::vector<std::string> files;
-    files.reserve(data.inputs.size());
-    for (size_t i = 0; i < data.inputs.size(); ++i) {
-        if (data.inputs[i].dtype() != graph::DataType::Float) {
+    files.reserve(data.dataset.inputs.size());
+    for (size_t i = 0; i < data.dataset.inputs.size(); ++i) {
+        if (data.dataset.inputs[i].dtype() != graph::DataType::Float) {
             return Error(Errc::Unsupported, "--ort feeds float32 inputs only");
         }
         files.push_back((dir / ("input" + std::to_string(i) + ".npy")).string());
-        QS_TRY(runtime::writeNpy(data.inputs[i], files.back()));
+        QS_TRY(runtime::writeNpy(data.dataset.inputs[i], files.back()));
     }
     return files;
 }

@@ -11,6 +11,7 @@
 #include "core/hessian/hessian_service.h"
 #include "core/onnx/model_io.h"
 #include "core/report/hessian_report.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
@@ -39,10 +40,10 @@ struct HessianOptions {
     int iterations = hessian::kDefaultHessianIterations;
     double tolerance = 0.0;
     uint64_t seed = 0;
-    runtime::DatasetSource dataset{.names = {.npy = "--calib-npy",
-                                             .images = "--calib-images",
-                                             .random = "--calib-random",
-                                             .samples = "--samples"}};
+    runtime::DatasetRequest dataset{.names = {.npy = "--calib-npy",
+                                              .images = "--calib-images",
+                                              .random = "--calib-random",
+                                              .samples = "--samples"}};
     std::vector<std::string> inputShapes;
     int threads = 0;
     std::string sampleRange;
@@ -281,14 +282,14 @@ Result<void> runHessian(const HessianOptions& options) {
         QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
     }
     QS_ASSIGN_OR_RETURN(request.batch, hessianBatch(options, graph, request.samples));
-    runtime::DatasetSource source = options.dataset;
+    runtime::DatasetRequest source = options.dataset;
     if (source.kind() != runtime::DatasetKind::Random) {
         source.maxSamples = request.firstSample + request.samples;
     }
-    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> data,
+    QS_ASSIGN_OR_RETURN(runtime::Dataset data,
                         runtime::loadDataset(graph, source).context("dataset"));
     QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(std::move(graph)));
-    hessian::TensorBatchSource samples(std::move(data), request.batch);
+    hessian::TensorBatchSource samples(std::move(data.inputs), request.batch);
     hessian::HessianService service(executor, samples, options.seed);
     StderrProgressBar bar;
     QS_ASSIGN_OR_RETURN(hessian::HessianScores scores, service.fetch(request, bar));
