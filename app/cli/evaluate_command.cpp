@@ -39,7 +39,6 @@ struct EvaluateOptions {
                                               .random = "--calib-random",
                                               .samples = "--calib-samples",
                                               .labels = "--labels-npy"}};
-    std::string labelsPath;
     int64_t batch = 0;
     std::string outputName;
     bool json = false;
@@ -59,18 +58,18 @@ struct EvaluationData {
 /// through runtime::loadDataset.
 Result<EvaluationData> loadEvaluationData(const graph::Graph& model,
                                           const EvaluateOptions& options) {
-    if (!options.labelsPath.empty() && options.dataset.randomSamples > 0) {
+    if (!options.dataset.labelsNpy.empty() && options.dataset.randomSamples > 0) {
         return Error(Errc::InvalidArgument, "--labels-npy needs a real dataset (--calib-npy or "
                                             "--calib-images), not --calib-random");
     }
     runtime::DatasetRequest request = options.dataset;
-    request.labelsNpy = options.labelsPath;
     EvaluationData data;
     QS_ASSIGN_OR_RETURN(data.dataset, runtime::loadDataset(model, request));
     data.samples = data.dataset.samples();
     if (data.dataset.labels) {
-        QS_ASSIGN_OR_RETURN(data.labels, report::labelsFromTensor(*data.dataset.labels)
-                                             .context("--labels-npy '" + options.labelsPath + "'"));
+        QS_ASSIGN_OR_RETURN(data.labels,
+                            report::labelsFromTensor(*data.dataset.labels)
+                                .context("--labels-npy '" + options.dataset.labelsNpy + "'"));
     }
     return data;
 }
@@ -106,7 +105,7 @@ Result<void> score(ModelEvaluation& evaluation, const EvaluateOptions& options,
     if (data.labels) {
         QS_ASSIGN_OR_RETURN(evaluation.accuracy,
                             report::computeAccuracy(evaluation.output, *data.labels)
-                                .context("--labels-npy '" + options.labelsPath + "'"));
+                                .context("--labels-npy '" + options.dataset.labelsNpy + "'"));
     }
     return success();
 }
@@ -302,7 +301,7 @@ void printTable(const std::vector<ModelEvaluation>& models, const EvaluateOption
                 const EvaluationData& data) {
     std::cout << "dataset: " << options.dataset.describe() << ", " << data.samples << " sample(s)";
     if (data.labels) {
-        std::cout << ", labels " << options.labelsPath;
+        std::cout << ", labels " << options.dataset.labelsNpy;
     }
     std::cout << '\n';
     size_t width = 5;
@@ -364,14 +363,14 @@ nlohmann::json toJson(const std::vector<ModelEvaluation>& models, const Evaluate
                            {"samples", data.samples},
                            {"models", std::move(list)}};
     if (data.labels) {
-        json["labels"] = options.labelsPath;
+        json["labels"] = options.dataset.labelsNpy;
     }
     return json;
 }
 
 Result<void> evaluate(const EvaluateOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
-    if (options.labelsPath.empty() && options.modelPaths.size() < 2) {
+    if (options.dataset.labelsNpy.empty() && options.modelPaths.size() < 2) {
         return Error(Errc::InvalidArgument,
                      "nothing to evaluate: give --labels-npy for accuracy, or a second model to "
                      "compare with");
@@ -423,11 +422,6 @@ Command addEvaluateCommand(CLI::App& parent) {
                        .images = "Folder of PNG/JPEG/BMP images (sorted by name), resized to the "
                                  "NCHW input, ImageNet mean/std",
                        .random = "N seeded standard-normal samples (agreement only)"});
-    app->add_option("--labels-npy", options->labelsPath,
-                    "Class ids (int64, one per sample, in the dataset's order)");
-    app->add_option("--calib-samples", options->dataset.maxSamples,
-                    "Use the first N samples (and labels)");
-    app->add_option("--calib-seed", options->dataset.seed, "Seed for --calib-random");
     app->add_option("--batch", options->batch,
                     "Mini-batch size (default: the input's static batch, else 64)");
     app->add_option("--output", options->outputName,

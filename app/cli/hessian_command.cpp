@@ -44,7 +44,6 @@ struct HessianOptions {
                                               .images = "--calib-images",
                                               .random = "--calib-random",
                                               .samples = "--samples"}};
-    std::vector<std::string> inputShapes;
     int threads = 0;
     std::string sampleRange;
     std::vector<std::string> merge;
@@ -200,7 +199,7 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
 /// MODEL with the --input-shape overrides.
 Result<graph::Graph> importModel(const HessianOptions& options) {
     onnx::ImportOptions importOptions;
-    for (const std::string& text : options.inputShapes) {
+    for (const std::string& text : options.dataset.inputShapes) {
         QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed,
                             onnx::parseInputShapeOverride(text).context("--input-shape"));
         importOptions.inputShapes.push_back(std::move(parsed));
@@ -347,11 +346,6 @@ Command addHessianCommand(CLI::App& parent) {
                        .images = "Samples from a folder of PNG/JPEG/BMP images (resized, "
                                  "ImageNet mean/std)",
                        .random = "N seeded standard-normal samples"});
-    app->add_option("--calib-seed", options->dataset.seed, "Seed for --calib-random")
-        ->capture_default_str();
-    app->add_option("--input-shape", options->inputShapes,
-                    "Fix a dynamic input shape, e.g. input=1,3,224,224 (repeatable)")
-        ->type_name("NAME=DIMS");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
     app->add_option("--sample-range", options->sampleRange,
                     "Compute samples A..B-1 only (a shard; join shards with --merge)")
