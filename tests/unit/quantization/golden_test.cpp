@@ -31,11 +31,13 @@ struct GoldenCase {
 // equal NNCF's, but NNCF creates one more temporary quantizer in the first Conv -> scale-shift ->
 // hard-swish block (its ids run 2 -> 5 where ours run 2 -> 4), so its qp ids, and the empty
 // unified groups those temporaries leave behind, are not ours yet (core/quantization/README.md).
-bool idsFollowNncf(const GoldenCase& c) { return c.model != "ppocr_det"; }
+bool idsFollowNncf(const GoldenCase& c) {
+    return c.model != "ppocr_det";
+}
 
 size_t nonEmptyGroups(const std::vector<std::vector<int>>& groups) {
-    return static_cast<size_t>(std::count_if(groups.begin(), groups.end(),
-                                             [](const auto& g) { return !g.empty(); }));
+    return static_cast<size_t>(
+        std::count_if(groups.begin(), groups.end(), [](const auto& g) { return !g.empty(); }));
 }
 
 std::string configKey(const nlohmann::json& q) {
