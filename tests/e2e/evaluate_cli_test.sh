@@ -49,7 +49,7 @@ bad = y.copy(); bad[7] = 10
 np.save('$tmp/out_of_range.npy', bad)
 np.save('$tmp/float.npy', y.astype(np.float32))
 " || fail "cannot write the bad labels"
-expect 2 'holds 359 label(s) for 360 sample(s)' -- evaluate "$model" --calib-npy "$x" --labels-npy "$tmp/short.npy"
+expect 2 'holds 359 label.s. for 360 sample' -- evaluate "$model" --calib-npy "$x" --labels-npy "$tmp/short.npy"
 expect 2 "label 10 of sample 7 is outside the output's 10 classes \\(ids 0\\.\\.9\\)" -- \
     evaluate "$model" --calib-npy "$x" --labels-npy "$tmp/out_of_range.npy"
 expect 2 'must hold one int64 label per sample' -- evaluate "$model" --calib-npy "$x" --labels-npy "$tmp/float.npy"
