@@ -127,11 +127,7 @@ void DatasetPicker::setLabelsPath(const QString& path) {
     m_labels->setText(path);
 }
 
-DatasetLabels DatasetPicker::labels() const {
-    return {localPath(labelsPath()), kind() == Kind::ClassFolders};
-}
-
-void DatasetPicker::showSource(const runtime::DatasetSource& source, const DatasetLabels& labels) {
+void DatasetPicker::showSource(const runtime::DatasetRequest& source) {
     switch (source.kind()) {
     case runtime::DatasetKind::Random:
         setKind(Kind::Random);
@@ -142,8 +138,12 @@ void DatasetPicker::showSource(const runtime::DatasetSource& source, const Datas
         m_path->setText(QString::fromStdString(source.npyFiles.front()));
         break;
     case runtime::DatasetKind::ImageFolder:
-        setKind(labels.classFolders ? Kind::ClassFolders : Kind::ImageFolder);
+        setKind(Kind::ImageFolder);
         m_path->setText(QString::fromStdString(source.imagesDir));
+        break;
+    case runtime::DatasetKind::ClassFolders:
+        setKind(Kind::ClassFolders);
+        m_path->setText(QString::fromStdString(source.classesDir));
         break;
     case runtime::DatasetKind::None:
         setKind(Kind::None);
@@ -152,16 +152,25 @@ void DatasetPicker::showSource(const runtime::DatasetSource& source, const Datas
     if (source.kind() != runtime::DatasetKind::Random && source.maxSamples <= kMaxSamples) {
         m_samples->setValue(static_cast<int>(source.maxSamples));
     }
-    m_labels->setText(QString::fromStdString(labels.labelsPath));
+    if (source.batchSize) {
+        m_batch->setValue(static_cast<int>(*source.batchSize));
+    }
+    m_labels->setText(QString::fromStdString(source.labelsNpy));
 }
 
-Result<void> DatasetPicker::applyTo(runtime::DatasetSource& source) const {
+Result<void> DatasetPicker::applyTo(runtime::DatasetRequest& source) const {
     source.npyFiles.clear();
     source.imagesDir.clear();
+    source.classesDir.clear();
+    source.labelsNpy.clear();
     source.randomSamples = 0;
+    source.batchSize.reset();
     const Kind chosen = kind();
     if (chosen == Kind::None) {
         return {};
+    }
+    if (m_batch->value() > 0) {
+        source.batchSize = m_batch->value();
     }
     if (chosen == Kind::Random) {
         source.randomSamples = m_samples->value();
@@ -174,7 +183,7 @@ Result<void> DatasetPicker::applyTo(runtime::DatasetSource& source) const {
                                                     ? "choose a folder of images"
                                                     : "'" + localPath(file) + "' is not a folder");
         }
-        source.imagesDir = localPath(file);
+        (chosen == Kind::ClassFolders ? source.classesDir : source.imagesDir) = localPath(file);
     } else {
         if (file.isEmpty() || !QFileInfo(file).isFile()) {
             return Error(Errc::InvalidArgument, file.isEmpty()
@@ -188,6 +197,7 @@ Result<void> DatasetPicker::applyTo(runtime::DatasetSource& source) const {
         return Error(Errc::InvalidArgument,
                      "the labels '" + localPath(labels) + "' are not a file");
     }
+    source.labelsNpy = localPath(labels);
     source.maxSamples = m_samples->value();
     return {};
 }

@@ -3,11 +3,11 @@
 // folder of images, or a folder of images in one subfolder per class — plus, when the caller allows
 // it, no dataset — with the sample limit, the batch size and an optional labels file (.npy, one
 // class index per sample). It checks what was typed (a missing path, a file where a folder is
-// needed) with errors that name the field, and fills the runtime's DatasetSource; the labels and
-// the class-folder layout travel beside it as DatasetLabels, for core's dataset request.
+// needed) with errors that name the field, and fills the runtime's DatasetRequest (source, limits,
+// batch size and labels file).
 #pragma once
 
-#include "core/runtime/dataset_source.h"
+#include "core/runtime/dataset_request.h"
 #include "core/support/result.h"
 
 #include <QWidget>
@@ -22,12 +22,6 @@ class QPushButton;
 class QSpinBox;
 
 namespace qs::ui {
-
-/// What a dataset carries beyond the runtime's DatasetSource: where its labels come from.
-struct DatasetLabels {
-    std::string labelsPath;    ///< .npy of class indices, one per sample; empty: none
-    bool classFolders = false; ///< the image folder holds one subfolder of images per class
-};
 
 /// Dataset source, limits and labels, as form rows.
 class DatasetPicker : public QWidget {
@@ -70,15 +64,14 @@ public:
 
     void setLabelsPath(const QString& path);
 
-    /// The labels as the dataset request takes them.
-    DatasetLabels labels() const;
+    /// Sets the kind, path, sample count, batch size and labels that `source` describes (its
+    /// first .npy file).
+    void showSource(const runtime::DatasetRequest& source);
 
-    /// Sets the kind, path and sample count that `source` describes (its first .npy file).
-    void showSource(const runtime::DatasetSource& source, const DatasetLabels& labels = {});
-
-    /// Writes the chosen source and sample count into `source` (names, seed and normalisation
-    /// stay); an error names the missing or wrong field ("choose a folder of images").
-    Result<void> applyTo(runtime::DatasetSource& source) const;
+    /// Writes the chosen source, sample count, batch size (0: unset, the one batch-size rule)
+    /// and labels file into `source` (names, seed, shapes and normalisation stay); an error names
+    /// the missing or wrong field ("choose a folder of images").
+    Result<void> applyTo(runtime::DatasetRequest& source) const;
 
     /// Enables the rows that mean something for the kind (and the picker as a whole).
     void setPickerEnabled(bool enabled);

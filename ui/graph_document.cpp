@@ -2,7 +2,7 @@
 
 #include "core/onnx/model_io.h"
 #include "core/quantization/branch_choice.h"
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -28,10 +28,8 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
     onnx::ImportNotes notes;
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(file, {}, &notes));
-    QS_ASSIGN_OR_RETURN(std::string hash, quantization::hashModelFile(file));
-    if (progress.isCancelled()) {
-        return Error(Errc::Cancelled, "cancelled");
-    }
+    QS_ASSIGN_OR_RETURN(std::string hash, session::hashModelFile(file));
+    QS_TRY(checkCancelled(progress));
     progress.report(0.9, "Summarizing model");
     report::ModelInfo info = report::computeModelInfo(graph);
     info.path = file.string();

@@ -36,14 +36,13 @@ std::filesystem::path toPath(const QString& path) {
 /// What a session file opens: its model read with its settings and its choices restored.
 struct ReadSession {
     Session::Opened opened;
-    std::optional<quantization::SessionView> view;
+    std::optional<session::SessionView> view;
 };
 
 /// Reads the session at `path`, checks that its model is the one it was saved for, reads the
 /// model with the saved settings and restores the saved choices (job thread).
 Result<ReadSession> readSession(const QString& path, Progress& progress) {
-    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
-                        quantization::readSessionFile(toPath(path)));
+    QS_ASSIGN_OR_RETURN(session::SessionFile session, session::readSessionFile(toPath(path)));
     const QString model = QFile::decodeName(session.modelPath.c_str());
     auto inSession = [&path](Error error) {
         return std::move(error).context("session '" + toPath(path).string() + "'");
@@ -51,7 +50,7 @@ Result<ReadSession> readSession(const QString& path, Progress& progress) {
     if (!QFileInfo::exists(model)) {
         return inSession(Error(Errc::Io, "its model '" + session.modelPath + "' does not exist"));
     }
-    if (auto same = quantization::checkSessionModel(session, toPath(model)); !same.ok()) {
+    if (auto same = session::checkSessionModel(session, toPath(model)); !same.ok()) {
         return inSession(std::move(same).error());
     }
     QS_ASSIGN_OR_RETURN(LoadedModel loaded, loadModel(model, progress, session.settings));
@@ -61,7 +60,7 @@ Result<ReadSession> readSession(const QString& path, Progress& progress) {
                 Error(Errc::InvalidArgument,
                       "its choices cannot be restored: " + loaded.quantizationError.toStdString()));
         }
-        auto choices = quantization::sessionChoicesFor(session, *loaded.quantization);
+        auto choices = session::sessionChoicesFor(session, *loaded.quantization);
         if (!choices.ok()) {
             return inSession(std::move(choices).error());
         }
@@ -117,7 +116,7 @@ void SessionController::showStatus(const QString& message) {
 void SessionController::openSession(const QString& path) {
     const QString absolute = QFileInfo(path).absoluteFilePath();
     // Written by the job, read once the job's result arrives on the GUI thread.
-    auto view = std::make_shared<std::optional<quantization::SessionView>>();
+    auto view = std::make_shared<std::optional<session::SessionView>>();
     m_session.open(
         absolute, tr("Opening session %1").arg(QFileInfo(absolute).fileName()),
         [absolute, view](Progress& progress) -> Result<Session::Opened> {
@@ -128,17 +127,17 @@ void SessionController::openSession(const QString& path) {
         absolute, [this, view] { m_restoredView = *view; });
 }
 
-std::optional<quantization::SessionView> SessionController::viewState() const {
+std::optional<session::SessionView> SessionController::viewState() const {
     if (m_page.document() == nullptr || m_page.isLayingOut()) {
         return std::nullopt;
     }
     const GraphView* view = m_page.view();
     const QPointF center = view->mapToScene(view->viewport()->rect().center());
-    return quantization::SessionView{view->zoom(), center.x(), center.y()};
+    return session::SessionView{view->zoom(), center.x(), center.y()};
 }
 
 void SessionController::applyRestoredView() {
-    const std::optional<quantization::SessionView> restored =
+    const std::optional<session::SessionView> restored =
         std::exchange(m_restoredView, std::nullopt);
     if (!restored || restored->zoom <= 0) {
         return;
@@ -153,12 +152,11 @@ Result<void> SessionController::writeSession(const QString& path) const {
     if (document == nullptr || document->quantization() == nullptr) {
         return Error(Errc::InvalidArgument, "no model with quantizers is open");
     }
-    QS_ASSIGN_OR_RETURN(quantization::SessionFile session,
-                        quantization::captureSession(toPath(document->filePath()),
-                                                     document->modelHash(),
-                                                     *document->quantization()));
+    QS_ASSIGN_OR_RETURN(session::SessionFile session,
+                        session::captureSession(toPath(document->filePath()), document->modelHash(),
+                                                *document->quantization()));
     session.view = viewState();
-    return quantization::writeSessionFile(toPath(path), session);
+    return session::writeSessionFile(toPath(path), session);
 }
 
 bool SessionController::saveSessionTo(const QString& path) {

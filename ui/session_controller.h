@@ -6,7 +6,7 @@
 // from a JSON file (Quantize ▸ Load HW Config File…) as one undo step.
 #pragma once
 
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 #include "core/support/result.h"
 
 #include <QObject>
@@ -47,7 +47,7 @@ public:
     void openSession(const QString& path);
 
     /// The graph view's zoom and centre, for sessions (nullopt while no graph is shown).
-    std::optional<quantization::SessionView> viewState() const;
+    std::optional<session::SessionView> viewState() const;
 
     /// Saves the open document as a session at `path`; errors go to the reporter.
     bool saveSessionTo(const QString& path);
@@ -85,7 +85,7 @@ private:
     Settings& m_settings;
     MessageReporter& m_reporter;
     Autosaver* m_autosaver;
-    std::optional<quantization::SessionView> m_restoredView;
+    std::optional<session::SessionView> m_restoredView;
 };
 
 } // namespace qs::ui

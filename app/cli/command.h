@@ -2,7 +2,8 @@
 // function that runs it. Commands call the same core functions as the GUI.
 #pragma once
 
-#include "core/runtime/dataset_source.h"
+#include "core/graph/graph.h"
+#include "core/runtime/dataset_request.h"
 #include "core/support/error.h"
 #include "core/support/progress.h"
 
@@ -31,14 +32,33 @@ struct DatasetOptionHelp {
     std::string npy;
     std::string images;
     std::string random;
+    std::string samples = "Use at most N samples of the .npy files or images";
+    std::string batch = "Samples per executor run (default: the input's static batch, else " +
+                        std::to_string(runtime::kDefaultBatchSize) + ")";
+    std::string seedAlias; ///< an older name of --calib-seed this command also takes ("--seed")
 };
 
-/// Adds the three mutually exclusive dataset options, named by `source.names`, bound to `source`.
-void addDatasetOptions(CLI::App& app, runtime::DatasetSource& source,
+/// A dataset request whose errors name the --calib-* options (calibration's sample limit when
+/// `calibration`).
+runtime::DatasetRequest cliDatasetRequest(bool calibration);
+
+/// The one dataset and shape option group, bound to `request`: exactly one of --calib-npy
+/// FILE... / --calib-images DIR / --calib-classes DIR / --calib-random N, and --calib-samples,
+/// --calib-batch, --calib-seed, --labels-npy, --input-shape NAME=DIMS. A request whose names
+/// differ (run's --input, --images, --random, --batch) takes those too, as aliases.
+void addDatasetOptions(CLI::App& app, runtime::DatasetRequest& request,
                        const DatasetOptionHelp& help);
 
-/// A text progress bar on stderr, redrawn in place on a terminal; into a file or a pipe (a CI log)
-/// one line per tenth of the work instead of carriage-return redraws. Never cancels.
+/// Only --input-shape NAME=DIMS (repeatable), for commands that build a model but run no data.
+void addInputShapeOption(CLI::App& app, runtime::DatasetRequest& request);
+
+/// Imports `path` with the request's --input-shape overrides; errors name the model file.
+Result<graph::Graph> importModelFor(const std::string& path,
+                                    const runtime::DatasetRequest& request);
+
+/// The CLI's one progress display: a text bar on stderr, redrawn in place on a terminal; into a
+/// file or a pipe (a CI log) one line per tenth of the work instead of carriage-return redraws.
+/// Never cancels.
 class StderrProgressBar final : public Progress {
 public:
     StderrProgressBar();

@@ -7,9 +7,11 @@
 // ranks weights by max_activation_variance (NNCF's data-aware default) unless told otherwise.
 
 #include "app/cli/command.h"
-#include "core/compression/calibration_dataset.h"
-#include "core/compression/weight_compression.h"
+#include "core/compression/compression_workflow.h"
 #include "core/onnx/model_io.h"
+#include "core/report/compression_report.h"
+#include "core/session/sections.h"
+#include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
 
 #include <nlohmann/json.hpp>
@@ -18,18 +20,10 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <optional>
-#include <sstream>
 
 namespace qs::cli {
 
 namespace {
-compression::DatasetSource calibDataset() {
-    compression::DatasetSource source;
-    source.names = {.npy = "--calib-npy", .images = "--calib-images", .random = "--calib-random"};
-    return source;
-}
-
 struct CompressOptions {
     std::string modelPath;
     std::string mode;
@@ -38,12 +32,13 @@ struct CompressOptions {
     std::string groupFallback = "error";
     std::string backupMode = "int8_asym";
     bool allLayers = false;
-    /// --calib-images / --calib-npy / --calib-random, --calib-batch and --seed.
-    compression::DatasetSource dataset = calibDataset();
+    /// The dataset option group (core/runtime/dataset_request.h).
+    runtime::DatasetRequest dataset = cliDatasetRequest(false);
     std::string sensitivityMetric; ///< empty: NNCF's default for the presence of a dataset
     std::string outPath;
     std::string reportPath;
     std::string dequantizedOutPath;
+    std::string sessionPath;
 };
 
 Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOptions& options) {
@@ -62,13 +57,6 @@ Result<compression::WeightCompressionOptions> toCoreOptions(const CompressOption
     }
     QS_TRY(compression::validateOptions(core));
     return core;
-}
-
-std::string megabytes(int64_t bytes) {
-    std::ostringstream out;
-    out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0)
-        << " MiB";
-    return out.str();
 }
 
 Result<int64_t> fileSize(const std::string& path) {
@@ -96,16 +84,11 @@ void checkIfPossible(const graph::Graph& graph, std::ostream& out) {
     out << "onnx::checker: " << (checked.ok() ? "passed" : checked.error().toString()) << '\n';
 }
 
-Result<void> writeReport(const CompressOptions& options, const compression::CompressionPlan& plan,
-                         const compression::CompressionSummary& summary) {
-    nlohmann::json report = compression::planToJson(plan);
+Result<void> writeReport(const CompressOptions& options,
+                         const compression::WeightCompressionOutcome& outcome) {
+    nlohmann::json report = report::toJson(outcome);
     report["model"] = options.modelPath;
     report["output"] = options.outPath;
-    report["summary"] = {{"compressed_weights", summary.compressedWeights},
-                         {"weight_bytes_before", summary.floatBytesBefore},
-                         {"weight_bytes_after", summary.bytesAfter},
-                         {"opset", summary.opset},
-                         {"ir_version", summary.irVersion}};
     return writeFileAtomically(options.reportPath, report.dump(2) + "\n");
 }
 
@@ -113,11 +96,8 @@ Result<void> printSizes(const CompressOptions& options,
                         const compression::CompressionSummary& summary) {
     QS_ASSIGN_OR_RETURN(const int64_t before, fileSize(options.modelPath));
     QS_ASSIGN_OR_RETURN(const int64_t after, fileSize(options.outPath));
-    std::cout << "Compressed weights: " << summary.compressedWeights << " ("
-              << megabytes(summary.floatBytesBefore) << " -> " << megabytes(summary.bytesAfter)
-              << ")\n"
-              << "Model size: " << megabytes(before) << " -> " << megabytes(after) << " ("
-              << std::fixed << std::setprecision(2)
+    std::cout << "Model size: " << report::mebibytesText(before) << " -> "
+              << report::mebibytesText(after) << " (" << std::fixed << std::setprecision(2)
               << (after > 0 ? static_cast<double>(before) / static_cast<double>(after) : 0.0)
               << "x smaller)\n"
               << "Opset " << summary.opset << ", IR version " << summary.irVersion << "\n";
@@ -135,50 +115,53 @@ Result<void> writeSimulation(const graph::Graph& graph, const compression::Compr
     return onnx::exportModel(simulated, path);
 }
 
-/// Loads the dataset, if one is given, and plans; says which sensitivity ranked the weights.
-Result<compression::CompressionPlan>
-planWithDataset(const graph::Graph& graph, const CompressOptions& options,
-                const compression::WeightCompressionOptions& coreOptions, Progress& progress) {
-    const compression::DatasetSource& source = options.dataset;
-    std::optional<compression::CalibrationData> data;
-    if (!source.empty()) {
-        QS_ASSIGN_OR_RETURN(data, compression::loadCalibrationData(graph, source));
+/// --session: the plan goes into the session's compression section; the file's other sections
+/// stay (a new session is created for the model when the file does not exist).
+Result<void> writeSession(const CompressOptions& options,
+                          const compression::CompressionPlan& plan) {
+    session::SessionFile file;
+    if (std::filesystem::exists(options.sessionPath)) {
+        QS_ASSIGN_OR_RETURN(file, session::readSessionFile(options.sessionPath));
+        QS_TRY(session::checkSessionModel(file, options.modelPath)
+                   .context("--session '" + options.sessionPath + "'"));
+    } else {
+        file.modelPath = std::filesystem::absolute(options.modelPath).string();
+        QS_ASSIGN_OR_RETURN(file.modelHash, session::hashModelFile(options.modelPath));
     }
-    QS_ASSIGN_OR_RETURN(
-        compression::CompressionPlan plan,
-        compression::planWeightCompression(graph, coreOptions, progress, data ? &*data : nullptr));
-    const bool mixing = coreOptions.ratio < 1.0 && compression::modeBits(coreOptions.mode) == 4;
-    if (mixing) {
-        std::cout << "Sensitivity: " << compression::sensitivityMetricName(coreOptions.sensitivity);
-        if (data && !data->inputs.empty() && data->inputs[0].rank() > 0) {
-            std::cout << " over " << data->inputs[0].shape()[0] << " dataset row(s) in batches of "
-                      << data->batchSize;
-        }
-        std::cout << "\n";
+    session::setCompressionPlan(file, plan);
+    QS_TRY(session::writeSessionFile(options.sessionPath, file));
+    std::cout << "Session: " << options.sessionPath << "\n";
+    return success();
+}
+
+/// After the export: --report, the console report, sizes, the checker and --session.
+Result<void> writeResults(const CompressOptions& options, const graph::Graph& graph,
+                          const compression::WeightCompressionOutcome& outcome) {
+    if (!options.reportPath.empty()) {
+        QS_TRY(writeReport(options, outcome));
     }
-    return plan;
+    std::cout << report::compressionText(outcome);
+    QS_TRY(printSizes(options, *outcome.summary));
+    checkIfPossible(graph, std::cout);
+    if (!options.sessionPath.empty()) {
+        QS_TRY(writeSession(options, outcome.plan));
+    }
+    return success();
 }
 
 Result<void> runCompress(const CompressOptions& options) {
-    QS_ASSIGN_OR_RETURN(const compression::WeightCompressionOptions coreOptions,
-                        toCoreOptions(options));
-    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath));
-    NullProgress progress;
-    QS_ASSIGN_OR_RETURN(const compression::CompressionPlan plan,
-                        planWithDataset(graph, options, coreOptions, progress));
+    compression::WeightCompressionRequest request{.dataset = options.dataset};
+    QS_ASSIGN_OR_RETURN(request.options, toCoreOptions(options));
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, importModelFor(options.modelPath, options.dataset));
+    StderrProgressBar progress;
+    QS_ASSIGN_OR_RETURN(compression::WeightCompressionOutcome outcome,
+                        compression::planCompression(graph, request, progress));
     if (!options.dequantizedOutPath.empty()) {
-        QS_TRY(writeSimulation(graph, plan, options.dequantizedOutPath));
+        QS_TRY(writeSimulation(graph, outcome.plan, options.dequantizedOutPath));
     }
-    QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
-                        compression::applyWeightCompression(graph, plan, progress));
+    QS_TRY(compression::applyCompression(graph, outcome, progress));
     QS_TRY(onnx::exportModel(graph, options.outPath));
-    if (!options.reportPath.empty()) {
-        QS_TRY(writeReport(options, plan, summary));
-    }
-    std::cout << compression::formatBitwidthTable(plan);
-    QS_TRY(printSizes(options, summary));
-    checkIfPossible(graph, std::cout);
-    return success();
+    return writeResults(options, graph, outcome);
 }
 } // namespace
 
@@ -205,10 +188,8 @@ Command addCompressWeightsCommand(CLI::App& parent) {
     addDatasetOptions(*app, options->dataset,
                       {.npy = "Dataset .npy per model input, samples on axis 0 (repeatable)",
                        .images = "Folder of images for data-aware sensitivity (one NCHW input)",
-                       .random = "N seeded random-normal samples as the dataset"});
-    app->add_option("--calib-batch", options->dataset.batchSize,
-                    "Samples per executor run (default: the input's static batch, else 8)");
-    app->add_option("--seed", options->dataset.seed, "Seed for --calib-random");
+                       .random = "N seeded random-normal samples as the dataset",
+                       .seedAlias = "--seed"});
     app->add_option("--sensitivity-metric", options->sensitivityMetric,
                     "weight_quantization_error | mean_activation_variance | "
                     "max_activation_variance | mean_activation_magnitude (default: "
@@ -217,6 +198,10 @@ Command addCompressWeightsCommand(CLI::App& parent) {
     app->add_option("--report", options->reportPath, "Write the per-weight plan as JSON");
     app->add_option("--dequantized-out", options->dequantizedOutPath,
                     "Also write the float model with quantize-dequantized weights");
+    app->add_option("--session", options->sessionPath,
+                    "Save the plan in this .qscope session (created if missing; its other "
+                    "sections are kept)")
+        ->type_name("FILE.qscope");
     return {app, [options] {
                 const auto result = runCompress(*options);
                 return result.ok() ? kExitOk : reportError(result.error());

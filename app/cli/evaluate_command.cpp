@@ -8,8 +8,9 @@
 #include "core/onnx/model_io.h"
 #include "core/report/accuracy.h"
 #include "core/runtime/batching.h"
-#include "core/runtime/dataset_source.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/probe_runner.h"
 #include "core/runtime/processor_support.h"
 
 #include <nlohmann/json.hpp>
@@ -33,11 +34,11 @@ namespace qs::cli {
 namespace {
 struct EvaluateOptions {
     std::vector<std::string> modelPaths;
-    runtime::DatasetSource dataset{.names = {.npy = "--calib-npy",
-                                             .images = "--calib-images",
-                                             .random = "--calib-random",
-                                             .samples = "--calib-samples"}};
-    std::string labelsPath;
+    runtime::DatasetRequest dataset{.names = {.npy = "--calib-npy",
+                                              .images = "--calib-images",
+                                              .random = "--calib-random",
+                                              .samples = "--calib-samples",
+                                              .labels = "--labels-npy"}};
     int64_t batch = 0;
     std::string outputName;
     bool json = false;
@@ -47,35 +48,29 @@ struct EvaluateOptions {
 
 /// The samples every model runs on, and their class ids when the dataset has labels.
 struct EvaluationData {
-    std::vector<runtime::Tensor> inputs;
+    runtime::Dataset dataset;
     std::optional<std::vector<int64_t>> labels;
     int64_t samples = 0;
 };
 
-/// The one place evaluate turns its dataset options into samples and labels: .npy files, an
-/// image folder (files in sorted order) or random samples via runtime::loadDataset, and labels
-/// from --labels-npy. (The shared DatasetRequest, which will also read labels from class
-/// subfolders, replaces this function.)
+/// The one place evaluate turns its dataset options into samples and labels: the shared
+/// DatasetRequest (.npy files, an image folder or random samples, labels from --labels-npy)
+/// through runtime::loadDataset.
 Result<EvaluationData> loadEvaluationData(const graph::Graph& model,
                                           const EvaluateOptions& options) {
-    EvaluationData data;
-    QS_ASSIGN_OR_RETURN(data.inputs, runtime::loadDataset(model, options.dataset));
-    data.samples =
-        data.inputs.empty() || data.inputs[0].rank() == 0 ? 0 : data.inputs[0].shape()[0];
-    if (options.labelsPath.empty()) {
-        return data;
-    }
-    if (options.dataset.randomSamples > 0) {
+    if (!options.dataset.labelsNpy.empty() && options.dataset.randomSamples > 0) {
         return Error(Errc::InvalidArgument, "--labels-npy needs a real dataset (--calib-npy or "
                                             "--calib-images), not --calib-random");
     }
-    QS_ASSIGN_OR_RETURN(std::vector<int64_t> labels, report::readLabelsNpy(options.labelsPath));
-    // Labels follow the samples kept by --calib-samples.
-    if (static_cast<int64_t>(labels.size()) > data.samples &&
-        options.dataset.maxSamples < static_cast<int64_t>(labels.size())) {
-        labels.resize(static_cast<size_t>(data.samples));
+    runtime::DatasetRequest request = options.dataset;
+    EvaluationData data;
+    QS_ASSIGN_OR_RETURN(data.dataset, runtime::loadDataset(model, request));
+    data.samples = data.dataset.samples();
+    if (data.dataset.labels) {
+        QS_ASSIGN_OR_RETURN(data.labels,
+                            report::labelsFromTensor(*data.dataset.labels)
+                                .context("--labels-npy '" + options.dataset.labelsNpy + "'"));
     }
-    data.labels = std::move(labels);
     return data;
 }
 
@@ -110,7 +105,7 @@ Result<void> score(ModelEvaluation& evaluation, const EvaluateOptions& options,
     if (data.labels) {
         QS_ASSIGN_OR_RETURN(evaluation.accuracy,
                             report::computeAccuracy(evaluation.output, *data.labels)
-                                .context("--labels-npy '" + options.labelsPath + "'"));
+                                .context("--labels-npy '" + options.dataset.labelsNpy + "'"));
     }
     return success();
 }
@@ -135,10 +130,15 @@ Result<ModelEvaluation> evaluateModel(const std::string& path, const EvaluateOpt
     const int64_t batch = batchFor(options, graph, data.samples);
     QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(std::move(graph)));
     StderrProgressBar bar;
+    NullProgress quiet;
     const bool manyBatches = (data.samples + batch - 1) / batch > 1;
+    runtime::Dataset dataset = data.dataset;
+    dataset.batchSize = batch;
     QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> outputs,
-                        runtime::runBatched(executor, data.inputs, batch,
-                                            manyBatches && !options.json ? &bar : nullptr));
+                        runtime::runBatched(executor, dataset,
+                                            manyBatches && !options.json
+                                                ? static_cast<Progress&>(bar)
+                                                : static_cast<Progress&>(quiet)));
     ModelEvaluation evaluation{.path = path, .output = outputs[index]};
     QS_TRY(score(evaluation, options, data));
     return evaluation;
@@ -216,13 +216,13 @@ Result<std::string> ortDirectory(const EvaluateOptions& options) {
 Result<std::vector<std::string>> writeOrtInputs(const EvaluationData& data,
                                                 const std::filesystem::path& dir) {
     std::vector<std::string> files;
-    files.reserve(data.inputs.size());
-    for (size_t i = 0; i < data.inputs.size(); ++i) {
-        if (data.inputs[i].dtype() != graph::DataType::Float) {
+    files.reserve(data.dataset.inputs.size());
+    for (size_t i = 0; i < data.dataset.inputs.size(); ++i) {
+        if (data.dataset.inputs[i].dtype() != graph::DataType::Float) {
             return Error(Errc::Unsupported, "--ort feeds float32 inputs only");
         }
         files.push_back((dir / ("input" + std::to_string(i) + ".npy")).string());
-        QS_TRY(runtime::writeNpy(data.inputs[i], files.back()));
+        QS_TRY(runtime::writeNpy(data.dataset.inputs[i], files.back()));
     }
     return files;
 }
@@ -301,7 +301,7 @@ void printTable(const std::vector<ModelEvaluation>& models, const EvaluateOption
                 const EvaluationData& data) {
     std::cout << "dataset: " << options.dataset.describe() << ", " << data.samples << " sample(s)";
     if (data.labels) {
-        std::cout << ", labels " << options.labelsPath;
+        std::cout << ", labels " << options.dataset.labelsNpy;
     }
     std::cout << '\n';
     size_t width = 5;
@@ -363,14 +363,14 @@ nlohmann::json toJson(const std::vector<ModelEvaluation>& models, const Evaluate
                            {"samples", data.samples},
                            {"models", std::move(list)}};
     if (data.labels) {
-        json["labels"] = options.labelsPath;
+        json["labels"] = options.dataset.labelsNpy;
     }
     return json;
 }
 
 Result<void> evaluate(const EvaluateOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
-    if (options.labelsPath.empty() && options.modelPaths.size() < 2) {
+    if (options.dataset.labelsNpy.empty() && options.modelPaths.size() < 2) {
         return Error(Errc::InvalidArgument,
                      "nothing to evaluate: give --labels-npy for accuracy, or a second model to "
                      "compare with");
@@ -422,11 +422,6 @@ Command addEvaluateCommand(CLI::App& parent) {
                        .images = "Folder of PNG/JPEG/BMP images (sorted by name), resized to the "
                                  "NCHW input, ImageNet mean/std",
                        .random = "N seeded standard-normal samples (agreement only)"});
-    app->add_option("--labels-npy", options->labelsPath,
-                    "Class ids (int64, one per sample, in the dataset's order)");
-    app->add_option("--calib-samples", options->dataset.maxSamples,
-                    "Use the first N samples (and labels)");
-    app->add_option("--calib-seed", options->dataset.seed, "Seed for --calib-random");
     app->add_option("--batch", options->batch,
                     "Mini-batch size (default: the input's static batch, else 64)");
     app->add_option("--output", options->outputName,

@@ -11,6 +11,7 @@
 #include "core/hessian/hessian_service.h"
 #include "core/onnx/model_io.h"
 #include "core/report/hessian_report.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
@@ -39,11 +40,10 @@ struct HessianOptions {
     int iterations = hessian::kDefaultHessianIterations;
     double tolerance = 0.0;
     uint64_t seed = 0;
-    runtime::DatasetSource dataset{.names = {.npy = "--calib-npy",
-                                             .images = "--calib-images",
-                                             .random = "--calib-random",
-                                             .samples = "--samples"}};
-    std::vector<std::string> inputShapes;
+    runtime::DatasetRequest dataset{.names = {.npy = "--calib-npy",
+                                              .images = "--calib-images",
+                                              .random = "--calib-random",
+                                              .samples = "--samples"}};
     int threads = 0;
     std::string sampleRange;
     std::vector<std::string> merge;
@@ -199,7 +199,7 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
 /// MODEL with the --input-shape overrides.
 Result<graph::Graph> importModel(const HessianOptions& options) {
     onnx::ImportOptions importOptions;
-    for (const std::string& text : options.inputShapes) {
+    for (const std::string& text : options.dataset.inputShapes) {
         QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed,
                             onnx::parseInputShapeOverride(text).context("--input-shape"));
         importOptions.inputShapes.push_back(std::move(parsed));
@@ -281,14 +281,14 @@ Result<void> runHessian(const HessianOptions& options) {
         QS_ASSIGN_OR_RETURN(request.targetNodes, chooseTargets(options, graph, mode, notes));
     }
     QS_ASSIGN_OR_RETURN(request.batch, hessianBatch(options, graph, request.samples));
-    runtime::DatasetSource source = options.dataset;
+    runtime::DatasetRequest source = options.dataset;
     if (source.kind() != runtime::DatasetKind::Random) {
         source.maxSamples = request.firstSample + request.samples;
     }
-    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> data,
+    QS_ASSIGN_OR_RETURN(runtime::Dataset data,
                         runtime::loadDataset(graph, source).context("dataset"));
     QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(std::move(graph)));
-    hessian::TensorBatchSource samples(std::move(data), request.batch);
+    hessian::TensorBatchSource samples(std::move(data.inputs), request.batch);
     hessian::HessianService service(executor, samples, options.seed);
     StderrProgressBar bar;
     QS_ASSIGN_OR_RETURN(hessian::HessianScores scores, service.fetch(request, bar));
@@ -346,11 +346,6 @@ Command addHessianCommand(CLI::App& parent) {
                        .images = "Samples from a folder of PNG/JPEG/BMP images (resized, "
                                  "ImageNet mean/std)",
                        .random = "N seeded standard-normal samples"});
-    app->add_option("--calib-seed", options->dataset.seed, "Seed for --calib-random")
-        ->capture_default_str();
-    app->add_option("--input-shape", options->inputShapes,
-                    "Fix a dynamic input shape, e.g. input=1,3,224,224 (repeatable)")
-        ->type_name("NAME=DIMS");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
     app->add_option("--sample-range", options->sampleRange,
                     "Compute samples A..B-1 only (a shard; join shards with --merge)")

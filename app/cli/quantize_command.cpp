@@ -12,23 +12,23 @@
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
-#include "core/quantization/calibration.h"
-#include "core/quantization/calibration_data.h"
+#include "core/quantization/calibration_workflow.h"
 #include "core/quantization/finalize_setup.h"
 #include "core/quantization/qdq_export.h"
 #include "core/quantization/quantization_state.h"
 #include "core/quantization/quantizer_propagation_solver.h"
 #include "core/quantization/quantizer_setup_report.h"
+#include "core/report/calibration_report.h"
+#include "core/session/sections.h"
+#include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
 
-#include <chrono>
+#include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <memory>
-#include <sstream>
+#include <optional>
 
 namespace qs::cli {
 
@@ -47,22 +47,23 @@ struct QuantizeOptions {
     std::string setupOut;
     std::string proposalOut;
     std::string dotOut;
-    CalibrationDataSource calibration;
-    int64_t calibBatch = 1;
+    runtime::DatasetRequest calibration = cliDatasetRequest(true);
     std::string rangeEstimator = "nncf";
     std::string reportOut;
     std::string encodingsOut;
     std::string modelOut;
     bool noInt4Activations = false;
+    std::string sessionPath;
 
-    bool calibrates() const {
-        return !calibration.imagesDir.empty() || !calibration.npyFiles.empty() ||
-               calibration.randomSamples > 0;
-    }
+    bool calibrates() const { return !calibration.empty(); }
 };
 
 Result<void> writeJson(const std::string& path, const nlohmann::json& json) {
     return writeFileAtomically(path, json.dump(2) + "\n");
+}
+
+QuantizationPreset presetOf(const QuantizeOptions& options) {
+    return options.preset == "mixed" ? QuantizationPreset::Mixed : QuantizationPreset::Performance;
 }
 
 Result<PropagationOptions> propagationOptions(const QuantizeOptions& options, int64_t opset) {
@@ -76,9 +77,7 @@ Result<PropagationOptions> propagationOptions(const QuantizeOptions& options, in
     if (rule == kRules.end()) {
         return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
     }
-    const QuantizationPreset preset =
-        options.preset == "mixed" ? QuantizationPreset::Mixed : QuantizationPreset::Performance;
-    PropagationOptions propagation = presetOptions(preset, opset);
+    PropagationOptions propagation = presetOptions(presetOf(options), opset);
     propagation.rule = rule->second;
     propagation.quantizeOutputs = options.quantizeOutputs;
     propagation.ignoredScope.patterns = options.ignore;
@@ -137,57 +136,6 @@ Result<SingleConfigQuantizerSetup> readSetup(const QuantizeOptions& options) {
     return setup;
 }
 
-/// The report: dataset, per-quantizer parameters and SQNR, output metrics, bitwidth table.
-nlohmann::json calibrationReport(const QuantizeOptions& options,
-                                 const SingleConfigQuantizerSetup& setup,
-                                 const QuantizerParametersMap& parameters,
-                                 const SimulationReport& simulation, double calibrationSeconds,
-                                 int64_t samples) {
-    nlohmann::json report;
-    report["model"] = options.modelPath;
-    report["setup"] = options.setupIn.empty()
-                          ? "propagation (--hw " + options.hw + " --preset " + options.preset + ")"
-                          : "file " + options.setupIn;
-    report["calibration"] = {{"dataset", options.calibration.describe()},
-                             {"samples", samples},
-                             {"batch_size", options.calibBatch},
-                             {"range_estimator", options.rangeEstimator},
-                             {"seconds", calibrationSeconds}};
-    nlohmann::json quantizers = toJson(setup, parameters).at("quantizers");
-    for (const auto& [id, error] : simulation.quantizers) {
-        quantizers[std::to_string(id)].update(toJson(error));
-    }
-    report["quantizers"] = quantizers;
-    report["simulation"] = toJson(simulation);
-    report["bitwidth_table"] = bitwidthSummaryTable(setup);
-    return report;
-}
-
-void printSimulation(const SimulationReport& simulation) {
-    double worst = std::numeric_limits<double>::infinity();
-    int worstId = -1;
-    for (const auto& [id, error] : simulation.quantizers) {
-        if (error.localSqnrDb < worst) {
-            worst = error.localSqnrDb;
-            worstId = id;
-        }
-    }
-    std::cout << std::fixed << std::setprecision(6);
-    for (const OutputMetrics& m : simulation.outputs) {
-        std::cout << "Output '" << m.name << "': cosine similarity " << m.meanCosine << " (min "
-                  << m.minCosine << "), max abs error " << m.maxAbsError;
-        if (m.top1Agreement) {
-            std::cout << ", top-1 agreement " << *m.top1Agreement;
-        }
-        std::cout << "\n";
-    }
-    if (worstId >= 0) {
-        std::cout << std::setprecision(2) << "Lowest quantizer SQNR: #" << worstId << " " << worst
-                  << " dB\n";
-    }
-    std::cout << std::defaultfloat;
-}
-
 Result<void> writeQdqModel(const QuantizeOptions& options, const graph::Graph& model,
                            const SingleConfigQuantizerSetup& setup,
                            const QuantizerParametersMap& parameters) {
@@ -206,38 +154,93 @@ Result<void> writeQdqModel(const QuantizeOptions& options, const graph::Graph& m
     return {};
 }
 
-Result<void> calibrateAndReport(const QuantizeOptions& options, const graph::Graph& model,
-                                const SingleConfigQuantizerSetup& setup) {
-    QS_ASSIGN_OR_RETURN(const RangeEstimator estimator,
-                        parseRangeEstimator(options.rangeEstimator));
-    QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> data,
-                        loadCalibrationData(model, options.calibration));
-    QS_ASSIGN_OR_RETURN(const int64_t samples, datasetSize(data));
+Result<CalibrationOutcome> calibrateAndReport(const QuantizeOptions& options,
+                                              const graph::Graph& model,
+                                              const SingleConfigQuantizerSetup& setup) {
+    CalibrationRequest request{.dataset = options.calibration};
+    QS_ASSIGN_OR_RETURN(request.estimator, parseRangeEstimator(options.rangeEstimator));
     StderrProgressBar bar;
-    const auto start = std::chrono::steady_clock::now();
-    QS_ASSIGN_OR_RETURN(const QuantizerParametersMap parameters,
-                        calibrate(model, setup, data,
-                                  {.batchSize = options.calibBatch, .estimator = estimator}, &bar));
-    const double calibrationSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    QS_ASSIGN_OR_RETURN(
-        const SimulationReport simulation,
-        simulateQuantization(model, setup, parameters, data, options.calibBatch, &bar));
-    std::cout << "Calibrated " << parameters.size() << " quantizers on " << samples
-              << " samples in " << calibrationSeconds << " s; simulation " << simulation.seconds
-              << " s\n";
-    printSimulation(simulation);
+    QS_ASSIGN_OR_RETURN(const CalibrationOutcome outcome,
+                        runCalibration(model, setup, request, bar));
+    std::cout << report::calibrationText(outcome);
     if (!options.encodingsOut.empty()) {
-        QS_TRY(writeJson(options.encodingsOut, toJson(setup, parameters)));
+        QS_TRY(writeJson(options.encodingsOut, toJson(setup, outcome.parameters)));
     }
     if (!options.modelOut.empty()) {
-        QS_TRY(writeQdqModel(options, model, setup, parameters));
+        QS_TRY(writeQdqModel(options, model, setup, outcome.parameters));
     }
     if (!options.reportOut.empty()) {
-        QS_TRY(
-            writeJson(options.reportOut, calibrationReport(options, setup, parameters, simulation,
-                                                           calibrationSeconds, samples)));
+        nlohmann::json json = report::toJson(outcome);
+        json["model"] = options.modelPath;
+        json["setup"] = options.setupIn.empty() ? "propagation (--hw " + options.hw + " --preset " +
+                                                      options.preset + ")"
+                                                : "file " + options.setupIn;
+        QS_TRY(writeJson(options.reportOut, json));
     }
+    return outcome;
+}
+
+/// --hw, --preset and --rule as settings.
+Result<QuantizationSettings> flagSettings(const QuantizeOptions& options) {
+    const std::optional<QuantizerPropagationRule> rule = ruleFromArgument(options.rule);
+    if (!rule) {
+        return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
+    }
+    return QuantizationSettings{.hw = options.hw, .preset = presetOf(options), .rule = *rule};
+}
+
+/// --session: the settings and choices of the session file when it exists (else of --hw, --preset
+/// and --rule), then --set on top; the session holds what propagation options it can restore, so
+/// --ignore, --quantize-outputs and --setup-in do not combine with it.
+Result<QuantizationState> sessionState(const QuantizeOptions& options, const graph::Graph& model,
+                                       std::optional<session::SessionFile>& saved) {
+    if (!options.ignore.empty() || options.quantizeOutputs || !options.setupIn.empty()) {
+        return Error(Errc::InvalidArgument,
+                     "--session keeps HW config, preset, rule and choices; it does not combine "
+                     "with --ignore, --quantize-outputs or --setup-in");
+    }
+    QS_ASSIGN_OR_RETURN(QuantizationSettings settings, flagSettings(options));
+    if (std::filesystem::exists(options.sessionPath)) {
+        QS_ASSIGN_OR_RETURN(saved, session::readSessionFile(options.sessionPath));
+        QS_TRY(session::checkSessionModel(*saved, options.modelPath)
+                   .context("--session '" + options.sessionPath + "'"));
+        settings = saved->settings;
+    }
+    QS_ASSIGN_OR_RETURN(QuantizationState state, computeQuantization(model, settings));
+    QuantizerConfigChoice choice = state.choice;
+    if (saved) {
+        QS_ASSIGN_OR_RETURN(const QuantizerConfigChoice restored,
+                            session::sessionChoicesFor(*saved, state)
+                                .context("--session '" + options.sessionPath + "'"));
+        for (const auto& [id, config] : restored) {
+            choice[id] = config;
+        }
+    }
+    for (const std::string& spec : options.sets) {
+        QS_TRY(applyBitwidthChoice(state.proposal.setup, spec, choice));
+    }
+    QS_TRY(chooseConfigs(state, choice));
+    return state;
+}
+
+/// Writes the session: the quantization section of `state`, the calibration summary when there
+/// is one, and every other section the file already had.
+Result<void> writeSession(const QuantizeOptions& options, const QuantizationState& state,
+                          std::optional<session::SessionFile> saved,
+                          const std::optional<CalibrationOutcome>& calibration) {
+    QS_ASSIGN_OR_RETURN(const std::string hash, session::hashModelFile(options.modelPath));
+    QS_ASSIGN_OR_RETURN(session::SessionFile file,
+                        session::captureSession(options.modelPath, hash, state));
+    if (saved) {
+        file.view = saved->view;
+        file.sections = std::move(saved->sections);
+    }
+    if (calibration) {
+        session::setSection(file, session::kCalibrationSection,
+                            session::toJson(session::summarize(*calibration)));
+    }
+    QS_TRY(session::writeSessionFile(options.sessionPath, file));
+    std::cout << "Session: " << options.sessionPath << "\n";
     return {};
 }
 
@@ -249,18 +252,27 @@ Result<void> runQuantizeImpl(const QuantizeOptions& options) {
                      "dataset (--calib-images, --calib-npy or "
                      "--calib-random)");
     }
-    QS_ASSIGN_OR_RETURN(
-        graph::Graph model,
-        onnx::importModel(options.modelPath).context("model '" + options.modelPath + "'"));
-    QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup, options.setupIn.empty()
-                                                              ? proposeAndFinalize(options, model)
-                                                              : readSetup(options));
+    QS_ASSIGN_OR_RETURN(graph::Graph model, importModelFor(options.modelPath, options.calibration));
+    std::optional<session::SessionFile> saved;
+    std::optional<QuantizationState> state;
+    if (!options.sessionPath.empty()) {
+        QS_ASSIGN_OR_RETURN(state, sessionState(options, model, saved));
+        QS_TRY(writeOutputs(options, state->proposal, state->setup));
+    }
+    QS_ASSIGN_OR_RETURN(const SingleConfigQuantizerSetup setup,
+                        state                     ? Result<SingleConfigQuantizerSetup>(state->setup)
+                        : options.setupIn.empty() ? proposeAndFinalize(options, model)
+                                                  : readSetup(options));
     std::cout << "Statistics of the bitwidth distribution:\n" << bitwidthSummaryTable(setup);
     std::cout << "Merged quantizers: " << setup.mergedInto.size() << "\n";
     std::cout << "Requantizers: " << setup.requantizationParents.size() << "\n";
     std::cout << "Unified-scale groups: " << setup.unifiedScaleGroups.size() << "\n";
+    std::optional<CalibrationOutcome> calibration;
     if (options.calibrates()) {
-        QS_TRY(calibrateAndReport(options, model, setup));
+        QS_ASSIGN_OR_RETURN(calibration, calibrateAndReport(options, model, setup));
+    }
+    if (state) {
+        QS_TRY(writeSession(options, *state, std::move(saved), calibration));
     }
     return {};
 }
@@ -307,15 +319,8 @@ Command addQuantizeCommand(CLI::App& parent) {
                       {.npy = "Calibrate on .npy samples (axis 0), one file per model input",
                        .images = "Calibrate on a folder of PNG/JPEG/BMP images (resized to the "
                                  "NCHW input, ImageNet mean/std)",
-                       .random = "Calibrate on N seeded standard-normal samples"});
-    app->add_option("--calib-samples", options->calibration.maxSamples,
-                    "Use at most N samples of --calib-images / --calib-npy")
-        ->capture_default_str();
-    app->add_option("--calib-batch", options->calibBatch,
-                    "Mini-batch size of the calibration runs (needs a dynamic batch axis if > 1)")
-        ->capture_default_str();
-    app->add_option("--calib-seed", options->calibration.seed, "Seed for --calib-random")
-        ->capture_default_str();
+                       .random = "Calibrate on N seeded standard-normal samples",
+                       .samples = "Use at most N samples of --calib-images / --calib-npy"});
     app->add_option("--range-estimator", options->rangeEstimator,
                     "nncf (NNCF's PTQ default: mean of per-sample min/max per-tensor, min/max "
                     "per-channel), minmax, mean_minmax, percentile (99.99th, per-tensor)")
@@ -329,6 +334,10 @@ Command addQuantizeCommand(CLI::App& parent) {
     app->add_option("--out", options->modelOut,
                     "Write the quantized model as QDQ ONNX (QuantizeLinear/DequantizeLinear at the "
                     "insertion points; 4-bit as int4, other narrow grids behind a Clip)");
+    app->add_option("--session", options->sessionPath,
+                    "Read the HW config, preset, rule and choices from this .qscope session (the "
+                    "GUI's) if it exists, and write them back with the calibration summary")
+        ->type_name("FILE.qscope");
     app->add_flag("--no-int4-activations", options->noInt4Activations,
                   "--out: 4-bit activations as int8/uint8 behind a Clip (opset 13) instead of "
                   "int4/uint4 (opset 21), for runtimes whose int4 QuantizeLinear fails");

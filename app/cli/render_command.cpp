@@ -55,22 +55,6 @@ Result<std::vector<quantization::QuantizerMark>> quantizersFor(const RenderOptio
     return quantization::quantizerMarks(state.setup, &state.proposal.setup);
 }
 
-/// Text progress on stderr, one line per step.
-class StderrProgress final : public Progress {
-public:
-    void report(double fraction, std::string_view what) override {
-        if (fraction >= 1.0 || fraction - m_last >= 0.25) {
-            m_last = fraction;
-            std::cerr << "render: " << what << '\n';
-        }
-    }
-
-    bool isCancelled() const override { return false; }
-
-private:
-    double m_last = -1;
-};
-
 int runRender(const RenderOptions& options) {
     const QString out = QString::fromStdString(options.outPath);
     if (!ui::imageFormatForPath(out)) {
@@ -102,7 +86,7 @@ int runRender(const RenderOptions& options) {
     static char* argv[] = {name, nullptr};
     const QApplication app(argc, argv);
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
-    StderrProgress progress;
+    StderrProgressBar progress;
     auto written = ui::renderGraphFile(*graph, out, ui::graphThemeFor(dark), progress, *quantizers);
     if (!written.ok()) {
         return reportError(written.error());

@@ -7,10 +7,10 @@
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
 #include "core/pass/pass.h"
-#include "core/runtime/batching.h"
-#include "core/runtime/dataset_source.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/probe_runner.h"
 #include "core/runtime/processor_support.h"
 
 #include <algorithm>
@@ -23,17 +23,23 @@
 namespace qs::cli {
 
 namespace {
+runtime::DatasetRequest runDatasetRequest() {
+    runtime::DatasetRequest request = cliDatasetRequest(false);
+    request.names.npy = "--input";
+    request.names.images = "--images";
+    request.names.random = "--random";
+    request.names.batch = "--batch";
+    return request;
+}
+
 struct RunOptions {
     std::string modelPath;
-    /// --input / --images / --random and --seed; errors name those options.
-    runtime::DatasetSource dataset{
-        .names = {.npy = "--input", .images = "--images", .random = "--random"}};
+    /// The dataset option group; errors name run's own --input / --images / --random / --batch.
+    runtime::DatasetRequest dataset = runDatasetRequest();
     std::vector<float> mean;
     std::vector<float> std;
-    int64_t batch = 0;
     bool fp16 = false;
     int threads = 0;
-    std::vector<std::string> inputShapes;
     std::string passes;
     bool verbose = false;
     std::string out;
@@ -41,8 +47,8 @@ struct RunOptions {
 };
 
 /// The dataset with the --mean / --std normalisation for --images.
-runtime::DatasetSource datasetSource(const RunOptions& options) {
-    runtime::DatasetSource source = options.dataset;
+runtime::DatasetRequest datasetRequest(const RunOptions& options) {
+    runtime::DatasetRequest source = options.dataset;
     if (options.mean.size() == 3) {
         std::copy(options.mean.begin(), options.mean.end(), source.normalization.mean.begin());
     }
@@ -54,13 +60,7 @@ runtime::DatasetSource datasetSource(const RunOptions& options) {
 
 /// Imports the model with the --input-shape overrides and runs --passes on it.
 Result<graph::Graph> loadGraph(const RunOptions& options) {
-    onnx::ImportOptions importOptions;
-    for (const std::string& text : options.inputShapes) {
-        QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed, onnx::parseInputShapeOverride(text));
-        importOptions.inputShapes.push_back(std::move(parsed));
-    }
-    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(options.modelPath, importOptions)
-                                                .context("model '" + options.modelPath + "'"));
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, importModelFor(options.modelPath, options.dataset));
     if (options.passes.empty()) {
         return graph;
     }
@@ -81,13 +81,13 @@ Result<graph::Graph> loadGraph(const RunOptions& options) {
 }
 
 /// Reports how far half storage moved each output from a float32 run of the same inputs.
-Result<void> reportFp16Deviation(const runtime::Executor& executor,
-                                 const std::vector<runtime::Tensor>& inputs, int64_t batch,
+Result<void> reportFp16Deviation(const runtime::Executor& executor, const runtime::Dataset& dataset,
                                  const std::vector<runtime::Tensor>& outputs) {
     QS_ASSIGN_OR_RETURN(runtime::Executor reference,
                         runtime::Executor::create(executor.graph(), {}));
+    NullProgress quiet;
     QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> exact,
-                        runtime::runBatched(reference, inputs, batch));
+                        runtime::runBatched(reference, dataset, quiet));
     for (size_t o = 0; o < outputs.size(); ++o) {
         double maxAbs = 0.0;
         double maxDiff = 0.0;
@@ -132,45 +132,31 @@ Result<void> writeOutputs(const RunOptions& options, const runtime::Executor& ex
     return success();
 }
 
-/// Without --batch: the input's static batch if it has one, else 1 for --random and all of
-/// --input / --images at once.
-int64_t defaultBatch(const RunOptions& options, const runtime::Executor& executor,
-                     int64_t samples) {
-    const std::vector<graph::ValueId> inputs = executor.graph().runtimeInputs();
-    const int64_t fixed =
-        inputs.empty() ? 0 : runtime::staticBatchSize(executor.graph().value(inputs[0]));
-    if (fixed > 0) {
-        return fixed;
-    }
-    return options.dataset.randomSamples > 0 ? 1 : samples;
-}
-
 Result<void> runModel(const RunOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     QS_ASSIGN_OR_RETURN(graph::Graph graph, loadGraph(options));
     QS_ASSIGN_OR_RETURN(runtime::Executor executor,
                         runtime::Executor::create(std::move(graph), {.fp16 = options.fp16}));
-    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs,
-                        runtime::loadDataset(executor.graph(), datasetSource(options)));
-    const int64_t samples = inputs.empty() || inputs[0].rank() == 0 ? 1 : inputs[0].shape()[0];
-    const int64_t batch =
-        options.batch > 0 ? options.batch : defaultBatch(options, executor, samples);
+    QS_ASSIGN_OR_RETURN(const runtime::Dataset dataset,
+                        runtime::loadDataset(executor.graph(), datasetRequest(options)));
+    const int64_t batches = runtime::BatchStream(dataset).batchCount();
     StderrProgressBar bar;
+    NullProgress quiet;
     runtime::RunStats stats;
     stats.profile = options.verbose;
-    const bool manyBatches = (samples + batch - 1) / batch > 1;
-    QS_ASSIGN_OR_RETURN(
-        std::vector<runtime::Tensor> outputs,
-        runtime::runBatched(executor, inputs, batch, manyBatches ? &bar : nullptr, &stats));
-    std::cerr << "ran " << samples << " sample(s) in " << (samples + batch - 1) / batch
+    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> outputs,
+                        runtime::runBatched(executor, dataset,
+                                            batches > 1 ? static_cast<Progress&>(bar) : quiet,
+                                            &stats));
+    std::cerr << "ran " << dataset.samples() << " sample(s) in " << batches
               << " batch(es): " << stats.seconds * 1000.0 << " ms, peak activations "
               << stats.peakActivationBytes / 1024 << " KiB\n";
     for (const auto& [opType, seconds] : stats.secondsByOpType) {
         std::cerr << "  " << opType << ": " << seconds * 1000.0 << " ms\n";
     }
     if (options.fp16) {
-        QS_TRY(reportFp16Deviation(executor, inputs, batch, outputs));
+        QS_TRY(reportFp16Deviation(executor, dataset, outputs));
     }
     return writeOutputs(options, executor, outputs);
 }
@@ -183,20 +169,14 @@ Command addRunCommand(CLI::App& parent) {
     addDatasetOptions(*app, options->dataset,
                       {.npy = "Input .npy, samples on axis 0 (one per model input, in order)",
                        .images = "Folder of PNG/JPEG/BMP images, resized to the input's H x W",
-                       .random = "Run N seeded random-normal samples"});
+                       .random = "Run N seeded random-normal samples",
+                       .seedAlias = "--seed"});
     app->add_option("--mean", options->mean, "Per-channel mean for --images (default ImageNet)")
         ->expected(3);
     app->add_option("--std", options->std, "Per-channel std for --images (default ImageNet)")
         ->expected(3);
-    app->add_option(
-        "--batch", options->batch,
-        "Mini-batch size (default: the input's static batch, else all of --input, 1 for --random)");
-    app->add_option("--seed", options->dataset.seed, "Seed for --random");
     app->add_flag("--fp16", options->fp16, "Store weights and activations as float16");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
-    app->add_option("--input-shape", options->inputShapes,
-                    "Fix a dynamic input shape, e.g. input=1,3,224,224 (repeatable)")
-        ->type_name("NAME=DIMS");
     app->add_option("--passes", options->passes,
                     "Graph passes before running: 'inference' (" +
                         std::string(pass::kInferencePipeline) + ") or a comma-separated list");

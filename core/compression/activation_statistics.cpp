@@ -1,7 +1,6 @@
 #include "core/compression/activation_statistics.h"
 
-#include "core/runtime/batching.h"
-#include "core/runtime/executor.h"
+#include "core/runtime/probe_runner.h"
 
 #include <algorithm>
 #include <array>
@@ -212,18 +211,15 @@ double ActivationStatistic::value() const {
 }
 
 namespace {
-/// The model with the probed activations as extra graph outputs (so the executor keeps them and
-/// frees everything else as usual) and, per probe, its output index (SIZE_MAX: a constant).
-struct ProbedModel {
-    Graph graph;
-    std::vector<size_t> outputOf;
-};
-
-/// Builds the probed graph; constant activations go to their statistic right away.
-Result<ProbedModel> probeGraph(const Graph& graph, std::span<const ActivationProbe> probes,
-                               std::vector<ActivationStatistic>& statistics) {
-    ProbedModel probed{graph, std::vector<size_t>(probes.size(), SIZE_MAX)};
+/// One statistic per probe; constant activations go to theirs at once, the others are listed in
+/// `probed` (with their statistic's index) to be observed on every batch.
+Result<void> startStatistics(const Graph& graph, std::span<const ActivationProbe> probes,
+                             SensitivityMetric metric, std::vector<ActivationStatistic>& statistics,
+                             std::vector<graph::ValueId>& probed,
+                             std::vector<size_t>& statisticOf) {
+    statistics.reserve(probes.size());
     for (size_t i = 0; i < probes.size(); ++i) {
+        statistics.emplace_back(metric, probes[i].tokenAxis);
         const graph::Value& value = graph.value(probes[i].value);
         if (value.isInitializer()) {
             QS_TRY(statistics[i]
@@ -231,48 +227,8 @@ Result<ProbedModel> probeGraph(const Graph& graph, std::span<const ActivationPro
                        .context("constant activation '" + value.name + "'"));
             continue;
         }
-        probed.outputOf[i] = probed.graph.outputs().size();
-        probed.graph.addOutput(probes[i].value);
-    }
-    return probed;
-}
-
-/// Checks that the dataset fits the executor's inputs; returns the number of samples.
-Result<int64_t> datasetSamples(const CalibrationData& data, const runtime::Executor& executor) {
-    if (data.inputs.size() != executor.inputIds().size()) {
-        return Error(Errc::InvalidArgument, "the dataset has " +
-                                                std::to_string(data.inputs.size()) +
-                                                " input tensor(s), the model takes " +
-                                                std::to_string(executor.inputIds().size()));
-    }
-    if (data.inputs.empty() || data.inputs[0].rank() == 0 || data.inputs[0].shape()[0] == 0) {
-        return Error(Errc::InvalidArgument, "the dataset holds no samples");
-    }
-    const int64_t samples = data.inputs[0].shape()[0];
-    for (const Tensor& input : data.inputs) {
-        if (input.rank() == 0 || input.shape()[0] != samples) {
-            return Error(Errc::InvalidArgument, "dataset inputs hold different numbers of samples");
-        }
-    }
-    return samples;
-}
-
-/// Runs samples [begin, end) and adds each probed activation to its statistic.
-Result<void> addBatch(const Graph& graph, const runtime::Executor& executor,
-                      const CalibrationData& data, int64_t begin, int64_t end,
-                      std::span<const ActivationProbe> probes, std::span<const size_t> outputOf,
-                      std::vector<ActivationStatistic>& statistics) {
-    std::vector<Tensor> batch;
-    for (const Tensor& input : data.inputs) {
-        batch.push_back(runtime::sliceBatch(input, begin, end));
-    }
-    QS_ASSIGN_OR_RETURN(const std::vector<Tensor> outputs, executor.run(batch));
-    for (size_t i = 0; i < probes.size(); ++i) {
-        if (outputOf[i] != SIZE_MAX) {
-            QS_TRY(statistics[i]
-                       .add(outputs[outputOf[i]])
-                       .context("activation '" + graph.value(probes[i].value).name + "'"));
-        }
+        probed.push_back(probes[i].value);
+        statisticOf.push_back(i);
     }
     return success();
 }
@@ -281,34 +237,26 @@ Result<void> addBatch(const Graph& graph, const runtime::Executor& executor,
 Result<std::vector<double>> collectActivationStatistics(const Graph& graph,
                                                         std::span<const ActivationProbe> probes,
                                                         SensitivityMetric metric,
-                                                        const CalibrationData& data,
+                                                        const runtime::Dataset& dataset,
                                                         Progress& progress) {
     if (!isDataAware(metric)) {
         return Error(Errc::InvalidArgument, "weight_quantization_error needs no activations");
     }
     std::vector<ActivationStatistic> statistics;
-    statistics.reserve(probes.size());
-    for (const ActivationProbe& probe : probes) {
-        statistics.emplace_back(metric, probe.tokenAxis);
-    }
-    QS_ASSIGN_OR_RETURN(ProbedModel probed, probeGraph(graph, probes, statistics));
-    const std::vector<size_t> outputOf = std::move(probed.outputOf);
-    QS_ASSIGN_OR_RETURN(runtime::Executor executor,
-                        runtime::Executor::create(std::move(probed.graph)));
-    QS_ASSIGN_OR_RETURN(const int64_t samples, datasetSamples(data, executor));
-    const int64_t batchSize = data.batchSize > 0 ? data.batchSize : samples;
-    const int64_t batches = (samples + batchSize - 1) / batchSize;
-    for (int64_t b = 0; b < batches; ++b) {
-        if (progress.isCancelled()) {
-            return Error(Errc::Cancelled, "activation statistics cancelled");
-        }
-        progress.report(static_cast<double>(b) / static_cast<double>(batches),
-                        "activation statistics, batch " + std::to_string(b + 1) + "/" +
-                            std::to_string(batches));
-        QS_TRY(addBatch(graph, executor, data, b * batchSize,
-                        std::min(samples, (b + 1) * batchSize), probes, outputOf, statistics)
-                   .context("dataset batch " + std::to_string(b + 1)));
-    }
+    std::vector<graph::ValueId> probed;
+    std::vector<size_t> statisticOf;
+    QS_TRY(startStatistics(graph, probes, metric, statistics, probed, statisticOf));
+    QS_TRY(runtime::runObserving(graph, probed, dataset, progress,
+                                 [&](runtime::ObservedBatch& batch) -> Result<void> {
+                                     for (size_t p = 0; p < probed.size(); ++p) {
+                                         QS_TRY(statistics[statisticOf[p]]
+                                                    .add(batch.probes[p])
+                                                    .context("activation '" +
+                                                             graph.value(probed[p]).name + "'"));
+                                     }
+                                     return success();
+                                 },
+                                 {.label = "activation statistics"}));
     std::vector<double> values;
     values.reserve(statistics.size());
     for (const ActivationStatistic& statistic : statistics) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/graph/graph.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/tensor.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
@@ -32,13 +33,6 @@ std::string_view sensitivityMetricName(SensitivityMetric metric);
 Result<SensitivityMetric> parseSensitivityMetric(std::string_view text);
 
 bool isDataAware(SensitivityMetric metric);
-
-/// The dataset: one tensor per runtime input of the model (Executor::inputIds() order), samples
-/// stacked on axis 0, run in batches of `batchSize`.
-struct CalibrationData {
-    std::vector<runtime::Tensor> inputs;
-    int64_t batchSize = 1;
-};
 
 /// One layer input to observe: a value and the axis its tokens run along (the non-contracted one
 /// of its last two axes, counted from the end: -2 for `x @ W`, -1 when the weight comes first
@@ -87,12 +81,12 @@ private:
     std::vector<double> m_maxAbs;
 };
 
-/// Runs the model over `data` (batch by batch, keeping only the probed activations alive) and
-/// returns one statistic per probe, in order.
+/// Runs the model over `dataset` (runtime::runObserving: batch by batch, keeping only the probed
+/// activations alive) and returns one statistic per probe, in order.
 Result<std::vector<double>> collectActivationStatistics(const graph::Graph& graph,
                                                         std::span<const ActivationProbe> probes,
                                                         SensitivityMetric metric,
-                                                        const CalibrationData& data,
+                                                        const runtime::Dataset& dataset,
                                                         Progress& progress);
 
 } // namespace qs::compression

@@ -1,17 +1,16 @@
+// Weight compression, the plan step: which weights, the ratio-defining set, group-size fallbacks,
+// sensitivities and the ratio mixing (apply and report are weight_compression_apply.cpp and
+// weight_compression_report.cpp).
+
 #include "core/compression/weight_compression.h"
 
 #include "core/compression/integer_quantizer.h"
-#include "core/compression/opset_upgrade.h"
+#include "core/compression/weight_compression_internal.h"
 #include "core/graph/metatype.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
-#include <numeric>
-#include <sstream>
 #include <unordered_set>
 
 namespace qs::compression {
@@ -19,6 +18,9 @@ namespace qs::compression {
 using graph::Graph;
 using graph::NodeId;
 using graph::ValueId;
+using internal::floatsOf;
+using internal::layerName;
+using internal::layoutOf;
 
 namespace {
 /// Group size marking a weight the IGNORE fallback leaves in float.
@@ -126,11 +128,6 @@ void markRatioDefining(std::vector<Candidate>& candidates, const WeightCompressi
     }
 }
 
-std::string layerName(const WeightDecision& decision) {
-    return "node '" + decision.nodeName + "' (" + decision.opType + "), weight '" +
-           decision.valueName + "'";
-}
-
 /// §5 "Grouping" fallback for a ratio-defining weight whose channel `groupSize` does not divide.
 /// Sets the decision's group size; false when the weight is dropped from the ratio-defining set.
 Result<void> resolveGroupSize(WeightDecision& decision, int64_t groupSize,
@@ -172,18 +169,9 @@ Result<void> resolveGroupSize(WeightDecision& decision, int64_t groupSize,
     return success();
 }
 
-Result<WeightLayout> layoutOf(const WeightDecision& decision) {
-    return makeWeightLayout(decision.dims, decision.channelAxis);
-}
-
-std::span<const float> floatsOf(const Graph& graph, ValueId value) {
-    return graph.value(value).initializer->as<float>();
-}
-
-/// §5 data-aware metrics: the layer-input statistic of every ratio-defining MatMul/Gemm weight,
 /// 0 for embeddings (they go 4-bit first, as in NNCF).
 Result<void> multiplyByActivationStatistics(const Graph& graph, std::vector<Candidate>& candidates,
-                                            SensitivityMetric metric, const CalibrationData& data,
+                                            SensitivityMetric metric, const runtime::Dataset& data,
                                             Progress& progress) {
     std::vector<ActivationProbe> probes;
     std::vector<Candidate*> probed;
@@ -218,7 +206,7 @@ Result<void> multiplyByActivationStatistics(const Graph& graph, std::vector<Cand
 /// data-aware metrics multiply it by a statistic of the layer's input activations.
 Result<void> computeSensitivities(const Graph& graph, std::vector<Candidate>& candidates,
                                   const WeightCompressionOptions& options,
-                                  const CalibrationData* data, Progress& progress) {
+                                  const runtime::Dataset* data, Progress& progress) {
     const float eps = std::numeric_limits<float>::epsilon();
     size_t done = 0;
     for (Candidate& candidate : candidates) {
@@ -226,9 +214,7 @@ Result<void> computeSensitivities(const Graph& graph, std::vector<Candidate>& ca
         if (!candidate.decision.ratioDefining) {
             continue;
         }
-        if (progress.isCancelled()) {
-            return Error(Errc::Cancelled, "weight compression cancelled");
-        }
+        QS_TRY(checkCancelled(progress));
         progress.report(static_cast<double>(done) / static_cast<double>(candidates.size()),
                         "sensitivity of " + candidate.decision.valueName);
         QS_ASSIGN_OR_RETURN(const WeightLayout layout, layoutOf(candidate.decision));
@@ -323,7 +309,7 @@ Result<void> validateOptions(const WeightCompressionOptions& options) {
 
 Result<CompressionPlan> planWeightCompression(const Graph& graph,
                                               const WeightCompressionOptions& options,
-                                              Progress& progress, const CalibrationData* data) {
+                                              Progress& progress, const runtime::Dataset* data) {
     QS_TRY(validateOptions(options));
     if (isDataAware(options.sensitivity) && data == nullptr) {
         return Error(Errc::InvalidArgument,
@@ -350,255 +336,6 @@ Result<CompressionPlan> planWeightCompression(const Graph& graph,
     plan.weights = finalizeDecisions(candidates, options, mixing);
     progress.report(1.0, "plan ready");
     return plan;
-}
-
-namespace {
-graph::TensorPtr storageTensor(graph::DataType dtype, const std::vector<int64_t>& dims,
-                               std::span<const uint8_t> codes) {
-    if (graph::dataTypeBits(dtype) == 4) {
-        return std::make_shared<const graph::TensorData>(dtype, dims, packInt4(codes));
-    }
-    return graph::TensorData::fromValues<uint8_t>(dtype, dims, codes);
-}
-
-/// Adds integer codes (+ scale, zero point) and a DequantizeLinear in front of every consumer of
-/// `weight`; returns the bytes the new initializers take.
-int64_t insertDequantize(Graph& graph, ValueId weight, const QuantizedWeight& quantized) {
-    const std::string base = graph.value(weight).name;
-    const std::vector<int64_t> dims = graph.value(weight).initializer->dims();
-    const graph::DataType storage = storageType(quantized.mode);
-    std::vector<ValueId> inputs;
-    graph::TensorPtr codes = storageTensor(storage, dims, quantized.codes);
-    int64_t bytes = static_cast<int64_t>(codes->bytes().size());
-    inputs.push_back(graph.addInitializer(uniqueValueName(graph, base + "_quantized"), codes));
-    auto scales = graph::TensorData::fromValues<float>(graph::DataType::Float, quantized.scaleDims,
-                                                       std::span<const float>(quantized.scales));
-    bytes += static_cast<int64_t>(scales->bytes().size());
-    inputs.push_back(graph.addInitializer(uniqueValueName(graph, base + "_scale"), scales));
-    if (!quantized.zeroPoints.empty()) {
-        graph::TensorPtr zeroPoints =
-            storageTensor(storage, quantized.scaleDims, quantized.zeroPoints);
-        bytes += static_cast<int64_t>(zeroPoints->bytes().size());
-        inputs.push_back(
-            graph.addInitializer(uniqueValueName(graph, base + "_zero_point"), zeroPoints));
-    }
-    const ValueId output = graph.addValue(uniqueValueName(graph, base + "_dequantized"),
-                                          graph::DataType::Float, graph::TensorShape::ofDims(dims));
-    graph.replaceAllUses(weight, output);
-    std::vector<graph::Attribute> attributes = {{"axis", quantized.dequantizeAxis(), {}}};
-    if (quantized.groupSize > 0) {
-        attributes.push_back({"block_size", quantized.groupSize, {}});
-    }
-    graph.addNode(base + "_DequantizeLinear", "DequantizeLinear", std::move(inputs), {output},
-                  std::move(attributes));
-    return bytes;
-}
-
-Result<QuantizedWeight> quantizeDecision(const Graph& graph, ValueId value,
-                                         const WeightDecision& decision) {
-    QS_ASSIGN_OR_RETURN(const WeightLayout layout, layoutOf(decision));
-    return std::move(
-               quantizeWeight(floatsOf(graph, value), layout, decision.mode, decision.groupSize))
-        .context(layerName(decision));
-}
-
-Result<ValueId> findWeight(const Graph& graph, const WeightDecision& decision) {
-    const auto value = graph.findValue(decision.valueName);
-    if (!value || !graph.value(*value).isInitializer()) {
-        return Error(Errc::InvalidArgument,
-                     "weight '" + decision.valueName + "' of the plan is not in the model");
-    }
-    return *value;
-}
-} // namespace
-
-Result<CompressionSummary> applyWeightCompression(Graph& graph, const CompressionPlan& plan,
-                                                  Progress& progress) {
-    bool needsBlocked = false;
-    bool any = false;
-    for (const WeightDecision& decision : plan.weights) {
-        if (decision.mode == CompressionMode::None) {
-            continue;
-        }
-        any = true;
-        needsBlocked = needsBlocked || modeBits(decision.mode) == 4 || decision.groupSize > 0;
-    }
-    CompressionSummary summary;
-    if (any) {
-        QS_TRY(raiseOpsetAndIrVersion(graph, needsBlocked ? kInt4QdqOpset : kPerAxisQdqOpset,
-                                      &summary.upgrade));
-    }
-    size_t done = 0;
-    for (const WeightDecision& decision : plan.weights) {
-        ++done;
-        if (decision.mode == CompressionMode::None) {
-            continue;
-        }
-        if (progress.isCancelled()) {
-            return Error(Errc::Cancelled, "weight compression cancelled");
-        }
-        progress.report(static_cast<double>(done) / static_cast<double>(plan.weights.size()),
-                        decision.valueName);
-        QS_ASSIGN_OR_RETURN(const ValueId value, findWeight(graph, decision));
-        QS_ASSIGN_OR_RETURN(const QuantizedWeight quantized,
-                            quantizeDecision(graph, value, decision));
-        summary.bytesAfter += insertDequantize(graph, value, quantized);
-        summary.floatBytesBefore += decision.numElements * static_cast<int64_t>(sizeof(float));
-        ++summary.compressedWeights;
-    }
-    graph.compact();
-    summary.opset = graph.opsetVersion();
-    summary.irVersion = graph.metadata().irVersion;
-    return summary;
-}
-
-Result<void> applyDequantizedWeights(Graph& graph, const CompressionPlan& plan) {
-    for (const WeightDecision& decision : plan.weights) {
-        if (decision.mode == CompressionMode::None) {
-            continue;
-        }
-        QS_ASSIGN_OR_RETURN(const ValueId value, findWeight(graph, decision));
-        QS_ASSIGN_OR_RETURN(const QuantizedWeight quantized,
-                            quantizeDecision(graph, value, decision));
-        const std::vector<float> restored = dequantizeWeight(quantized);
-        graph.value(value).initializer = graph::TensorData::fromValues<float>(
-            graph::DataType::Float, decision.dims, std::span<const float>(restored));
-    }
-    return success();
-}
-
-namespace {
-struct TableRow {
-    std::string label;
-    int bits = 32;
-    int64_t allParams = 0;
-    int64_t allLayers = 0;
-    int64_t ratioParams = 0;
-    int64_t ratioLayers = 0;
-};
-
-std::vector<TableRow> tableRows(const CompressionPlan& plan, TableRow& totals) {
-    std::map<std::string, TableRow> rows;
-    for (const WeightDecision& decision : plan.weights) {
-        const std::string label = decisionModeLabel(decision.mode, decision.groupSize);
-        TableRow& row = rows[label];
-        row.label = label;
-        row.bits = decision.mode == CompressionMode::None ? 32 : modeBits(decision.mode);
-        row.allParams += decision.numElements;
-        ++row.allLayers;
-        totals.allParams += decision.numElements;
-        ++totals.allLayers;
-        if (decision.ratioDefining) {
-            row.ratioParams += decision.numElements;
-            ++row.ratioLayers;
-            totals.ratioParams += decision.numElements;
-            ++totals.ratioLayers;
-        }
-    }
-    std::vector<TableRow> out;
-    out.reserve(rows.size());
-    for (auto& [label, row] : rows) {
-        out.push_back(row);
-    }
-    // Widest precision first, as NNCF lists 8-bit before 4-bit.
-    std::stable_sort(out.begin(), out.end(),
-                     [](const TableRow& a, const TableRow& b) { return a.bits > b.bits; });
-    return out;
-}
-
-std::string percentCell(int64_t part, int64_t whole, int64_t layers, int64_t totalLayers) {
-    const double percent =
-        whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-    std::ostringstream cell;
-    cell << std::llround(percent) << "% (" << layers << " / " << totalLayers << ")";
-    return cell.str();
-}
-
-std::string padded(const std::string& text, size_t width) {
-    return " " + text + std::string(width - text.size() + 1, ' ');
-}
-} // namespace
-
-std::string formatBitwidthTable(const CompressionPlan& plan) {
-    TableRow totals;
-    const std::vector<TableRow> rows = tableRows(plan, totals);
-    std::vector<std::array<std::string, 3>> cells = {{"Weight compression mode",
-                                                      "% all parameters (layers)",
-                                                      "% ratio-defining parameters (layers)"}};
-    for (const TableRow& row : rows) {
-        cells.push_back(
-            {row.label,
-             percentCell(row.allParams, totals.allParams, row.allLayers, totals.allLayers),
-             percentCell(row.ratioParams, totals.ratioParams, row.ratioLayers,
-                         totals.ratioLayers)});
-    }
-    std::array<size_t, 3> widths{};
-    for (const auto& line : cells) {
-        for (size_t col = 0; col < 3; ++col) {
-            widths[col] = std::max(widths[col], line[col].size());
-        }
-    }
-    auto rule = [&](char fill) {
-        std::string out = "+";
-        for (const size_t width : widths) {
-            out += std::string(width + 2, fill) + "+";
-        }
-        return out + "\n";
-    };
-    std::string out = "Statistics of the bitwidth distribution:\n" + rule('-');
-    for (size_t line = 0; line < cells.size(); ++line) {
-        out += "|";
-        for (size_t col = 0; col < 3; ++col) {
-            out += padded(cells[line][col], widths[col]) + "|";
-        }
-        out += "\n" + rule(line == 0 ? '=' : '-');
-    }
-    return out;
-}
-
-nlohmann::json planToJson(const CompressionPlan& plan) {
-    const WeightCompressionOptions& options = plan.options;
-    nlohmann::json json;
-    json["options"] = {
-        {"mode", modeName(options.mode)},
-        {"group_size", options.groupSize == 0 ? defaultGroupSize(options.mode) : options.groupSize},
-        {"ratio", options.ratio},
-        {"group_size_fallback", fallbackName(options.groupSizeFallback)},
-        {"backup_mode", modeName(options.backupMode)},
-        {"all_layers", options.allLayers},
-        {"sensitivity_metric", sensitivityMetricName(options.sensitivity)}};
-    nlohmann::json weights = nlohmann::json::array();
-    for (const WeightDecision& decision : plan.weights) {
-        weights.push_back({{"weight", decision.valueName},
-                           {"node", decision.nodeName},
-                           {"op_type", decision.opType},
-                           {"metatype", decision.metatype},
-                           {"shape", decision.dims},
-                           {"num_parameters", decision.numElements},
-                           {"channel_axis", decision.channelAxis},
-                           {"ratio_defining", decision.ratioDefining},
-                           {"mode", modeName(decision.mode)},
-                           {"group_size", decision.groupSize},
-                           {"sensitivity", decision.sensitivity},
-                           {"activation_statistic", decision.activationStatistic},
-                           {"note", decision.note}});
-    }
-    json["weights"] = std::move(weights);
-    TableRow totals;
-    nlohmann::json table = nlohmann::json::array();
-    for (const TableRow& row : tableRows(plan, totals)) {
-        table.push_back({{"mode", row.label},
-                         {"parameters", row.allParams},
-                         {"layers", row.allLayers},
-                         {"ratio_defining_parameters", row.ratioParams},
-                         {"ratio_defining_layers", row.ratioLayers}});
-    }
-    json["table"] = std::move(table);
-    json["totals"] = {{"parameters", totals.allParams},
-                      {"layers", totals.allLayers},
-                      {"ratio_defining_parameters", totals.ratioParams},
-                      {"ratio_defining_layers", totals.ratioLayers}};
-    return json;
 }
 
 } // namespace qs::compression

@@ -65,7 +65,7 @@ Result<void> validateOptions(const WeightCompressionOptions& options);
 Result<CompressionPlan> planWeightCompression(const graph::Graph& graph,
                                               const WeightCompressionOptions& options,
                                               Progress& progress,
-                                              const CalibrationData* data = nullptr);
+                                              const runtime::Dataset* data = nullptr);
 
 /// Size figures of an applied plan.
 struct CompressionSummary {

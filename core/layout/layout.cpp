@@ -176,9 +176,7 @@ Sections buildSections(const LayoutInput& input, const LayoutOptions& options) {
 /// Runs dot per section, cancellable between sections.
 Result<void> runSections(Sections& s, Progress& progress) {
     for (size_t i = 0; i < s.list.size(); ++i) {
-        if (progress.isCancelled()) {
-            return Error(Errc::Cancelled, "layout cancelled");
-        }
+        QS_TRY(checkCancelled(progress));
         char what[64];
         std::snprintf(what, sizeof what, "Laying out section %zu of %zu", i + 1, s.list.size());
         progress.report(static_cast<double>(i) / static_cast<double>(s.list.size()), what);

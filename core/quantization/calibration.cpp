@@ -4,8 +4,8 @@
 
 #include "core/quantization/fake_quantize.h"
 #include "core/quantization/insertion_point_values.h"
-#include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/probe_runner.h"
 
 #include <algorithm>
 #include <chrono>
@@ -150,16 +150,6 @@ Result<runtime::Executor> executorObserving(graph::Graph graph,
     return runtime::Executor::create(std::move(graph));
 }
 
-std::vector<runtime::Tensor> sliceInputs(std::span<const runtime::Tensor> inputs, int64_t begin,
-                                         int64_t end) {
-    std::vector<runtime::Tensor> batch;
-    batch.reserve(inputs.size());
-    for (const runtime::Tensor& input : inputs) {
-        batch.push_back(runtime::sliceBatch(input, begin, end));
-    }
-    return batch;
-}
-
 /// SQNR of each weight quantizer, computed on the weight itself.
 Result<void> weightErrors(const graph::Graph& model, const SingleConfigQuantizerSetup& setup,
                           const QuantizerParametersMap& parameters, SimulationReport& report) {
@@ -219,19 +209,17 @@ Result<CalibrationPlan> planCalibration(const graph::Graph& model,
 }
 
 Result<void> activationRanges(const graph::Graph& model, const SingleConfigQuantizerSetup& setup,
-                              std::span<const runtime::Tensor> inputs,
-                              const CalibrationOptions& options, Progress* progress,
-                              CalibrationPlan& plan) {
+                              const runtime::Dataset& dataset, const CalibrationOptions& options,
+                              Progress& progress, CalibrationPlan& plan) {
     if (plan.observed.values().empty()) {
         return success();
     }
-    const StatisticsOptions statsOptions{.batchSize = options.batchSize,
-                                         .percentiles =
+    const StatisticsOptions statsOptions{.percentiles =
                                              options.estimator == RangeEstimator::Percentile,
                                          .percentile = options.percentile};
     QS_ASSIGN_OR_RETURN(
         const std::vector<TensorStatistics> stats,
-        collectStatistics(model, plan.observed.values(), inputs, statsOptions, progress));
+        collectStatistics(model, plan.observed.values(), dataset, statsOptions, progress));
     for (const auto& [id, index] : plan.observedOf) {
         const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(id);
         QS_ASSIGN_OR_RETURN(plan.ranges[id],
@@ -250,7 +238,8 @@ struct Probe {
     size_t outIndex = 0;   ///< quantized model: the quantizer's output
 };
 
-/// The float model and its fake-quant copy, run side by side with their probes as extra outputs.
+/// The float model and its fake-quant copy, run side by side with their probes as extra outputs:
+/// the float model through runtime::runObserving, the quantized one on each of its batches.
 class SideBySide {
 public:
     static Result<SideBySide> create(const graph::Graph& model,
@@ -267,24 +256,25 @@ public:
             probes.push_back({id, floatObserved.add(at.value),
                               quantObserved.add(fq.quantizerInput.at(id)), quantObserved.add(y)});
         }
-        QS_ASSIGN_OR_RETURN(runtime::Executor floatExec,
-                            executorObserving(model, floatObserved.values()));
         QS_ASSIGN_OR_RETURN(runtime::Executor quantExec,
                             executorObserving(std::move(fq.graph), quantObserved.values()));
-        return SideBySide(std::move(floatExec), std::move(quantExec), std::move(probes),
+        return SideBySide(floatObserved.values(), std::move(quantExec), std::move(probes),
                           model.outputs().size());
     }
 
-    /// Runs one batch through both models and accumulates errors.
-    Result<void> addBatch(const std::vector<runtime::Tensor>& batch) {
-        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> ref, m_float.run(batch));
-        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> quant, m_quant.run(batch));
+    /// The float model's values the comparison needs (runObserving's probes).
+    const std::vector<graph::ValueId>& floatProbes() const { return m_floatProbes; }
+
+    /// Runs the quantized model on the batch the float model just ran and accumulates errors.
+    Result<void> addBatch(const runtime::ObservedBatch& ref) {
+        QS_ASSIGN_OR_RETURN(const std::vector<runtime::Tensor> quant,
+                            m_quant.run(ref.batch.inputs));
         for (size_t o = 0; o < m_numOutputs; ++o) {
-            QS_TRY(m_outputs[o].add(ref[o], quant[o]));
+            QS_TRY(m_outputs[o].add(ref.outputs[o], quant[o]));
         }
         for (size_t p = 0; p < m_probes.size(); ++p) {
             const runtime::Tensor& y = quant[m_numOutputs + m_probes[p].outIndex];
-            QS_TRY(m_accumulated[p].add(ref[m_numOutputs + m_probes[p].floatIndex], y));
+            QS_TRY(m_accumulated[p].add(ref.probes[m_probes[p].floatIndex], y));
             QS_TRY(m_local[p].add(quant[m_numOutputs + m_probes[p].inIndex], y));
         }
         return success();
@@ -313,9 +303,9 @@ public:
     }
 
 private:
-    SideBySide(runtime::Executor floatExec, runtime::Executor quantExec, std::vector<Probe> probes,
-               size_t numOutputs)
-        : m_float(std::move(floatExec))
+    SideBySide(std::vector<graph::ValueId> floatProbes, runtime::Executor quantExec,
+               std::vector<Probe> probes, size_t numOutputs)
+        : m_floatProbes(std::move(floatProbes))
         , m_quant(std::move(quantExec))
         , m_probes(std::move(probes))
         , m_numOutputs(numOutputs)
@@ -323,7 +313,7 @@ private:
         , m_local(m_probes.size())
         , m_outputs(numOutputs) {}
 
-    runtime::Executor m_float;
+    std::vector<graph::ValueId> m_floatProbes;
     runtime::Executor m_quant;
     std::vector<Probe> m_probes;
     size_t m_numOutputs;
@@ -336,10 +326,10 @@ private:
 
 Result<QuantizerParametersMap> calibrate(const graph::Graph& model,
                                          const SingleConfigQuantizerSetup& setup,
-                                         std::span<const runtime::Tensor> inputs,
-                                         const CalibrationOptions& options, Progress* progress) {
+                                         const runtime::Dataset& dataset,
+                                         const CalibrationOptions& options, Progress& progress) {
     QS_ASSIGN_OR_RETURN(CalibrationPlan plan, planCalibration(model, setup));
-    QS_TRY(activationRanges(model, setup, inputs, options, progress, plan));
+    QS_TRY(activationRanges(model, setup, dataset, options, progress, plan));
     QS_TRY(unifyRanges(setup, plan.ranges));
     QuantizerParametersMap parameters;
     for (const auto& [id, range] : plan.ranges) {
@@ -354,27 +344,15 @@ Result<QuantizerParametersMap> calibrate(const graph::Graph& model,
 Result<SimulationReport> simulateQuantization(const graph::Graph& model,
                                               const SingleConfigQuantizerSetup& setup,
                                               const QuantizerParametersMap& parameters,
-                                              std::span<const runtime::Tensor> inputs,
-                                              int64_t batchSize, Progress* progress) {
+                                              const runtime::Dataset& dataset, Progress& progress) {
     const auto start = std::chrono::steady_clock::now();
-    QS_ASSIGN_OR_RETURN(const int64_t count, datasetSize(inputs));
-    if (batchSize <= 0) {
-        return Error(Errc::InvalidArgument, "batch size must be positive");
-    }
     QS_ASSIGN_OR_RETURN(SideBySide runs, SideBySide::create(model, setup, parameters));
-    for (int64_t begin = 0; begin < count; begin += batchSize) {
-        if (progress != nullptr && progress->isCancelled()) {
-            return Error(Errc::Cancelled, "simulation cancelled");
-        }
-        const int64_t end = std::min(count, begin + batchSize);
-        QS_TRY(runs.addBatch(sliceInputs(inputs, begin, end)));
-        if (progress != nullptr) {
-            progress->report(static_cast<double>(end) / static_cast<double>(count),
-                             "simulation " + std::to_string(end) + "/" + std::to_string(count));
-        }
-    }
+    QS_TRY(runtime::runObserving(
+        model, runs.floatProbes(), dataset, progress,
+        [&runs](runtime::ObservedBatch& batch) { return runs.addBatch(batch); },
+        {.label = "simulation"}));
     SimulationReport report;
-    report.samples = count;
+    report.samples = dataset.samples();
     runs.fill(model, report);
     QS_TRY(weightErrors(model, setup, parameters, report));
     report.seconds =

@@ -8,6 +8,7 @@
 #include "core/quantization/quantizer_parameters.h"
 #include "core/quantization/quantizer_setup.h"
 #include "core/quantization/statistics.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/tensor.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
@@ -23,19 +24,17 @@
 namespace qs::quantization {
 
 struct CalibrationOptions {
-    int64_t batchSize = 1;
     RangeEstimator estimator = RangeEstimator::Nncf;
     double percentile = 99.99; ///< for RangeEstimator::Percentile
 };
 
 /// Parameters for every quantizer of `setup`: activation ranges from the float model run over
-/// `inputs` (samples on axis 0, one tensor per runtime input), weight ranges per output channel
+/// `dataset` (runtime::loadDataset, in its batches), weight ranges per output channel
 /// from the weights. Members of a unified-scale group share one range (min of mins, max of maxes).
 Result<QuantizerParametersMap> calibrate(const graph::Graph& model,
                                          const SingleConfigQuantizerSetup& setup,
-                                         std::span<const runtime::Tensor> inputs,
-                                         const CalibrationOptions& options,
-                                         Progress* progress = nullptr);
+                                         const runtime::Dataset& dataset,
+                                         const CalibrationOptions& options, Progress& progress);
 
 /// Signal-to-quantization-noise ratios of one quantizer, in dB (+inf when there is no noise).
 struct QuantizerError {
@@ -59,12 +58,11 @@ struct SimulationReport {
     std::vector<OutputMetrics> outputs;
 };
 
-/// Runs the float model and its fake-quant copy (insertFakeQuantizers) over `inputs`.
+/// Runs the float model and its fake-quant copy (insertFakeQuantizers) over `dataset`.
 Result<SimulationReport> simulateQuantization(const graph::Graph& model,
                                               const SingleConfigQuantizerSetup& setup,
                                               const QuantizerParametersMap& parameters,
-                                              std::span<const runtime::Tensor> inputs,
-                                              int64_t batchSize, Progress* progress = nullptr);
+                                              const runtime::Dataset& dataset, Progress& progress);
 
 /// {"samples", "seconds", "outputs": [...]} (per-quantizer errors go with their parameters).
 nlohmann::json toJson(const SimulationReport& report);

@@ -33,8 +33,7 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/statistics.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fake_quantize.cpp
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/calibration_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/calibration_workflow.cpp
   ${CMAKE_CURRENT_LIST_DIR}/qdq_export.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/session_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/branch_choice.cpp
 )

@@ -3,8 +3,7 @@
 
 #include "core/quantization/statistics.h"
 
-#include "core/runtime/batching.h"
-#include "core/runtime/executor.h"
+#include "core/runtime/probe_runner.h"
 
 #include <Eigen/Core>
 
@@ -217,59 +216,23 @@ Result<MinMaxRange> weightRange(const graph::TensorData& weight, const Quantizer
     return range;
 }
 
-Result<int64_t> datasetSize(std::span<const runtime::Tensor> inputs) {
-    if (inputs.empty() || inputs[0].rank() == 0) {
-        return Error(Errc::InvalidArgument, "the dataset has no samples");
-    }
-    const int64_t count = inputs[0].shape()[0];
-    for (const runtime::Tensor& input : inputs) {
-        if (input.rank() == 0 || input.shape()[0] != count) {
-            return Error(Errc::InvalidArgument,
-                         "dataset inputs disagree in their number of samples (axis 0)");
-        }
-    }
-    if (count == 0) {
-        return Error(Errc::InvalidArgument, "the dataset has no samples");
-    }
-    return count;
-}
-
 Result<std::vector<TensorStatistics>> collectStatistics(const graph::Graph& model,
                                                         std::span<const graph::ValueId> observed,
-                                                        std::span<const runtime::Tensor> inputs,
+                                                        const runtime::Dataset& dataset,
                                                         const StatisticsOptions& options,
-                                                        Progress* progress) {
-    QS_ASSIGN_OR_RETURN(const int64_t count, datasetSize(inputs));
-    if (options.batchSize <= 0) {
-        return Error(Errc::InvalidArgument, "batch size must be positive");
-    }
-    graph::Graph probe = model;
-    const size_t firstObserved = probe.outputs().size();
-    for (const graph::ValueId id : observed) {
-        probe.addOutput(id);
-    }
-    QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(std::move(probe)));
+                                                        Progress& progress) {
     std::vector<TensorStatistics> stats(observed.size());
-    for (int64_t begin = 0; begin < count; begin += options.batchSize) {
-        if (progress != nullptr && progress->isCancelled()) {
-            return Error(Errc::Cancelled, "calibration cancelled");
-        }
-        const int64_t end = std::min(count, begin + options.batchSize);
-        std::vector<runtime::Tensor> batch;
-        for (const runtime::Tensor& input : inputs) {
-            batch.push_back(runtime::sliceBatch(input, begin, end));
-        }
-        QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> outputs, executor.run(batch));
-        for (size_t i = 0; i < observed.size(); ++i) {
-            QS_TRY(stats[i]
-                       .addBatch(outputs[firstObserved + i], options)
-                       .context("tensor '" + model.value(observed[i]).name + "'"));
-        }
-        if (progress != nullptr) {
-            progress->report(static_cast<double>(end) / static_cast<double>(count),
-                             "statistics " + std::to_string(end) + "/" + std::to_string(count));
-        }
-    }
+    QS_TRY(runtime::runObserving(model, observed, dataset, progress,
+                                 [&](runtime::ObservedBatch& batch) -> Result<void> {
+                                     for (size_t i = 0; i < observed.size(); ++i) {
+                                         QS_TRY(stats[i]
+                                                    .addBatch(batch.probes[i], options)
+                                                    .context("tensor '" +
+                                                             model.value(observed[i]).name + "'"));
+                                     }
+                                     return success();
+                                 },
+                                 {.label = "statistics"}));
     return stats;
 }
 

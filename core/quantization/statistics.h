@@ -7,6 +7,7 @@
 
 #include "core/graph/graph.h"
 #include "core/quantization/quantizer_config.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/tensor.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
@@ -32,7 +33,6 @@ std::string_view rangeEstimatorName(RangeEstimator estimator);
 Result<RangeEstimator> parseRangeEstimator(std::string_view text);
 
 struct StatisticsOptions {
-    int64_t batchSize = 1;
     bool percentiles = false;  ///< also collect per-sample percentiles (a sort per tensor)
     double percentile = 99.99; ///< upper percentile; the lower one is 100 - percentile
 };
@@ -72,16 +72,12 @@ Result<MinMaxRange> activationRange(const TensorStatistics& stats, const Quantiz
 Result<MinMaxRange> weightRange(const graph::TensorData& weight, const QuantizerConfig& config,
                                 std::optional<int64_t> axis);
 
-/// Runs `model` over `inputs` (samples on axis 0, one tensor per runtime input) in batches and
-/// returns the statistics of each of `observed`, in order. Reports progress per batch; a cancel
-/// gives Errc::Cancelled.
+/// Runs `model` over `dataset` (runtime::runObserving) and returns the statistics of each of
+/// `observed`, in order. Reports progress per batch; a cancel gives Errc::Cancelled.
 Result<std::vector<TensorStatistics>> collectStatistics(const graph::Graph& model,
                                                         std::span<const graph::ValueId> observed,
-                                                        std::span<const runtime::Tensor> inputs,
+                                                        const runtime::Dataset& dataset,
                                                         const StatisticsOptions& options,
-                                                        Progress* progress);
-
-/// The number of samples (axis 0 of the first input) and a check that all inputs agree.
-Result<int64_t> datasetSize(std::span<const runtime::Tensor> inputs);
+                                                        Progress& progress);
 
 } // namespace qs::quantization

@@ -82,9 +82,7 @@ Result<void> reportProgress(Progress* progress, size_t step, size_t steps,
     if (progress == nullptr) {
         return success();
     }
-    if (progress->isCancelled()) {
-        return Error(Errc::Cancelled, "cancelled");
-    }
+    QS_TRY(checkCancelled(*progress));
     progress->report(static_cast<double>(step) / static_cast<double>(steps), name);
     return success();
 }

@@ -53,5 +53,6 @@ target_sources(qs_core PRIVATE $<TARGET_OBJECTS:qs_runtime_ops>
 # Image datasets decode with stb_image (Debian's libstb-dev ships the implementation as libstb).
 find_library(QS_STB_LIBRARY stb REQUIRED)
 target_sources(qs_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/image_dataset.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/dataset_source.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/dataset_request.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/probe_runner.cpp)
 target_link_libraries(qs_core PRIVATE ${QS_STB_LIBRARY})

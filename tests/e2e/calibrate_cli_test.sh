@@ -82,5 +82,35 @@ for q in quantizers.values():
     assert all(q["quant_min"] <= z <= q["quant_max"] for z in q["zero_point"])
 PY
 
+# Class folders: labels from the sorted class names; --labels-npy with a wrong count is refused.
+mkdir -p "$tmp/classes/b_dog" "$tmp/classes/a_cat"
+cp "$tmp/images/img0.bmp" "$tmp/images/img1.bmp" "$tmp/classes/a_cat/"
+cp "$tmp/images/img2.bmp" "$tmp/classes/b_dog/"
+expect 0 'Calibrated 29 quantizers on 3 samples' -- quantize "$demo" --calib-classes "$tmp/classes" --calib-batch 2
+python3 -c "
+import struct
+header = \"{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }\"
+header += ' ' * (63 - (10 + len(header)) % 64) + '\\n'
+open('$tmp/labels.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(header)) + header.encode() + struct.pack('<2q', 0, 1))
+" || fail "cannot write the labels"
+expect 2 "--labels-npy '$tmp/labels.npy' holds 2 label\(s\) for 3 sample\(s\)" -- quantize "$demo" --calib-images "$tmp/images" --calib-samples 3 --labels-npy "$tmp/labels.npy"
+
+# --session: a new file gets the propagation settings and the calibration summary; a second run
+# restores the settings from it (no --hw) and keeps the sections it does not rewrite.
+expect 0 "Session: $tmp/demo.qscope" -- quantize "$demo" --hw npu --set /block1/pw/Conv=4 --calib-random 4 --session "$tmp/demo.qscope"
+python3 - "$tmp/demo.qscope" <<'PY' || fail "the --session file is not as expected"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["quantscope_session"] == 2, s
+q = s["sections"]["quantization"]
+assert q["hw_config"] == "npu" and any(c["qconfig"]["num_bits"] == 4 for c in q["choices"].values()), q
+assert s["sections"]["calibration"]["samples"] == 4, s["sections"]
+PY
+expect 0 "Session: $tmp/demo.qscope" -- quantize "$demo" --session "$tmp/demo.qscope" --setup-out "$tmp/session_setup.json"
+grep -q '"num_bits": 4' "$tmp/session_setup.json" || fail "--session did not restore the 4-bit choice"
+python3 -c "import json; s = json.load(open('$tmp/demo.qscope')); assert s['sections']['quantization']['hw_config'] == 'npu' and 'calibration' in s['sections'], s" ||
+    fail "a run without calibration dropped the session's sections"
+expect 2 'does not combine with --ignore' -- quantize "$demo" --session "$tmp/demo.qscope" --ignore stem
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "calibrate CLI: all checks passed"

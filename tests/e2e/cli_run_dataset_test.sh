@@ -11,9 +11,11 @@ source "$(dirname "$0")/expect.sh"
 /usr/bin/python3 -c "import numpy as np; np.save('$tmp/x.npy', np.random.default_rng(1).standard_normal((5, 3, 96, 96)).astype(np.float32))" ||
     fail "cannot write the .npy input"
 expect 0 'output 0: \[5,10\]' -- run "$demo" --input "$tmp/x.npy"
-expect 0 'ran 3 sample\(s\) in 3 batch\(es\)' -- run "$demo" --random 3
+expect 0 'ran 3 sample\(s\) in 3 batch\(es\)' -- run "$demo" --random 3 --batch 1
+# The one batch rule: a dynamic batch runs up to 8 samples at once.
+expect 0 'ran 3 sample\(s\) in 1 batch\(es\)' -- run "$demo" --random 3
 # Progress into a pipe (not a terminal): whole lines, no carriage-return redraws.
-progress=$("$cli" run "$demo" --random 3 2>&1 >/dev/null)
+progress=$("$cli" run "$demo" --random 3 --batch 1 2>&1 >/dev/null)
 grep -qE '^progress 100% ' <<<"$progress" || fail "no final progress line in: $progress"
 if grep -q $'\r' <<<"$progress"; then fail "carriage returns in piped progress: $progress"; fi
 # A static batch of 1: N random samples are N runs of it.

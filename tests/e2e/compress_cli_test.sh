@@ -37,6 +37,21 @@ expect 0 'Sensitivity: max_activation_variance over 4 dataset row\(s\) in batche
     -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --calib-npy "$tmp/ids.npy" --out "$tmp/aware.onnx" --report "$tmp/aware.json"
 expect 0 'Sensitivity: mean_activation_magnitude' \
     -- compress-weights "$tmp/llm.onnx" --mode int4_asym --ratio 0.6 --calib-npy "$tmp/ids.npy" --sensitivity-metric mean_activation_magnitude --out "$tmp/aware2.onnx"
+# --session: the plan goes into the session's compression section, a second run keeps the others.
+expect 0 "Session: $tmp/llm.qscope" -- compress-weights "$tmp/llm.onnx" --mode int8_asym --out "$tmp/s.onnx" --session "$tmp/llm.qscope"
+python3 -c "
+import json
+s = json.load(open('$tmp/llm.qscope'))
+assert s['quantscope_session'] == 2 and s['sections']['compression']['options']['mode'] == 'int8_asym', s
+s['sections']['hawq'] = {'kept': True}
+json.dump(s, open('$tmp/llm.qscope', 'w'))
+" || fail "the compress-weights --session file is not as expected"
+expect 0 "Session: $tmp/llm.qscope" -- compress-weights "$tmp/llm.onnx" --mode int4_sym --out "$tmp/s.onnx" --session "$tmp/llm.qscope"
+python3 -c "
+import json
+s = json.load(open('$tmp/llm.qscope'))
+assert s['sections']['hawq'] == {'kept': True} and s['sections']['compression']['options']['mode'] == 'int4_sym', s
+" || fail "compress-weights --session dropped a section or kept the old plan"
 python3 - "$tmp/aware.json" <<'PY' || fail "the data-aware --report JSON is not as expected"
 import json, sys
 report = json.load(open(sys.argv[1]))

@@ -97,8 +97,8 @@ protected:
 
     static CalibrationRequest randomRequest(int64_t samples) {
         CalibrationRequest request;
-        request.source.randomSamples = samples;
-        request.batchSize = 4;
+        request.dataset.randomSamples = samples;
+        request.dataset.batchSize = 4;
         return request;
     }
 
@@ -228,7 +228,7 @@ TEST_F(CalibrationTest, ABadNpyFileIsReportedAndStoresNothing) {
     file.write("not a numpy file");
     file.close();
     CalibrationRequest request;
-    request.source.npyFiles = {path.toStdString()};
+    request.dataset.npyFiles = {path.toStdString()};
     EXPECT_FALSE(calibrateAndWait(request));
     ASSERT_EQ(m_errors.size(), 1);
     EXPECT_TRUE(m_errors.front().contains(QStringLiteral("bad.npy")))
@@ -346,16 +346,24 @@ TEST(CalibrationDialogTest, AsksForAnExistingPath) {
     picker.setBatchSize(5);
     request = dialog.request();
     ASSERT_TRUE(request.ok());
-    EXPECT_EQ(request->source.imagesDir, dir.path().toStdString());
-    EXPECT_EQ(request->source.maxSamples, 50);
-    EXPECT_EQ(request->batchSize, 5);
-    EXPECT_FALSE(request->labels.classFolders);
+    EXPECT_EQ(request->dataset.imagesDir, dir.path().toStdString());
+    EXPECT_EQ(request->dataset.maxSamples, 50);
+    EXPECT_EQ(request->dataset.batchSize.value_or(0), 5);
+    // The range estimator goes into the core workflow's request, as --range-estimator does.
+    EXPECT_EQ(request->estimator, quantization::RangeEstimator::Nncf);
+    dialog.estimatorBox().setCurrentIndex(
+        dialog.estimatorBox().findData(static_cast<int>(quantization::RangeEstimator::MinMax)));
+    dialog.setBatchSize(0);
+    request = dialog.request();
+    ASSERT_TRUE(request.ok());
+    EXPECT_EQ(request->estimator, quantization::RangeEstimator::MinMax);
+    EXPECT_FALSE(request->dataset.batchSize.has_value()); // Auto: the one batch-size rule
 
     picker.setKind(DatasetPicker::Kind::Random);
     request = dialog.request();
     ASSERT_TRUE(request.ok());
-    EXPECT_EQ(request->source.randomSamples, 50);
-    EXPECT_TRUE(request->source.imagesDir.empty());
+    EXPECT_EQ(request->dataset.randomSamples, 50);
+    EXPECT_TRUE(request->dataset.imagesDir.empty());
 }
 
 TEST(DatasetPickerTest, OffersLabelsAndClassFoldersAndRoundTrips) {
@@ -366,7 +374,7 @@ TEST(DatasetPickerTest, OffersLabelsAndClassFoldersAndRoundTrips) {
         {.allowNone = true, .defaultSamples = 32, .defaultBatch = 0, .autoBatch = true});
     EXPECT_EQ(picker.kindBox().count(), 5); // none, random, .npy, images, class subfolders
     picker.setKind(DatasetPicker::Kind::None);
-    runtime::DatasetSource source;
+    runtime::DatasetRequest source;
     ASSERT_TRUE(picker.applyTo(source).ok());
     EXPECT_TRUE(source.empty());
     EXPECT_FALSE(picker.pathEdit().isEnabled());
@@ -379,7 +387,7 @@ TEST(DatasetPickerTest, OffersLabelsAndClassFoldersAndRoundTrips) {
     ASSERT_TRUE(picker.applyTo(source).ok());
     EXPECT_EQ(source.npyFiles, std::vector<std::string>{samples.toStdString()});
     EXPECT_EQ(picker.labelsPath(), labels);
-    EXPECT_EQ(picker.labels().labelsPath, labels.toStdString());
+    EXPECT_EQ(source.labelsNpy, labels.toStdString());
     picker.setLabelsPath(dir.filePath(QStringLiteral("no-labels.npy")));
     const Result<void> missing = picker.applyTo(source);
     ASSERT_FALSE(missing.ok());
@@ -390,15 +398,17 @@ TEST(DatasetPickerTest, OffersLabelsAndClassFoldersAndRoundTrips) {
     picker.setPath(dir.path());
     EXPECT_FALSE(picker.labelsEdit().isEnabled());
     ASSERT_TRUE(picker.applyTo(source).ok());
-    EXPECT_EQ(source.imagesDir, dir.path().toStdString());
+    EXPECT_EQ(source.classesDir, dir.path().toStdString());
+    EXPECT_EQ(source.kind(), runtime::DatasetKind::ClassFolders);
     EXPECT_TRUE(source.npyFiles.empty());
-    EXPECT_TRUE(picker.labels().classFolders);
+    EXPECT_TRUE(source.labelsNpy.empty());
+    EXPECT_FALSE(source.batchSize.has_value());
     EXPECT_TRUE(picker.labelsPath().isEmpty());
     EXPECT_EQ(picker.batchSize(), 0);
     EXPECT_EQ(picker.batchBox().text(), QStringLiteral("automatic"));
 
     DatasetPicker shown({});
-    shown.showSource(source, picker.labels());
+    shown.showSource(source);
     EXPECT_EQ(shown.kind(), DatasetPicker::Kind::ClassFolders);
     EXPECT_EQ(shown.path(), dir.path());
 }

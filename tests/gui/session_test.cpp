@@ -120,7 +120,7 @@ TEST_F(SessionTest, SessionRestoresTheViewAfterLayout) {
     GraphView& view = *m_window.graphPage().view();
     view.zoomBy(1.7 / view.zoom()); // 1.7x, then a point low in the graph
     view.centerOn(view.sceneRect().center().x(), view.sceneRect().bottom() - 300);
-    const std::optional<quantization::SessionView> saved = m_window.sessions().viewState();
+    const std::optional<session::SessionView> saved = m_window.sessions().viewState();
     ASSERT_TRUE(saved);
     const QString path = m_dir.filePath(QStringLiteral("view.qscope"));
     ASSERT_TRUE(m_window.sessions().saveSessionTo(path));
@@ -128,7 +128,7 @@ TEST_F(SessionTest, SessionRestoresTheViewAfterLayout) {
     ASSERT_GT(std::abs(view.zoom() - saved->zoom), 0.1);
     openAndWait(path);
     ASSERT_TRUE(laidOut());
-    const std::optional<quantization::SessionView> restored = m_window.sessions().viewState();
+    const std::optional<session::SessionView> restored = m_window.sessions().viewState();
     ASSERT_TRUE(restored);
     EXPECT_NEAR(restored->zoom, saved->zoom, 1e-6);
     EXPECT_NEAR(restored->centerY, saved->centerY, 2.0);

@@ -6,6 +6,8 @@
 #include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/probe_runner.h"
+#include "core/support/progress.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -175,7 +177,9 @@ TEST(TrainedDemoModel, FloatTop1EqualsTheRecordedCount) {
     ASSERT_TRUE(inputs.ok()) << inputs.error().toString();
     auto labels = readLabelsNpy(models / "digits_test_labels.npy");
     ASSERT_TRUE(labels.ok()) << labels.error().toString();
-    auto outputs = runtime::runBatched(*executor, {*inputs}, 64);
+    runtime::Dataset dataset{.inputs = {std::move(*inputs)}, .batchSize = 64};
+    NullProgress progress;
+    auto outputs = runtime::runBatched(*executor, dataset, progress);
     ASSERT_TRUE(outputs.ok()) << outputs.error().toString();
     auto accuracy = computeAccuracy((*outputs)[0], *labels);
     ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();

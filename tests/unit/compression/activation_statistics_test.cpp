@@ -3,10 +3,10 @@
 // vary most in the backup mode.
 
 #include "core/compression/activation_statistics.h"
-#include "core/compression/calibration_dataset.h"
 #include "core/compression/weight_compression.h"
 #include "core/graph/graph_builder.h"
 #include "core/runtime/batching.h"
+#include "core/runtime/dataset_request.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -160,10 +160,10 @@ const WeightDecision& decision(const CompressionPlan& plan, const std::string& w
 
 TEST(DataAwareSensitivity, LayerWithLargerInputVarianceStaysInBackupMode) {
     const graph::Graph graph = parallelLayers();
-    DatasetSource source;
+    runtime::DatasetRequest source;
     source.randomSamples = 6;
     source.batchSize = 4; // 4 + 2 samples: two runs
-    auto data = loadCalibrationData(graph, source);
+    auto data = runtime::loadDataset(graph, source);
     ASSERT_TRUE(data.ok()) << data.error().toString();
     EXPECT_EQ(data.value().inputs[0].shape(), (runtime::Shape{6, 4, 16}));
     EXPECT_EQ(data.value().batchSize, 4);
@@ -215,51 +215,51 @@ TEST(DataAwareSensitivity, NeedsADataset) {
         << plan.error().toString();
 }
 
-TEST(CalibrationDataset, RefusesAmbiguousOrUnfitSources) {
+TEST(CompressionDataset, RefusesAmbiguousOrUnfitSources) {
     const graph::Graph graph = parallelLayers();
-    DatasetSource none;
-    EXPECT_FALSE(loadCalibrationData(graph, none).ok());
-    DatasetSource two;
+    runtime::DatasetRequest none;
+    EXPECT_FALSE(runtime::loadDataset(graph, none).ok());
+    runtime::DatasetRequest two;
     two.randomSamples = 2;
     two.imagesDir = "/nonexistent";
-    const auto ambiguous = loadCalibrationData(graph, two);
+    const auto ambiguous = runtime::loadDataset(graph, two);
     ASSERT_FALSE(ambiguous.ok());
     EXPECT_NE(ambiguous.error().message().find("exactly one dataset"), std::string::npos);
-    DatasetSource npy;
+    runtime::DatasetRequest npy;
     npy.npyFiles = {"a.npy", "b.npy"};
-    const auto count = loadCalibrationData(graph, npy);
+    const auto count = runtime::loadDataset(graph, npy);
     ASSERT_FALSE(count.ok());
     EXPECT_NE(count.error().message().find("1 input(s), got 2 .npy file(s)"), std::string::npos);
-    DatasetSource images;
+    runtime::DatasetRequest images;
     images.imagesDir = "/nonexistent";
-    const auto notImages = loadCalibrationData(graph, images);
+    const auto notImages = runtime::loadDataset(graph, images);
     ASSERT_FALSE(notImages.ok());
     EXPECT_NE(notImages.error().message().find("NCHW"), std::string::npos);
 
     graph::GraphBuilder b(13);
     const auto ids = b.input("ids", {1, 4}, graph::DataType::Int64);
     b.output(b.op("Identity", "copy", {ids}), graph::DataType::Int64);
-    DatasetSource random;
+    runtime::DatasetRequest random;
     random.randomSamples = 2;
-    const auto ints = loadCalibrationData(b.take(), random);
+    const auto ints = runtime::loadDataset(b.take(), random);
     ASSERT_FALSE(ints.ok());
     EXPECT_NE(ints.error().message().find("float inputs only; 'ids' is"), std::string::npos);
 }
 
-TEST(CalibrationDataset, StaticBatchStacksSamples) {
+TEST(CompressionDataset, StaticBatchStacksSamples) {
     graph::GraphBuilder b(13);
     const auto x = b.input("x", {1, 16});
     const std::vector<float> w = ramp(int64_t{16} * 8, 1.0F);
     b.output(b.op("MatMul", "fc", {x, b.weight("fc.weight", {16, 8}, w)}));
     const graph::Graph graph = b.take();
-    DatasetSource source;
+    runtime::DatasetRequest source;
     source.randomSamples = 3;
-    const auto data = loadCalibrationData(graph, source);
+    const auto data = runtime::loadDataset(graph, source);
     ASSERT_TRUE(data.ok()) << data.error().toString();
     EXPECT_EQ(data.value().inputs[0].shape(), (runtime::Shape{3, 16}));
     EXPECT_EQ(data.value().batchSize, 1);
     source.batchSize = 2;
-    const auto wrongBatch = loadCalibrationData(graph, source);
+    const auto wrongBatch = runtime::loadDataset(graph, source);
     ASSERT_FALSE(wrongBatch.ok());
     EXPECT_NE(wrongBatch.error().message().find("static batch of 1, not 2"), std::string::npos);
 }

@@ -20,6 +20,16 @@ using graph::TensorShape;
 using graph::ValueId;
 using runtime::Tensor;
 
+/// One input's samples, run in batches of `batchSize`.
+runtime::Dataset datasetOf(const Tensor& samples, int64_t batchSize = 1) {
+    return runtime::Dataset{.inputs = {samples}, .batchSize = batchSize};
+}
+
+Progress& noProgress() {
+    static NullProgress progress;
+    return progress;
+}
+
 QuantizerConfig config(int bits, bool perChannel = false, bool narrow = false,
                        QuantizationMode mode = QuantizationMode::Symmetric) {
     QuantizerConfig c;
@@ -234,7 +244,7 @@ TEST(FakeQuantizeGraph, WeightQuantizerGetsItsOwnCopy) {
     setup.quantizationPoints[3].insertionPoint = {true, "mm1", std::nullopt};
     setup.quantizationPoints[3].qconfig = config(4, true, true);
     const Tensor input = Tensor::fromVector<float>({1, 2}, {1.0F, 0.0F});
-    auto parameters = calibrate(g, setup, std::span(&input, 1), {});
+    auto parameters = calibrate(g, setup, datasetOf(input), {}, noProgress());
     ASSERT_TRUE(parameters.ok()) << parameters.error().toString();
     const QuantizerParameters& p = parameters->at(3);
     EXPECT_EQ(p.channelAxis, 1); // MatMul weight: output channels on its last axis
@@ -274,20 +284,20 @@ TEST(Calibrate, UnifiedGroupSharesTheRangeAndNncfUsesMeans) {
     setup.quantizationPoints[2] = activationPoint("relu_n", std::nullopt, config(8));
     // Samples [2, -1] and [4, -3]: p has per-sample max 2, 4 (mean 3); n has 1, 3 (mean 2).
     const Tensor data = Tensor::fromVector<float>({2, 2}, {2.0F, -1.0F, 4.0F, -3.0F});
-    auto separate = calibrate(model, setup, std::span(&data, 1), {});
+    auto separate = calibrate(model, setup, datasetOf(data), {}, noProgress());
     ASSERT_TRUE(separate.ok()) << separate.error().toString();
     EXPECT_FLOAT_EQ(separate->at(1).inputHigh[0], 3.0F);
     EXPECT_FLOAT_EQ(separate->at(2).inputHigh[0], 2.0F);
     EXPECT_FALSE(separate->at(1).isSigned); // Relu outputs: min 0 -> unsigned grid
     setup.unifiedScaleGroups[0] = {1, 2};
-    auto unified = calibrate(model, setup, std::span(&data, 1), {.batchSize = 2});
+    auto unified = calibrate(model, setup, datasetOf(data, 2), {}, noProgress());
     ASSERT_TRUE(unified.ok()) << unified.error().toString();
     EXPECT_FLOAT_EQ(unified->at(1).inputHigh[0], 3.0F);
     EXPECT_FLOAT_EQ(unified->at(2).inputHigh[0], 3.0F);
     EXPECT_FLOAT_EQ(unified->at(2).scale[0], 3.0F / 255.0F);
     // Global min/max instead of means.
-    auto minmax =
-        calibrate(model, setup, std::span(&data, 1), {.estimator = RangeEstimator::MinMax});
+    auto minmax = calibrate(model, setup, datasetOf(data), {.estimator = RangeEstimator::MinMax},
+                            noProgress());
     ASSERT_TRUE(minmax.ok());
     EXPECT_FLOAT_EQ(minmax->at(2).inputHigh[0], 4.0F);
 }
@@ -297,11 +307,11 @@ TEST(Calibrate, ReportsBadSetups) {
     SingleConfigQuantizerSetup setup;
     setup.quantizationPoints[1] = activationPoint("nope", std::nullopt, config(8));
     const Tensor data = Tensor::fromVector<float>({1, 2}, {1.0F, 2.0F});
-    auto result = calibrate(model, setup, std::span(&data, 1), {});
+    auto result = calibrate(model, setup, datasetOf(data), {}, noProgress());
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.error().toString().find("no node 'nope'"), std::string::npos);
     setup.quantizationPoints[1] = activationPoint("relu_p", 3, config(8));
-    EXPECT_FALSE(calibrate(model, setup, std::span(&data, 1), {}).ok());
+    EXPECT_FALSE(calibrate(model, setup, datasetOf(data), {}, noProgress()).ok());
 }
 
 /// Cancels after `allowed` progress reports.
@@ -327,10 +337,10 @@ TEST(Calibrate, ReportsProgressPerBatchAndStopsOnCancel) {
     setup.quantizationPoints[1] = activationPoint("relu_p", std::nullopt, config(8));
     const Tensor data = Tensor::fromVector<float>({3, 2}, {1.0F, 2.0F, 3.0F, 4.0F, 5.0F, 6.0F});
     CancelAfter never(100);
-    ASSERT_TRUE(calibrate(model, setup, std::span(&data, 1), {}, &never).ok());
-    EXPECT_EQ(never.reports(), 3); // batch size 1: one report per sample
+    ASSERT_TRUE(calibrate(model, setup, datasetOf(data), {}, never).ok());
+    EXPECT_EQ(never.reports(), 4); // batch size 1: one report per sample, one at the end
     CancelAfter early(1);
-    auto cancelled = calibrate(model, setup, std::span(&data, 1), {}, &early);
+    auto cancelled = calibrate(model, setup, datasetOf(data), {}, early);
     ASSERT_FALSE(cancelled.ok());
     EXPECT_EQ(cancelled.error().code(), Errc::Cancelled);
     EXPECT_EQ(early.reports(), 1);
@@ -338,7 +348,7 @@ TEST(Calibrate, ReportsProgressPerBatchAndStopsOnCancel) {
     parameters[1] = params(config(8), {0.0F}, {1.0F});
     CancelAfter simulationCancel(2);
     auto simulation =
-        simulateQuantization(model, setup, parameters, std::span(&data, 1), 1, &simulationCancel);
+        simulateQuantization(model, setup, parameters, datasetOf(data), simulationCancel);
     ASSERT_FALSE(simulation.ok());
     EXPECT_EQ(simulation.error().code(), Errc::Cancelled);
 }
@@ -353,7 +363,7 @@ TEST(Simulate, ReportsSqnrAndOutputMetrics) {
     parameters[2] = params(config(2), {0.0F}, {3.0F});  // scale 1, grid 0..3
     // Sample 0: p = [1, 0], n = [0, 0.4]; sample 1: p = [0, 2], n = [1.6, 0].
     const Tensor data = Tensor::fromVector<float>({2, 2}, {1.0F, -0.4F, -1.6F, 2.0F});
-    auto report = simulateQuantization(model, setup, parameters, std::span(&data, 1), 1);
+    auto report = simulateQuantization(model, setup, parameters, datasetOf(data), noProgress());
     ASSERT_TRUE(report.ok()) << report.error().toString();
     EXPECT_EQ(report->samples, 2);
     EXPECT_TRUE(std::isinf(report->quantizers.at(1).sqnrDb));

@@ -5,11 +5,11 @@
 
 #include "core/onnx/model_io.h"
 #include "core/quantization/calibration.h"
-#include "core/quantization/calibration_data.h"
 #include "core/quantization/fake_quantize.h"
 #include "core/quantization/finalize_setup.h"
 #include "core/quantization/qdq_export.h"
 #include "core/quantization/quantization_state.h"
+#include "core/runtime/dataset_request.h"
 #include "core/runtime/executor.h"
 
 #include <gtest/gtest.h>
@@ -34,12 +34,12 @@ Graph load(const char* path) {
 }
 
 std::vector<Tensor> randomSamples(const Graph& model, int64_t count) {
-    CalibrationDataSource source;
+    runtime::DatasetRequest source = runtime::calibrationRequest();
     source.randomSamples = count;
     source.seed = 3;
-    auto data = loadCalibrationData(model, source);
+    auto data = runtime::loadDataset(model, source);
     EXPECT_TRUE(data.ok()) << data.error().toString();
-    return std::move(data).value();
+    return std::move(data).value().inputs;
 }
 
 std::vector<Tensor> runOrDie(const Graph& graph, const std::vector<Tensor>& inputs) {
@@ -57,7 +57,8 @@ std::vector<Tensor> runOrDie(const Graph& graph, const std::vector<Tensor>& inpu
 /// the largest absolute output difference.
 double qdqVsSimulation(const Graph& model, const SingleConfigQuantizerSetup& setup,
                        const std::vector<Tensor>& samples, QdqExportSummary& summary) {
-    auto params = calibrate(model, setup, samples, {});
+    NullProgress quiet;
+    auto params = calibrate(model, setup, runtime::Dataset{.inputs = samples}, {}, quiet);
     EXPECT_TRUE(params.ok()) << params.error().toString();
     auto simulated = insertFakeQuantizers(model, setup, *params);
     EXPECT_TRUE(simulated.ok()) << simulated.error().toString();

@@ -2,6 +2,7 @@
 #include "core/runtime/image_dataset.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/probe_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -61,7 +62,8 @@ TEST(Batching, BatchedRunsEqualPerSampleRuns) {
     auto exec = Executor::create(makeResidualCnn());
     ASSERT_TRUE(exec.ok()) << exec.error().toString();
     const Tensor inputs = randomNormal({7, 3, 8, 8}, 3);
-    auto batched = runBatched(*exec, {inputs}, 3);
+    NullProgress quiet;
+    auto batched = runBatched(*exec, Dataset{.inputs = {inputs}, .batchSize = 3}, quiet);
     ASSERT_TRUE(batched.ok()) << batched.error().toString();
     ASSERT_EQ((*batched)[0].shape(), (Shape{7, 5}));
     for (int64_t n = 0; n < 7; ++n) {

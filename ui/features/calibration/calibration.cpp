@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string_view>
 
 namespace qs::ui {
 
@@ -13,29 +12,6 @@ namespace {
 QString tr(const char* text) {
     return QCoreApplication::translate("qs::ui::Calibration", text);
 }
-
-/// Maps a step's [0, 1] progress onto [from, to] of the whole job.
-class StepProgress final : public Progress {
-public:
-    StepProgress(Progress& whole, double from, double to)
-        : m_whole(whole)
-        , m_from(from)
-        , m_to(to) {}
-
-    void report(double fraction, std::string_view what) override {
-        m_whole.report(m_from + (m_to - m_from) * std::clamp(fraction, 0.0, 1.0), what);
-    }
-
-    bool isCancelled() const override { return m_whole.isCancelled(); }
-
-private:
-    Progress& m_whole;
-    double m_from;
-    double m_to;
-};
-
-constexpr double kLoaded = 0.10;
-constexpr double kCalibrated = 0.55;
 
 QString number(double value) {
     return QString::number(value, 'g', 5);
@@ -64,31 +40,13 @@ std::string setupFingerprint(const quantization::SingleConfigQuantizerSetup& set
 Result<CalibrationResult> runCalibration(const graph::Graph& model,
                                          const quantization::SingleConfigQuantizerSetup& setup,
                                          const CalibrationRequest& request, Progress& progress) {
-    progress.report(0.0, "Loading the calibration data");
-    QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> inputs,
-                        quantization::loadCalibrationData(model, request.source));
-    if (progress.isCancelled()) {
-        return Error(Errc::Cancelled, "cancelled");
-    }
-    progress.report(kLoaded, "Collecting statistics");
-    quantization::CalibrationOptions options;
-    options.batchSize = request.batchSize;
+    QS_ASSIGN_OR_RETURN(quantization::CalibrationOutcome outcome,
+                        quantization::runCalibration(model, setup, request, progress));
     CalibrationResult result;
-    {
-        StepProgress step(progress, kLoaded, kCalibrated);
-        QS_ASSIGN_OR_RETURN(result.parameters,
-                            quantization::calibrate(model, setup, inputs, options, &step));
-    }
-    progress.report(kCalibrated, "Simulating the quantized model");
-    {
-        StepProgress step(progress, kCalibrated, 1.0);
-        QS_ASSIGN_OR_RETURN(result.report,
-                            quantization::simulateQuantization(model, setup, result.parameters,
-                                                               inputs, request.batchSize, &step));
-    }
-    result.dataset = QString::fromStdString(request.source.describe());
+    result.parameters = std::move(outcome.parameters);
+    result.report = std::move(outcome.simulation);
+    result.dataset = QString::fromStdString(outcome.dataset);
     result.setupFingerprint = setupFingerprint(setup);
-    progress.report(1.0, "Done");
     return result;
 }
 

@@ -1,6 +1,6 @@
-// Calibration as the GUI holds it: what the user asked for (a dataset source and a batch size),
-// the job body that turns a model and its finalized setup into quantizer parameters and a
-// simulation report (calibrate() then simulateQuantization(), on a job thread), and the result a
+// Calibration as the GUI holds it: what the user asked for (the core workflow's
+// quantization::CalibrationRequest: dataset, batch size, range estimator), the job body that runs
+// the core workflow (quantization::runCalibration, on a job thread), and the result a
 // GraphDocument keeps together with a fingerprint of the setup it was made for — so any later
 // config or settings change shows the parameters as stale. Plus the SQNR colour scale shared by
 // the table, the graph overlay and its legend.
@@ -8,12 +8,11 @@
 
 #include "core/graph/graph.h"
 #include "core/quantization/calibration.h"
-#include "core/quantization/calibration_data.h"
+#include "core/quantization/calibration_workflow.h"
 #include "core/quantization/quantizer_parameters.h"
 #include "core/quantization/quantizer_setup.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
-#include "ui/dataset_picker.h"
 
 #include <QColor>
 #include <QString>
@@ -23,12 +22,8 @@
 
 namespace qs::ui {
 
-/// What Quantize ▸ Calibrate… asks for.
-struct CalibrationRequest {
-    quantization::CalibrationDataSource source;
-    int64_t batchSize = 8;
-    DatasetLabels labels; ///< for core's dataset request; the calibration itself needs none
-};
+/// What Quantize ▸ Calibrate… asks for: the request of the core workflow, as the CLI's.
+using CalibrationRequest = quantization::CalibrationRequest;
 
 /// Calibrated parameters and their check, for one setup.
 struct CalibrationResult {
@@ -41,8 +36,9 @@ struct CalibrationResult {
 /// Identifies a finalized setup: equal fingerprints, same quantizers with the same configs.
 std::string setupFingerprint(const quantization::SingleConfigQuantizerSetup& setup);
 
-/// Loads the dataset, calibrates `setup` on `model` and simulates it (job thread). Progress goes
-/// 0–10 % loading, 10–55 % statistics, 55–100 % simulation; a cancel gives Errc::Cancelled.
+/// quantization::runCalibration (job thread): loads the dataset, calibrates `setup` on `model`
+/// and simulates it. Progress goes 0–10 % loading, 10–55 % statistics, 55–100 % simulation; a
+/// cancel gives Errc::Cancelled.
 Result<CalibrationResult> runCalibration(const graph::Graph& model,
                                          const quantization::SingleConfigQuantizerSetup& setup,
                                          const CalibrationRequest& request, Progress& progress);

@@ -68,7 +68,7 @@ void CalibrationController::onDocumentChanged(GraphDocument* document) {
     updateActions();
     if (const int64_t samples = std::exchange(m_calibrateOnOpen, 0); samples > 0) {
         CalibrationRequest request;
-        request.source.randomSamples = samples;
+        request.dataset.randomSamples = samples;
         calibrate(request);
     }
 }
@@ -120,7 +120,7 @@ bool CalibrationController::calibrate(const CalibrationRequest& request) {
     m_context.jobs.start<CalibrationResult>(
         tr("Calibrating %1").arg(document->fileName()),
         [model, setup, request](Progress& progress) {
-            return runCalibration(*model, *setup, request, progress);
+            return ui::runCalibration(*model, *setup, request, progress);
         },
         [this, target = QPointer<GraphDocument>(document)](Result<CalibrationResult> result) {
             m_running = false;

@@ -1,13 +1,15 @@
 // Quantize ▸ Calibrate…: chooses the calibration dataset with the shared DatasetPicker — seeded
 // random samples, a .npy file (one model input), a folder of images or of class subfolders, an
-// optional labels file — the number of samples (300 by default, as NNCF) and the batch size, and
-// checks the choice before the dialog closes.
+// optional labels file — the number of samples (300 by default, as NNCF), the batch size
+// (automatic: the model's static batch, else 8) and the range estimator, and checks the choice
+// before the dialog closes.
 #pragma once
 
 #include "ui/features/calibration/calibration.h"
 
 #include <QDialog>
 
+class QComboBox;
 class QDialogButtonBox;
 class QLabel;
 
@@ -27,6 +29,11 @@ public:
     /// Fills the fields from `request` (the last one used).
     void setRequest(const CalibrationRequest& request);
 
+    /// 0: automatic (the one batch-size rule of core/runtime/dataset_request.h).
+    void setBatchSize(int batchSize);
+
+    QComboBox& estimatorBox() const { return *m_estimator; }
+
     /// What the dialog asks for, or an error naming the missing or wrong field.
     Result<CalibrationRequest> request() const;
 
@@ -38,6 +45,7 @@ public:
 
 private:
     DatasetPicker* m_picker;
+    QComboBox* m_estimator;
     QLabel* m_problem;
     QDialogButtonBox* m_buttons;
 };

@@ -114,12 +114,9 @@ void WeightCompressionController::compress(const WeightCompressionRequest& reque
         tr("Compressing weights of %1").arg(document->fileName()),
         [graph = std::move(graph),
          request](Progress& progress) -> Result<compression::CompressionPlan> {
-            std::optional<compression::CalibrationData> data;
-            if (!request.dataset.empty()) {
-                QS_ASSIGN_OR_RETURN(data, compression::loadCalibrationData(graph, request.dataset));
-            }
-            return compression::planWeightCompression(graph, request.options, progress,
-                                                      data ? &*data : nullptr);
+            QS_ASSIGN_OR_RETURN(compression::WeightCompressionOutcome outcome,
+                                compression::planCompression(graph, request, progress));
+            return std::move(outcome.plan);
         },
         [this, document](Result<compression::CompressionPlan> plan) {
             m_busy = false;

@@ -137,8 +137,8 @@ void WeightCompressionDialog::setRequest(const WeightCompressionRequest& request
     m_backup->setCurrentIndex(indexOfData(*m_backup, static_cast<int>(options.backupMode)));
     m_allLayers->setChecked(options.allLayers);
     m_metric->setCurrentIndex(indexOfData(*m_metric, static_cast<int>(options.sensitivity)));
-    m_picker->showSource(request.dataset, request.labels);
-    m_picker->setBatchSize(static_cast<int>(request.dataset.batchSize));
+    m_picker->showSource(request.dataset);
+    m_picker->setBatchSize(static_cast<int>(request.dataset.batchSize.value_or(0)));
     syncEnabled();
 }
 
@@ -161,8 +161,6 @@ Result<WeightCompressionRequest> WeightCompressionDialog::request() const {
         return request;
     }
     QS_TRY(m_picker->applyTo(request.dataset));
-    request.dataset.batchSize = m_picker->batchSize();
-    request.labels = m_picker->labels();
     return request;
 }
 

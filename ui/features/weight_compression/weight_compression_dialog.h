@@ -4,8 +4,7 @@
 // optional labels). It only collects and checks a WeightCompressionRequest; the controller runs it.
 #pragma once
 
-#include "core/compression/calibration_dataset.h"
-#include "core/compression/weight_compression.h"
+#include "core/compression/compression_workflow.h"
 #include "ui/dataset_picker.h"
 
 #include <QDialog>
@@ -18,12 +17,9 @@ class QSpinBox;
 
 namespace qs::ui {
 
-/// What the dialog asks for: options and, for a data-aware metric, the dataset.
-struct WeightCompressionRequest {
-    compression::WeightCompressionOptions options;
-    compression::DatasetSource dataset;
-    DatasetLabels labels; ///< for core's dataset request
-};
+/// What the dialog asks for: options and, for a data-aware metric, the dataset — the request of
+/// the core workflow, as the CLI's.
+using WeightCompressionRequest = compression::WeightCompressionRequest;
 
 /// Modal options dialog for Quantize ▸ Compress Weights.
 class WeightCompressionDialog : public QDialog {

@@ -1,7 +1,17 @@
-// SessionFile: what a `.qscope` session saves (DESIGN.md, Formats) — the model's path and content
-// hash, the quantization settings (HW config, preset, propagation rule), the chosen config of every
-// quantization point (with its insertion point, so a restore can check that the ids still mean the
-// same places) and the view state. Qt-free, so the CLI can read sessions too; written atomically.
+// SessionFile: what a `.qscope` session saves (DESIGN.md, Formats): the model's path and content
+// hash, the view state, and one section per feature under "sections". "quantization" holds the
+// settings (HW config, preset, propagation rule) and the chosen config of every quantization point
+// with its insertion point, so a restore can check that the ids still mean the same places; other
+// features register their own (sections.h: the "calibration" summary, the "compression" plan;
+// next Hessian scores, HAWQ, pruning masks). A missing section is simply absent; an unknown one is
+// kept as read and written back, so an older build does not drop a newer feature's data.
+// Version-1 files (settings and choices at the top level) still open. Qt-free, so the CLI reads
+// and writes sessions too; written atomically.
+//
+// Format version 2:
+//   {"quantscope_session": 2, "model": {"path", "hash"}, "view": {"zoom", "center_x", "center_y"},
+//    "sections": {"quantization": {"hw_config", "preset", "rule", "choices": {ID: {"qip",
+//    "qconfig"}}}, "calibration": {...}, "compression": {...}, ...}}
 #pragma once
 
 #include "core/quantization/quantization_state.h"
@@ -13,8 +23,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
-namespace qs::quantization {
+namespace qs::session {
+
+using quantization::InsertionPoint;
+using quantization::QuantizationSettings;
+using quantization::QuantizationState;
+using quantization::QuantizerConfig;
+using quantization::QuantizerConfigChoice;
 
 /// Where the graph view looked: scale and the scene point at the centre.
 struct SessionView {
@@ -33,15 +50,22 @@ struct SessionChoice {
     bool operator==(const SessionChoice&) const = default;
 };
 
+/// The key of the quantization section (held as `settings` and `choices`).
+inline constexpr std::string_view kQuantizationSection = "quantization";
+
 /// The contents of a `.qscope` file.
 struct SessionFile {
-    static constexpr int kFormatVersion = 1;
+    static constexpr int kFormatVersion = 2;
 
     std::string modelPath; ///< absolute path of the ONNX model
     std::string modelHash; ///< hashModelFile() of the model when saved
+    /// The quantization section; defaults and no choices when the file has none.
     QuantizationSettings settings;
     std::map<int, SessionChoice> choices; ///< by quantization point id
     std::optional<SessionView> view;
+    /// Every other feature's section by key, as JSON (sections.h reads and writes the known ones;
+    /// unknown ones are kept as read).
+    std::map<std::string, nlohmann::json, std::less<>> sections;
 
     bool operator==(const SessionFile&) const = default;
 };
@@ -57,8 +81,8 @@ Result<SessionFile> captureSession(const std::filesystem::path& modelPath, std::
 
 nlohmann::json toJson(const SessionFile& session);
 
-/// Reads a session object; a missing field, a wrong type or an unknown version is an error
-/// naming it.
+/// Reads a session object (version 1 or 2); a missing field, a wrong type or an unknown version is
+/// an error naming it. Missing sections are fine; unknown ones are kept in `sections`.
 Result<SessionFile> sessionFromJson(const nlohmann::json& json);
 
 /// Reads and parses a `.qscope` file; invalid JSON is an error with its position.
@@ -76,4 +100,4 @@ Result<void> checkSessionModel(const SessionFile& session, const std::filesystem
 Result<QuantizerConfigChoice> sessionChoicesFor(const SessionFile& session,
                                                 const QuantizationState& state);
 
-} // namespace qs::quantization
+} // namespace qs::session

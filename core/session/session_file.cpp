@@ -1,7 +1,7 @@
 // `.qscope` sessions: JSON in and out, the model hash, and the saved choices checked against a
 // freshly computed proposal.
 
-#include "core/quantization/session_file.h"
+#include "core/session/session_file.h"
 
 #include "core/support/atomic_file.h"
 
@@ -14,7 +14,11 @@
 #include <string_view>
 #include <vector>
 
-namespace qs::quantization {
+namespace qs::session {
+
+using quantization::QuantizationPreset;
+using quantization::QuantizerConfigList;
+using quantization::QuantizerPropagationRule;
 
 namespace {
 constexpr std::string_view kFormatKey = "quantscope_session";
@@ -75,34 +79,50 @@ InsertionPoint pointFromJson(const nlohmann::json& json) {
     return point;
 }
 
+/// The quantization section: settings and choices (version 1 kept both at the top level).
+void parseQuantization(const nlohmann::json& settings, const nlohmann::json& choices,
+                       SessionFile& session) {
+    session.settings.hw = settings.at("hw_config").get<std::string>();
+    session.settings.preset = presetFromJson(settings.at("preset"));
+    const auto rule = settings.at("rule").get<std::string>();
+    const std::optional<QuantizerPropagationRule> parsedRule = quantization::ruleFromArgument(rule);
+    if (!parsedRule) {
+        throw BadField("unknown propagation rule '" + rule + "'");
+    }
+    session.settings.rule = *parsedRule;
+    for (const auto& [key, entry] : choices.items()) {
+        size_t used = 0;
+        const int id = std::stoi(key, &used);
+        if (used != key.size()) {
+            throw BadField("choice key '" + key + "' is not a quantization point id");
+        }
+        session.choices[id] =
+            SessionChoice{pointFromJson(entry.at("qip")),
+                          quantization::quantizerConfigFromJson(entry.at("qconfig"))};
+    }
+}
+
 SessionFile parseSession(const nlohmann::json& json) {
     const int version = json.at(std::string(kFormatKey)).get<int>();
-    if (version != SessionFile::kFormatVersion) {
+    if (version < 1 || version > SessionFile::kFormatVersion) {
         throw BadField("session format version " + std::to_string(version) +
-                       " is not supported (this build reads version " +
+                       " is not supported (this build reads versions 1 to " +
                        std::to_string(SessionFile::kFormatVersion) + ")");
     }
     SessionFile session;
     const nlohmann::json& model = json.at("model");
     session.modelPath = model.at("path").get<std::string>();
     session.modelHash = model.at("hash").get<std::string>();
-    const nlohmann::json& settings = json.at("quantization");
-    session.settings.hw = settings.at("hw_config").get<std::string>();
-    session.settings.preset = presetFromJson(settings.at("preset"));
-    const auto rule = settings.at("rule").get<std::string>();
-    const std::optional<QuantizerPropagationRule> parsedRule = ruleFromArgument(rule);
-    if (!parsedRule) {
-        throw BadField("unknown propagation rule '" + rule + "'");
-    }
-    session.settings.rule = *parsedRule;
-    for (const auto& [key, entry] : json.at("choices").items()) {
-        size_t used = 0;
-        const int id = std::stoi(key, &used);
-        if (used != key.size()) {
-            throw BadField("choice key '" + key + "' is not a quantization point id");
+    if (version == 1) {
+        parseQuantization(json.at("quantization"), json.at("choices"), session);
+    } else if (json.contains("sections")) {
+        for (const auto& [key, section] : json.at("sections").items()) {
+            if (key == kQuantizationSection) {
+                parseQuantization(section, section.at("choices"), session);
+            } else {
+                session.sections[key] = section;
+            }
         }
-        session.choices[id] = SessionChoice{pointFromJson(entry.at("qip")),
-                                            quantizerConfigFromJson(entry.at("qconfig"))};
     }
     if (json.contains("view") && !json.at("view").is_null()) {
         const nlohmann::json& view = json.at("view");
@@ -157,15 +177,21 @@ nlohmann::json toJson(const SessionFile& session) {
     nlohmann::json out;
     out[std::string(kFormatKey)] = SessionFile::kFormatVersion;
     out["model"] = {{"path", session.modelPath}, {"hash", session.modelHash}};
-    out["quantization"] = {{"hw_config", session.settings.hw},
-                           {"preset", presetArgument(session.settings.preset)},
-                           {"rule", ruleArgument(session.settings.rule)}};
     nlohmann::json choices = nlohmann::json::object();
     for (const auto& [id, choice] : session.choices) {
         choices[std::to_string(id)] = {{"qip", pointToJson(choice.point)},
-                                       {"qconfig", toJson(choice.config)}};
+                                       {"qconfig", quantization::toJson(choice.config)}};
     }
-    out["choices"] = std::move(choices);
+    nlohmann::json sections = nlohmann::json::object();
+    for (const auto& [key, section] : session.sections) {
+        sections[key] = section;
+    }
+    sections[std::string(kQuantizationSection)] = {
+        {"hw_config", session.settings.hw},
+        {"preset", presetArgument(session.settings.preset)},
+        {"rule", quantization::ruleArgument(session.settings.rule)},
+        {"choices", std::move(choices)}};
+    out["sections"] = std::move(sections);
     if (session.view) {
         out["view"] = {{"zoom", session.view->zoom},
                        {"center_x", session.view->centerX},
@@ -246,4 +272,4 @@ Result<QuantizerConfigChoice> sessionChoicesFor(const SessionFile& session,
     return choice;
 }
 
-} // namespace qs::quantization
+} // namespace qs::session

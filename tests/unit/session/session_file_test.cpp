@@ -1,9 +1,11 @@
 // `.qscope` session files on the committed tiny residual model: a captured session survives the
 // JSON round trip and the file round trip, restores the same choices, refuses a changed model,
-// and every kind of bad input gives an error naming the problem.
+// and every kind of bad input gives an error naming the problem. Format 2: feature sections
+// round-trip, unknown sections are kept, missing ones are fine, and version-1 files still open.
 
 #include "core/onnx/model_io.h"
-#include "core/quantization/session_file.h"
+#include "core/session/sections.h"
+#include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +14,11 @@
 #include <fstream>
 #include <unistd.h>
 
-namespace qs::quantization {
+namespace qs::session {
+
+using quantization::computeQuantization;
+using quantization::QuantizerPropagationRule;
+
 namespace {
 
 const std::filesystem::path kModel = QS_TEST_DATA_DIR "/models/tiny_residual.onnx";
@@ -133,15 +139,90 @@ TEST(SessionFile, BadFilesGiveClearErrors) {
     json["quantscope_session"] = 99;
     EXPECT_NE(sessionFromJson(json).error().message().find("version 99"), std::string::npos);
     json = toJson(*session);
-    json["quantization"]["rule"] = "merge_sometimes";
+    json["sections"]["quantization"]["rule"] = "merge_sometimes";
     EXPECT_NE(sessionFromJson(json).error().message().find("merge_sometimes"), std::string::npos);
     json = toJson(*session);
-    json["quantization"].erase("preset");
+    json["sections"]["quantization"].erase("preset");
     EXPECT_NE(sessionFromJson(json).error().message().find("preset"), std::string::npos);
     json = toJson(*session);
-    json["choices"]["abc"] = json["choices"].begin().value();
+    nlohmann::json& choices = json["sections"]["quantization"]["choices"];
+    choices["abc"] = choices.begin().value();
     EXPECT_FALSE(sessionFromJson(json).ok());
 }
 
+TEST(SessionFile, SectionsRoundTripAndUnknownOnesAreKept) {
+    auto model = onnx::importModel(kModel);
+    ASSERT_TRUE(model.ok());
+    auto session = captureSession(kModel, *hashModelFile(kModel), editedState(*model));
+    ASSERT_TRUE(session.ok());
+    const CalibrationSummary summary{
+        .dataset = "random 8 (seed 0)",
+        .samples = 8,
+        .batchSize = 8,
+        .rangeEstimator = "minmax",
+        .seconds = 0.25,
+        .outputs = {{"logits", 0.999, 0.01, 1.0}, {"aux", 0.9, 2.0, {}}}};
+    setSection(*session, kCalibrationSection, toJson(summary));
+    setSection(*session, "hawq_from_the_future", {{"bits", {4, 8}}});
+    const auto path = tempPath("sections.qscope");
+    ASSERT_TRUE(writeSessionFile(path, *session).ok());
+    auto read = readSessionFile(path);
+    ASSERT_TRUE(read.ok()) << read.error().toString();
+    EXPECT_EQ(*read, *session);
+    auto restored = calibrationSummary(*read);
+    ASSERT_TRUE(restored.ok()) << restored.error().toString();
+    ASSERT_TRUE(restored->has_value());
+    EXPECT_EQ(**restored, summary);
+    ASSERT_NE(findSection(*read, "hawq_from_the_future"), nullptr);
+    EXPECT_EQ((*findSection(*read, "hawq_from_the_future"))["bits"][1], 8);
+
+    // Missing sections are fine: no calibration, defaults and no choices without quantization.
+    nlohmann::json bare = toJson(*session);
+    bare["sections"].erase("calibration");
+    bare["sections"].erase("quantization");
+    auto partial = sessionFromJson(bare);
+    ASSERT_TRUE(partial.ok()) << partial.error().toString();
+    EXPECT_TRUE(partial->choices.empty());
+    EXPECT_EQ(partial->settings, QuantizationSettings{});
+    EXPECT_FALSE(calibrationSummary(*partial)->has_value());
+    bare.erase("sections");
+    EXPECT_TRUE(sessionFromJson(bare).ok());
+
+    // A malformed known section is an error naming it when it is read.
+    setSection(*session, kCalibrationSection, {{"dataset", 3}});
+    EXPECT_NE(calibrationSummary(*session).error().message().find("malformed calibration section"),
+              std::string::npos);
+}
+
+TEST(SessionFile, VersionOneFilesStillOpen) {
+    // A version-1 file as the previous build wrote it: settings and choices at the top level.
+    const nlohmann::json v1 = nlohmann::json::parse(R"({
+      "quantscope_session": 1,
+      "model": {"path": "/models/tiny_residual.onnx", "hash": "fnv1a64:0123456789abcdef"},
+      "quantization": {"hw_config": "npu", "preset": "mixed",
+                       "rule": "merge_with_potential_requantization"},
+      "choices": {"3": {"qip": {"qip_class": "ActivationQuantizationInsertionPoint",
+                                "target_node_name": "dw", "input_port_id": null},
+                        "qconfig": {"num_bits": 4, "mode": "asymmetric", "signedness_to_force": null,
+                                    "per_channel": false, "narrow_range": false}}},
+      "view": {"zoom": 2.0, "center_x": 1.0, "center_y": 2.0}
+    })");
+    auto session = sessionFromJson(v1);
+    ASSERT_TRUE(session.ok()) << session.error().toString();
+    EXPECT_EQ(session->modelHash, "fnv1a64:0123456789abcdef");
+    EXPECT_EQ(session->settings.hw, "npu");
+    EXPECT_EQ(session->settings.preset, quantization::QuantizationPreset::Mixed);
+    ASSERT_EQ(session->choices.size(), 1U);
+    EXPECT_EQ(session->choices.at(3).point.targetNodeName, "dw");
+    EXPECT_EQ(session->choices.at(3).config.numBits, 4);
+    ASSERT_TRUE(session->view.has_value());
+    EXPECT_TRUE(session->sections.empty());
+    // Saved again, it is a version-2 file with the same contents.
+    const nlohmann::json v2 = toJson(*session);
+    EXPECT_EQ(v2["quantscope_session"], 2);
+    EXPECT_EQ(v2["sections"]["quantization"]["hw_config"], "npu");
+    EXPECT_EQ(*sessionFromJson(v2), *session);
+}
+
 } // namespace
-} // namespace qs::quantization
+} // namespace qs::session

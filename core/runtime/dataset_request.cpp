@@ -1,0 +1,373 @@
+#include "core/runtime/dataset_request.h"
+
+#include "core/runtime/batching.h"
+#include "core/runtime/npy.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace qs::runtime {
+namespace {
+
+Tensor firstSamples(Tensor tensor, int64_t maxSamples) {
+    if (tensor.rank() == 0 || tensor.shape()[0] <= maxSamples) {
+        return tensor;
+    }
+    return sliceBatch(tensor, 0, maxSamples);
+}
+
+/// "[batch,3,?,?]": the declared dims, '?' for a dynamic one.
+std::string declaredDims(const graph::Value& value) {
+    if (!value.shape.rankKnown) {
+        return "of unknown rank";
+    }
+    std::string out = "[";
+    for (size_t d = 0; d < value.shape.rank(); ++d) {
+        const graph::Dim& dim = value.shape.dims[d];
+        out += (d > 0 ? "," : "") + (dim.isKnown()
+                                         ? std::to_string(dim.size)
+                                         : (dim.symbol.empty() ? std::string("?") : dim.symbol));
+    }
+    return out + "]";
+}
+
+/// The shape of `value` with its first dim set to `batch`; other dims must be static, since a
+/// synthetic or resized sample cannot guess them.
+Result<Shape> fixedShape(const graph::Value& value, int64_t batch, const DatasetRequest& request,
+                         const std::string& what) {
+    if (!value.shape.rankKnown) {
+        return Error(Errc::InvalidArgument, what + " needs the shape of input '" + value.name +
+                                                "', which has an unknown rank; give " +
+                                                request.names.inputShape + " " + value.name +
+                                                "=DIMS");
+    }
+    Shape shape;
+    for (size_t d = 0; d < value.shape.rank(); ++d) {
+        const graph::Dim& dim = value.shape.dims[d];
+        if (d > 0 && !dim.isKnown()) {
+            return Error(Errc::InvalidArgument,
+                         what + " needs static dims beyond the batch; input '" + value.name +
+                             "' is " + declaredDims(value) + "; give " + request.names.inputShape +
+                             " " + value.name + "=DIMS");
+        }
+        shape.push_back(dim.isKnown() ? dim.size : batch);
+    }
+    return shape;
+}
+
+Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
+                                    const std::vector<graph::ValueId>& inputs,
+                                    const DatasetRequest& request) {
+    if (request.npyFiles.size() != inputs.size()) {
+        return Error(Errc::InvalidArgument,
+                     "the model has " + std::to_string(inputs.size()) + " input(s), got " +
+                         std::to_string(request.npyFiles.size()) + " .npy file(s); give one " +
+                         request.names.npy + " per input, in order");
+    }
+    std::vector<Tensor> tensors;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const std::string& path = request.npyFiles[i];
+        QS_ASSIGN_OR_RETURN(
+            Tensor tensor, readNpy(path).context(request.names.npy + " '" + path + "' for input '" +
+                                                 model.value(inputs[i]).name + "'"));
+        tensors.push_back(firstSamples(std::move(tensor), request.maxSamples));
+    }
+    return tensors;
+}
+
+/// The NCHW shape images are resized to.
+Result<Shape> imageShape(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
+                         const DatasetRequest& request, const std::string& what) {
+    if (inputs.size() != 1) {
+        return Error(Errc::InvalidArgument, what + " needs a model with one input, this one has " +
+                                                std::to_string(inputs.size()));
+    }
+    const graph::Value& value = model.value(inputs[0]);
+    if (value.shape.rankKnown && value.shape.rank() != 4) {
+        return Error(Errc::InvalidArgument,
+                     what + " needs an NCHW input, '" + value.name + "' is " + declaredDims(value));
+    }
+    return fixedShape(value, 1, request, what);
+}
+
+Result<Dataset> loadImages(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
+                           const DatasetRequest& request) {
+    QS_ASSIGN_OR_RETURN(const Shape shape,
+                        imageShape(model, inputs, request, request.names.images));
+    QS_ASSIGN_OR_RETURN(Tensor images, loadImageFolder(request.imagesDir, shape[1], shape[2],
+                                                       shape[3], request.normalization));
+    Dataset dataset;
+    dataset.inputs.push_back(firstSamples(std::move(images), request.maxSamples));
+    return dataset;
+}
+
+/// Images of every class subfolder, in sorted class order; labels are the class indices.
+Result<Dataset> loadClassFolders(const graph::Graph& model,
+                                 const std::vector<graph::ValueId>& inputs,
+                                 const DatasetRequest& request) {
+    namespace fs = std::filesystem;
+    QS_ASSIGN_OR_RETURN(const Shape shape,
+                        imageShape(model, inputs, request, request.names.classes));
+    std::error_code ec;
+    std::vector<fs::path> classes;
+    for (const auto& entry : fs::directory_iterator(request.classesDir, ec)) {
+        if (entry.is_directory()) {
+            classes.push_back(entry.path());
+        }
+    }
+    if (ec) {
+        return Error(Errc::Io, request.names.classes + " '" + request.classesDir +
+                                   "' cannot be read: " + ec.message());
+    }
+    if (classes.empty()) {
+        return Error(Errc::InvalidArgument, request.names.classes + " '" + request.classesDir +
+                                                "' has no class subfolders");
+    }
+    std::sort(classes.begin(), classes.end());
+    std::vector<Tensor> parts;
+    std::vector<int64_t> labels;
+    for (size_t c = 0; c < classes.size(); ++c) {
+        QS_ASSIGN_OR_RETURN(
+            Tensor images,
+            loadImageFolder(classes[c], shape[1], shape[2], shape[3], request.normalization)
+                .context("class '" + classes[c].filename().string() + "'"));
+        labels.insert(labels.end(), static_cast<size_t>(images.shape()[0]),
+                      static_cast<int64_t>(c));
+        parts.push_back(std::move(images));
+    }
+    QS_ASSIGN_OR_RETURN(Tensor all, concatBatches(parts));
+    Tensor labelTensor =
+        Tensor::allocate(graph::DataType::Int64, {static_cast<int64_t>(labels.size())});
+    std::copy(labels.begin(), labels.end(), labelTensor.mutableData<int64_t>());
+    Dataset dataset;
+    dataset.inputs.push_back(firstSamples(std::move(all), request.maxSamples));
+    dataset.labels = firstSamples(std::move(labelTensor), request.maxSamples);
+    return dataset;
+}
+
+Result<std::vector<Tensor>> randomSamples(const graph::Graph& model,
+                                          const std::vector<graph::ValueId>& inputs,
+                                          const DatasetRequest& request) {
+    std::vector<Tensor> tensors;
+    uint64_t seed = request.seed;
+    for (const graph::ValueId id : inputs) {
+        const graph::Value& value = model.value(id);
+        if (value.dtype != graph::DataType::Float) {
+            return Error(Errc::Unsupported,
+                         request.names.random + " can fill float inputs only; '" + value.name +
+                             "' is " + std::string(graph::dataTypeName(value.dtype)) + " (give " +
+                             request.names.npy + " instead)");
+        }
+        QS_ASSIGN_OR_RETURN(
+            Shape shape, fixedShape(value, request.randomSamples, request, request.names.random));
+        if (shape.empty()) {
+            return Error(Errc::Unsupported, request.names.random +
+                                                " needs inputs with a batch axis; '" + value.name +
+                                                "' is a scalar");
+        }
+        // Samples on axis 0 also for a static batch: N runs of it.
+        const int64_t fixed = staticBatchSize(value);
+        shape[0] = (fixed > 0 ? fixed : 1) * request.randomSamples;
+        tensors.push_back(randomNormal(shape, seed++));
+    }
+    return tensors;
+}
+
+Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
+                           const DatasetRequest& request) {
+    Dataset dataset;
+    switch (request.kind()) {
+    case DatasetKind::NpyFiles: {
+        QS_ASSIGN_OR_RETURN(dataset.inputs, loadNpy(model, inputs, request));
+        return dataset;
+    }
+    case DatasetKind::ImageFolder:
+        return loadImages(model, inputs, request);
+    case DatasetKind::ClassFolders:
+        return loadClassFolders(model, inputs, request);
+    case DatasetKind::Random: {
+        QS_ASSIGN_OR_RETURN(dataset.inputs, randomSamples(model, inputs, request));
+        return dataset;
+    }
+    case DatasetKind::None:
+        break;
+    }
+    const DatasetOptionNames& n = request.names;
+    return Error(Errc::InvalidArgument,
+                 "give exactly one dataset: " + n.npy + ", " + n.images + " or " + n.random);
+}
+
+/// The number of samples all inputs share on axis 0.
+Result<int64_t> commonSampleCount(const std::vector<Tensor>& inputs) {
+    if (inputs.empty() || inputs[0].rank() == 0 || inputs[0].shape()[0] == 0) {
+        return Error(Errc::InvalidArgument, "the dataset holds no samples");
+    }
+    const int64_t samples = inputs[0].shape()[0];
+    for (const Tensor& input : inputs) {
+        if (input.rank() == 0 || input.shape()[0] != samples) {
+            return Error(Errc::InvalidArgument,
+                         "dataset inputs hold different numbers of samples (axis 0)");
+        }
+    }
+    return samples;
+}
+
+Result<Tensor> loadLabels(const DatasetRequest& request, int64_t samples) {
+    QS_ASSIGN_OR_RETURN(
+        Tensor labels,
+        readNpy(request.labelsNpy).context(request.names.labels + " '" + request.labelsNpy + "'"));
+    const std::string where = request.names.labels + " '" + request.labelsNpy + "'";
+    if (labels.dtype() != graph::DataType::Int64 || labels.rank() != 1) {
+        return Error(Errc::InvalidArgument, where + " must hold one int64 label per sample, got " +
+                                                std::string(graph::dataTypeName(labels.dtype())) +
+                                                " " + shapeToString(labels.shape()));
+    }
+    labels = firstSamples(std::move(labels), request.maxSamples);
+    if (labels.shape()[0] != samples) {
+        return Error(Errc::InvalidArgument, where + " holds " + std::to_string(labels.shape()[0]) +
+                                                " label(s) for " + std::to_string(samples) +
+                                                " sample(s)");
+    }
+    return labels;
+}
+
+} // namespace
+
+int DatasetRequest::sourceCount() const {
+    return static_cast<int>(!npyFiles.empty()) + static_cast<int>(!imagesDir.empty()) +
+           static_cast<int>(!classesDir.empty()) + static_cast<int>(randomSamples > 0);
+}
+
+DatasetKind DatasetRequest::kind() const {
+    if (sourceCount() != 1) {
+        return DatasetKind::None;
+    }
+    if (!npyFiles.empty()) {
+        return DatasetKind::NpyFiles;
+    }
+    if (!imagesDir.empty()) {
+        return DatasetKind::ImageFolder;
+    }
+    return classesDir.empty() ? DatasetKind::Random : DatasetKind::ClassFolders;
+}
+
+std::string DatasetRequest::describe() const {
+    if (!imagesDir.empty()) {
+        return "images " + imagesDir;
+    }
+    if (!classesDir.empty()) {
+        return "classes " + classesDir;
+    }
+    if (!npyFiles.empty()) {
+        std::string out = "npy";
+        for (const std::string& f : npyFiles) {
+            out += " " + f;
+        }
+        return out;
+    }
+    return "random " + std::to_string(randomSamples) + " (seed " + std::to_string(seed) + ")";
+}
+
+DatasetRequest calibrationRequest() {
+    DatasetRequest request;
+    request.maxSamples = kDefaultCalibrationSamples;
+    return request;
+}
+
+Result<onnx::ImportOptions> importOptions(const DatasetRequest& request) {
+    onnx::ImportOptions options;
+    for (const std::string& text : request.inputShapes) {
+        QS_ASSIGN_OR_RETURN(onnx::InputShapeOverride parsed,
+                            onnx::parseInputShapeOverride(text).context(request.names.inputShape));
+        options.inputShapes.push_back(std::move(parsed));
+    }
+    return options;
+}
+
+int64_t Dataset::samples() const {
+    return inputs.empty() || inputs[0].rank() == 0 ? 0 : inputs[0].shape()[0];
+}
+
+BatchStream::BatchStream(const Dataset& dataset)
+    : BatchStream(dataset, dataset.batchSize) {}
+
+BatchStream::BatchStream(const Dataset& dataset, int64_t batchSize)
+    : m_dataset(dataset)
+    , m_batchSize(std::max<int64_t>(1, batchSize))
+    , m_samples(dataset.samples()) {}
+
+int64_t BatchStream::batchCount() const {
+    return (m_samples + m_batchSize - 1) / m_batchSize;
+}
+
+SampleBatch BatchStream::next() {
+    SampleBatch batch;
+    batch.index = m_index++;
+    batch.begin = m_next;
+    batch.end = std::min(m_samples, m_next + m_batchSize);
+    m_next = batch.end;
+    batch.inputs.reserve(m_dataset.inputs.size());
+    for (const Tensor& input : m_dataset.inputs) {
+        batch.inputs.push_back(sliceBatch(input, batch.begin, batch.end));
+    }
+    if (m_dataset.labels) {
+        batch.labels = sliceBatch(*m_dataset.labels, batch.begin, batch.end);
+    }
+    return batch;
+}
+
+int64_t staticBatchSize(const graph::Value& input) {
+    if (!input.shape.rankKnown || input.shape.rank() == 0) {
+        return 0;
+    }
+    const graph::Dim& dim = input.shape.dims[0];
+    return dim.isKnown() ? dim.size : 0;
+}
+
+Result<int64_t> resolveBatchSize(const graph::Graph& model, const DatasetRequest& request,
+                                 int64_t samples) {
+    if (request.batchSize && *request.batchSize <= 0) {
+        return Error(Errc::InvalidArgument, request.names.batch + " must be positive");
+    }
+    const std::vector<graph::ValueId> inputs = model.runtimeInputs();
+    const int64_t fixed = inputs.empty() ? 0 : staticBatchSize(model.value(inputs[0]));
+    if (fixed > 0) {
+        if (request.batchSize && *request.batchSize != fixed) {
+            return Error(Errc::InvalidArgument,
+                         "input '" + model.value(inputs[0]).name + "' has a static batch of " +
+                             std::to_string(fixed) + ", not " + std::to_string(*request.batchSize) +
+                             " (" + request.names.batch + ")");
+        }
+        return fixed;
+    }
+    if (request.batchSize) {
+        return *request.batchSize;
+    }
+    return std::max<int64_t>(1, std::min(kDefaultBatchSize, samples));
+}
+
+Result<Dataset> loadDataset(const graph::Graph& model, const DatasetRequest& request) {
+    if (request.maxSamples <= 0) {
+        return Error(Errc::InvalidArgument, request.names.samples + " must be positive");
+    }
+    if (request.batchSize && *request.batchSize <= 0) {
+        return Error(Errc::InvalidArgument, request.names.batch + " must be positive");
+    }
+    if (!request.labelsNpy.empty() && request.kind() == DatasetKind::ClassFolders) {
+        return Error(Errc::InvalidArgument, request.names.labels + " and " + request.names.classes +
+                                                " both give labels; give one of them");
+    }
+    const std::vector<graph::ValueId> inputs = model.runtimeInputs();
+    if (inputs.empty()) {
+        return Error(Errc::InvalidArgument, "the model has no inputs to feed a dataset to");
+    }
+    QS_ASSIGN_OR_RETURN(Dataset dataset, loadSource(model, inputs, request));
+    QS_ASSIGN_OR_RETURN(const int64_t samples, commonSampleCount(dataset.inputs));
+    if (!request.labelsNpy.empty()) {
+        QS_ASSIGN_OR_RETURN(dataset.labels, loadLabels(request, samples));
+    }
+    QS_ASSIGN_OR_RETURN(dataset.batchSize, resolveBatchSize(model, request, samples));
+    return dataset;
+}
+
+} // namespace qs::runtime

@@ -1,0 +1,114 @@
+#include "core/runtime/probe_runner.h"
+
+#include "core/runtime/batching.h"
+
+#include <algorithm>
+
+namespace qs::runtime {
+namespace {
+
+/// Folds one batch's statistics into the run's: peak of peaks, sums of times.
+void addBatchStats(const RunStats& batch, RunStats& total) {
+    total.peakActivationBytes = std::max(total.peakActivationBytes, batch.peakActivationBytes);
+    total.seconds += batch.seconds;
+    for (const auto& [opType, seconds] : batch.secondsByOpType) {
+        total.secondsByOpType[opType] += seconds;
+    }
+}
+
+Result<void> checkFits(const Dataset& dataset, const Executor& executor) {
+    if (dataset.inputs.size() != executor.inputIds().size()) {
+        return Error(Errc::InvalidArgument, "the dataset has " +
+                                                std::to_string(dataset.inputs.size()) +
+                                                " input tensor(s), the model takes " +
+                                                std::to_string(executor.inputIds().size()));
+    }
+    if (dataset.samples() == 0) {
+        return Error(Errc::InvalidArgument, "the dataset holds no samples");
+    }
+    for (const Tensor& input : dataset.inputs) {
+        if (input.rank() == 0 || input.shape()[0] != dataset.samples()) {
+            return Error(Errc::InvalidArgument,
+                         "dataset inputs hold different numbers of samples (axis 0)");
+        }
+    }
+    return success();
+}
+
+Result<void> observe(const Executor& executor, size_t modelOutputs, const Dataset& dataset,
+                     Progress& progress, const BatchObserver& onBatch,
+                     const ObserveOptions& options) {
+    QS_TRY(checkFits(dataset, executor));
+    BatchStream stream(dataset);
+    const int64_t batches = stream.batchCount();
+    while (!stream.done()) {
+        QS_TRY(checkCancelled(progress));
+        const SampleBatch batch = stream.next();
+        const std::string step =
+            "batch " + std::to_string(batch.index + 1) + "/" + std::to_string(batches);
+        progress.report(static_cast<double>(batch.index) / static_cast<double>(batches),
+                        options.label == "batch" ? step : options.label + ", " + step);
+        RunStats batchStats;
+        batchStats.profile = options.stats != nullptr && options.stats->profile;
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                            executor.run(batch.inputs, &batchStats).context(step));
+        if (options.stats != nullptr) {
+            addBatchStats(batchStats, *options.stats);
+        }
+        const std::span<Tensor> all(outputs);
+        ObservedBatch observed{batch, all.first(modelOutputs), all.subspan(modelOutputs)};
+        QS_TRY(onBatch(observed).context(step));
+    }
+    progress.report(1.0, options.label == "batch" ? "done" : options.label + ", done");
+    return success();
+}
+
+} // namespace
+
+Result<void> runObserving(const graph::Graph& graph, std::span<const graph::ValueId> probes,
+                          const Dataset& dataset, Progress& progress, const BatchObserver& onBatch,
+                          const ObserveOptions& options) {
+    graph::Graph probed = graph;
+    const size_t modelOutputs = probed.outputs().size();
+    for (const graph::ValueId id : probes) {
+        probed.addOutput(id);
+    }
+    QS_ASSIGN_OR_RETURN(const Executor executor,
+                        Executor::create(std::move(probed), options.executor));
+    return observe(executor, modelOutputs, dataset, progress, onBatch, options);
+}
+
+Result<void> runObserving(const graph::Graph& graph, std::span<const graph::ValueId> probes,
+                          const DatasetRequest& request, Progress& progress,
+                          const BatchObserver& onBatch, const ObserveOptions& options) {
+    QS_ASSIGN_OR_RETURN(const Dataset dataset, loadDataset(graph, request));
+    return runObserving(graph, probes, dataset, progress, onBatch, options);
+}
+
+Result<void> runObserving(const Executor& executor, const Dataset& dataset, Progress& progress,
+                          const BatchObserver& onBatch, const ObserveOptions& options) {
+    return observe(executor, executor.graph().outputs().size(), dataset, progress, onBatch,
+                   options);
+}
+
+Result<std::vector<Tensor>> runBatched(const Executor& executor, const Dataset& dataset,
+                                       Progress& progress, RunStats* stats) {
+    std::vector<std::vector<Tensor>> perOutput(executor.graph().outputs().size());
+    QS_TRY(runObserving(executor, dataset, progress,
+                        [&perOutput](ObservedBatch& batch) -> Result<void> {
+                            for (size_t o = 0; o < batch.outputs.size(); ++o) {
+                                perOutput[o].push_back(std::move(batch.outputs[o]));
+                            }
+                            return success();
+                        },
+                        {.stats = stats}));
+    std::vector<Tensor> results;
+    results.reserve(perOutput.size());
+    for (const auto& parts : perOutput) {
+        QS_ASSIGN_OR_RETURN(Tensor joined, concatBatches(parts));
+        results.push_back(std::move(joined));
+    }
+    return results;
+}
+
+} // namespace qs::runtime

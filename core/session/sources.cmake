@@ -1,0 +1,5 @@
+# Sessions (.qscope): a versioned file with one section per feature.
+target_sources(qs_core PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/session_file.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sections.cpp
+)

@@ -1,0 +1,339 @@
+#include "core/graph/graph_builder.h"
+#include "core/runtime/dataset_request.h"
+#include "core/runtime/npy.h"
+#include "core/runtime/probe_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace qs::runtime {
+namespace {
+
+/// x: float [batch, 4] and ids: int64 [batch, 2], both dynamic on axis 0, or static if `batch` > 0.
+graph::Graph twoInputs(int64_t batch) {
+    graph::GraphBuilder b(13);
+    const auto x = b.input("x", {batch, 4});
+    const auto ids = b.input("ids", {batch, 2}, graph::DataType::Int64);
+    b.output(b.op("Identity", "x_copy", {x}));
+    b.output(b.op("Identity", "ids_copy", {ids}), graph::DataType::Int64);
+    return b.take();
+}
+
+graph::Graph floatInputs(int64_t batch) {
+    graph::GraphBuilder b(13);
+    const auto x = b.input("x", {batch, 4});
+    const auto y = b.input("y", {batch, 3});
+    b.output(b.op("Identity", "x_copy", {x}));
+    b.output(b.op("Identity", "y_copy", {y}));
+    return b.take();
+}
+
+/// count x width rows holding 0, 1, 2, ...
+template <typename T>
+Tensor rows(int64_t count, int64_t width) {
+    std::vector<T> values(static_cast<size_t>(count * width));
+    for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<T>(i);
+    }
+    return Tensor::fromVector<T>({count, width}, values);
+}
+
+template <typename T>
+std::string messageOf(const Result<T>& result) {
+    return result.ok() ? std::string("(no error)") : result.error().toString();
+}
+
+TEST(DatasetRequest, NpyFilesAreCutToTheSampleLimit) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_source_test";
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(writeNpy(rows<float>(5, 4), dir / "x.npy").ok());
+    ASSERT_TRUE(writeNpy(rows<int64_t>(5, 2), dir / "ids.npy").ok());
+    DatasetRequest source;
+    source.npyFiles = {(dir / "x.npy").string(), (dir / "ids.npy").string()};
+    EXPECT_EQ(source.kind(), DatasetKind::NpyFiles);
+    auto all = loadDataset(twoInputs(-1), source);
+    ASSERT_TRUE(all.ok()) << messageOf(all);
+    EXPECT_EQ(all.value().inputs[0].shape(), (Shape{5, 4}));
+    source.maxSamples = 3;
+    auto cut = loadDataset(twoInputs(-1), source);
+    ASSERT_TRUE(cut.ok()) << messageOf(cut);
+    ASSERT_EQ(cut.value().inputs.size(), 2U);
+    EXPECT_EQ(cut.value().inputs[0].shape(), (Shape{3, 4}));
+    EXPECT_EQ(cut.value().inputs[1].shape(), (Shape{3, 2}));
+    EXPECT_EQ(cut.value().inputs[1].elementAsDouble(5), 5.0);
+
+    source.maxSamples = 0;
+    EXPECT_NE(
+        messageOf(loadDataset(twoInputs(-1), source)).find("the sample limit must be positive"),
+        std::string::npos);
+    source.maxSamples = 3;
+    source.npyFiles = {(dir / "x.npy").string(), (dir / "missing.npy").string()};
+    source.names.npy = "--input";
+    const std::string missing = messageOf(loadDataset(twoInputs(-1), source));
+    EXPECT_NE(missing.find("--input '" + (dir / "missing.npy").string() + "' for input 'ids'"),
+              std::string::npos)
+        << missing;
+    source.npyFiles.pop_back();
+    const std::string count = messageOf(loadDataset(twoInputs(-1), source));
+    EXPECT_NE(count.find("the model has 2 input(s), got 1 .npy file(s); give one --input per "
+                         "input, in order"),
+              std::string::npos)
+        << count;
+    std::filesystem::remove_all(dir);
+}
+
+TEST(DatasetRequest, RandomSamplesAreSeededAndFitAStaticBatch) {
+    DatasetRequest source;
+    source.randomSamples = 3;
+    source.seed = 5;
+    EXPECT_EQ(source.kind(), DatasetKind::Random);
+    EXPECT_EQ(source.describe(), "random 3 (seed 5)");
+    auto dynamic = loadDataset(floatInputs(-1), source);
+    ASSERT_TRUE(dynamic.ok()) << messageOf(dynamic);
+    EXPECT_EQ(dynamic.value().inputs[0].shape(), (Shape{3, 4}));
+    EXPECT_EQ(dynamic.value().inputs[1].shape(), (Shape{3, 3}));
+    // The same seed gives the same samples; the second input takes the next seed.
+    auto again = loadDataset(floatInputs(-1), source);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.value().inputs[0].elementAsDouble(7),
+              dynamic.value().inputs[0].elementAsDouble(7));
+    EXPECT_NE(dynamic.value().inputs[0].elementAsDouble(0),
+              dynamic.value().inputs[1].elementAsDouble(0));
+
+    // A static batch of 2: three runs of it.
+    auto fixed = loadDataset(floatInputs(2), source);
+    ASSERT_TRUE(fixed.ok()) << messageOf(fixed);
+    EXPECT_EQ(fixed.value().inputs[0].shape(), (Shape{6, 4}));
+    EXPECT_EQ(staticBatchSize(floatInputs(2).value(floatInputs(2).runtimeInputs()[0])), 2);
+
+    source.names.random = "--calib-random";
+    source.names.npy = "--calib-npy";
+    const std::string ints = messageOf(loadDataset(twoInputs(-1), source));
+    EXPECT_NE(ints.find("--calib-random can fill float inputs only; 'ids' is int64 (give "
+                        "--calib-npy instead)"),
+              std::string::npos)
+        << ints;
+}
+
+TEST(DatasetRequest, RefusesNoneSeveralOrUnfitSources) {
+    DatasetRequest none;
+    EXPECT_TRUE(none.empty());
+    EXPECT_EQ(none.kind(), DatasetKind::None);
+    EXPECT_NE(messageOf(loadDataset(floatInputs(-1), none))
+                  .find("give exactly one dataset: .npy file, the image folder or random samples"),
+              std::string::npos);
+    DatasetRequest two;
+    two.randomSamples = 2;
+    two.imagesDir = "/nonexistent";
+    EXPECT_EQ(two.sourceCount(), 2);
+    EXPECT_EQ(two.kind(), DatasetKind::None);
+    EXPECT_FALSE(loadDataset(floatInputs(-1), two).ok());
+
+    DatasetRequest images;
+    images.imagesDir = "/nonexistent";
+    images.names.images = "--images";
+    EXPECT_EQ(images.describe(), "images /nonexistent");
+    EXPECT_NE(messageOf(loadDataset(floatInputs(-1), images))
+                  .find("--images needs a model with one input, this one has 2"),
+              std::string::npos);
+    graph::GraphBuilder b(13);
+    const auto x = b.input("x", {-1, 4});
+    b.output(b.op("Identity", "copy", {x}));
+    EXPECT_NE(messageOf(loadDataset(b.take(), images))
+                  .find("--images needs an NCHW input, 'x' is [batch,4]"),
+              std::string::npos);
+}
+
+TEST(DatasetRequest, RandomSamplesNeedStaticDimsBeyondTheBatch) {
+    graph::GraphBuilder b(13);
+    const auto x = b.input("tokens", {-1, -1, 4});
+    b.output(b.op("Identity", "copy", {x}));
+    DatasetRequest request;
+    request.randomSamples = 2;
+    request.names.inputShape = "--input-shape";
+    const std::string message = messageOf(loadDataset(b.take(), request));
+    EXPECT_NE(message.find("input 'tokens' is [batch,?,4]; give --input-shape tokens=DIMS"),
+              std::string::npos)
+        << message;
+}
+
+TEST(DatasetRequest, OneBatchSizeRule) {
+    DatasetRequest request;
+    // Dynamic batch: the default, capped by the samples, or what the request says.
+    EXPECT_EQ(resolveBatchSize(floatInputs(-1), request, 100).value(), kDefaultBatchSize);
+    EXPECT_EQ(resolveBatchSize(floatInputs(-1), request, 3).value(), 3);
+    request.batchSize = 5;
+    EXPECT_EQ(resolveBatchSize(floatInputs(-1), request, 100).value(), 5);
+    // A static batch: that batch; another explicit one is an error naming the option.
+    request.names.batch = "--calib-batch";
+    EXPECT_NE(messageOf(resolveBatchSize(floatInputs(2), request, 100))
+                  .find("input 'x' has a static batch of 2, not 5 (--calib-batch)"),
+              std::string::npos);
+    request.batchSize.reset();
+    EXPECT_EQ(resolveBatchSize(floatInputs(2), request, 100).value(), 2);
+    request.batchSize = 0;
+    EXPECT_NE(messageOf(resolveBatchSize(floatInputs(-1), request, 100))
+                  .find("--calib-batch must be positive"),
+              std::string::npos);
+}
+
+TEST(DatasetRequest, BatchStreamHandsOutEverySampleOnce) {
+    Dataset dataset;
+    dataset.inputs = {rows<float>(7, 4)};
+    dataset.labels = Tensor::fromVector<int64_t>({7}, {0, 1, 2, 3, 4, 5, 6});
+    dataset.batchSize = 3;
+    BatchStream stream(dataset);
+    EXPECT_EQ(stream.batchCount(), 3);
+    std::vector<int64_t> seen;
+    std::vector<int64_t> sizes;
+    while (!stream.done()) {
+        const SampleBatch batch = stream.next();
+        sizes.push_back(batch.end - batch.begin);
+        ASSERT_TRUE(batch.labels.has_value());
+        for (int64_t i = 0; i < batch.labels->numElements(); ++i) {
+            seen.push_back(batch.labels->data<int64_t>()[i]);
+            // Row r of the inputs holds 4r, 4r+1, ...: the labels travel with their rows.
+            EXPECT_EQ(batch.inputs[0].data<float>()[i * 4],
+                      static_cast<float>(4 * batch.labels->data<int64_t>()[i]));
+        }
+    }
+    EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 1}));
+    EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+TEST(DatasetRequest, LabelsMustBeOneInt64PerSample) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_labels_test";
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(writeNpy(rows<float>(5, 4), dir / "x.npy").ok());
+    ASSERT_TRUE(writeNpy(rows<float>(5, 3), dir / "y.npy").ok());
+    ASSERT_TRUE(writeNpy(Tensor::fromVector<int64_t>({5}, {1, 0, 1, 0, 1}), dir / "l5.npy").ok());
+    ASSERT_TRUE(writeNpy(Tensor::fromVector<int64_t>({4}, {1, 0, 1, 0}), dir / "l4.npy").ok());
+    ASSERT_TRUE(writeNpy(rows<float>(5, 1), dir / "lf.npy").ok());
+    DatasetRequest request;
+    request.npyFiles = {(dir / "x.npy").string(), (dir / "y.npy").string()};
+    request.names.labels = "--labels-npy";
+    request.labelsNpy = (dir / "l5.npy").string();
+    request.maxSamples = 4;
+    auto cut = loadDataset(floatInputs(-1), request);
+    ASSERT_TRUE(cut.ok()) << messageOf(cut);
+    ASSERT_TRUE(cut->labels.has_value());
+    EXPECT_EQ(cut->labels->shape(), (Shape{4})); // cut with the samples
+    request.maxSamples = 5;
+    request.labelsNpy = (dir / "l4.npy").string();
+    EXPECT_NE(
+        messageOf(loadDataset(floatInputs(-1), request)).find("holds 4 label(s) for 5 sample(s)"),
+        std::string::npos);
+    request.labelsNpy = (dir / "lf.npy").string();
+    EXPECT_NE(messageOf(loadDataset(floatInputs(-1), request))
+                  .find("must hold one int64 label per sample, got float"),
+              std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
+/// A 2 x 2 24-bit BMP of one grey level.
+void writeBmp(const std::filesystem::path& path, unsigned char level) {
+    const auto u32 = [](uint32_t v) {
+        return std::string{static_cast<char>(v & 0xFF), static_cast<char>((v >> 8) & 0xFF),
+                           static_cast<char>((v >> 16) & 0xFF), static_cast<char>(v >> 24)};
+    };
+    const auto u16 = [](uint16_t v) {
+        return std::string{static_cast<char>(v & 0xFF), static_cast<char>(v >> 8)};
+    };
+    // Rows of 2 pixels x 3 bytes, padded to 8 bytes.
+    std::string row(6, static_cast<char>(level));
+    row += std::string(2, '\0');
+    const std::string pixels = row + row;
+    std::string file = "BM" + u32(54 + static_cast<uint32_t>(pixels.size())) + u32(0) + u32(54);
+    file += u32(40) + u32(2) + u32(2) + u16(1) + u16(24) + u32(0) +
+            u32(static_cast<uint32_t>(pixels.size())) + u32(2835) + u32(2835) + u32(0) + u32(0);
+    std::ofstream(path, std::ios::binary) << file << pixels;
+}
+
+TEST(DatasetRequest, ClassFoldersGiveLabelsBySortedClassName) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_classes_test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "cat");
+    std::filesystem::create_directories(dir / "ant");
+    writeBmp(dir / "cat" / "a.bmp", 200);
+    writeBmp(dir / "ant" / "a.bmp", 10);
+    writeBmp(dir / "ant" / "b.bmp", 20);
+    graph::GraphBuilder b(13);
+    const auto x = b.input("image", {-1, 1, 2, 2});
+    b.output(b.op("Identity", "copy", {x}));
+    const graph::Graph model = b.take();
+    DatasetRequest request;
+    request.classesDir = dir.string();
+    request.normalization = {.mean = {0, 0, 0}, .std = {1, 1, 1}};
+    EXPECT_EQ(request.kind(), DatasetKind::ClassFolders);
+    auto dataset = loadDataset(model, request);
+    ASSERT_TRUE(dataset.ok()) << messageOf(dataset);
+    ASSERT_TRUE(dataset->labels.has_value());
+    EXPECT_EQ(dataset->inputs[0].shape(), (Shape{3, 1, 2, 2}));
+    EXPECT_EQ(std::vector<int64_t>(dataset->labels->data<int64_t>(),
+                                   dataset->labels->data<int64_t>() + 3),
+              (std::vector<int64_t>{0, 0, 1})); // ant, ant, cat
+    EXPECT_GT(dataset->inputs[0].data<float>()[8], dataset->inputs[0].data<float>()[0]);
+    request.labelsNpy = "labels.npy";
+    EXPECT_FALSE(loadDataset(model, request).ok()); // two sources of labels
+    std::filesystem::remove_all(dir);
+}
+
+/// A counter that cancels after `allowed` reports.
+class CancelAfter final : public Progress {
+public:
+    explicit CancelAfter(int allowed)
+        : m_allowed(allowed) {}
+
+    void report(double, std::string_view) override { ++m_reports; }
+
+    bool isCancelled() const override { return m_reports >= m_allowed; }
+
+private:
+    int m_allowed;
+    int m_reports = 0;
+};
+
+TEST(ProbeRunner, ObservesProbesBatchByBatchAndStopsOnCancel) {
+    graph::GraphBuilder b(13);
+    const auto x = b.input("x", {-1, 4});
+    const auto doubled = b.op("Add", "twice", {x, x});
+    b.output(b.op("Relu", "relu", {doubled}));
+    const graph::Graph model = b.take();
+    Dataset dataset;
+    dataset.inputs = {rows<float>(5, 4)};
+    dataset.batchSize = 2;
+    const std::vector<graph::ValueId> probes = {doubled};
+    int64_t rowsSeen = 0;
+    NullProgress quiet;
+    auto run = runObserving(model, probes, dataset, quiet, [&](ObservedBatch& batch) {
+        EXPECT_EQ(batch.outputs.size(), 1U);
+        EXPECT_EQ(batch.probes.size(), 1U);
+        EXPECT_EQ(batch.probes[0].shape()[0], batch.batch.end - batch.batch.begin);
+        EXPECT_EQ(batch.probes[0].data<float>()[1],
+                  2.0F * static_cast<float>(batch.batch.begin * 4 + 1));
+        rowsSeen += batch.probes[0].shape()[0];
+        return success();
+    });
+    ASSERT_TRUE(run.ok()) << run.error().toString();
+    EXPECT_EQ(rowsSeen, 5);
+
+    CancelAfter cancel(2);
+    int batches = 0;
+    auto cancelled = runObserving(model, probes, dataset, cancel, [&](ObservedBatch&) {
+        ++batches;
+        return success();
+    });
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().code(), Errc::Cancelled);
+    EXPECT_EQ(cancelled.error().message(), "cancelled");
+    EXPECT_EQ(batches, 2);
+
+    auto batched = runBatched(*Executor::create(model), dataset, quiet);
+    ASSERT_TRUE(batched.ok());
+    EXPECT_EQ((*batched)[0].shape(), (Shape{5, 4}));
+}
+
+} // namespace
+} // namespace qs::runtime
