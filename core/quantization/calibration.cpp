@@ -6,6 +6,7 @@
 #include "core/quantization/insertion_point_values.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/probe_runner.h"
+#include "core/support/similarity.h"
 
 #include <algorithm>
 #include <chrono>
@@ -120,12 +121,7 @@ struct OutputAccumulator {
             const double nx = x.cast<double>().square().sum();
             const double ny = y.cast<double>().square().sum();
             const double dot = (x.cast<double>() * y.cast<double>()).sum();
-            double cosine = 0.0;
-            if (nx == 0.0 && ny == 0.0) {
-                cosine = 1.0;
-            } else if (nx > 0.0 && ny > 0.0) {
-                cosine = dot / std::sqrt(nx * ny);
-            }
+            const double cosine = cosineFromSums(dot, nx, ny);
             sumCosine += cosine;
             minCosine = std::min(minCosine, cosine);
             maxAbsError = std::max(maxAbsError, static_cast<double>((x - y).abs().maxCoeff()));

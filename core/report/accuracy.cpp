@@ -1,6 +1,7 @@
 #include "core/report/accuracy.h"
 
 #include "core/runtime/npy.h"
+#include "core/support/similarity.h"
 
 #include <nlohmann/json.hpp>
 
@@ -177,12 +178,7 @@ Result<OutputAgreement> compareOutputs(const runtime::Tensor& reference,
             nx += x * x;
             ny += y * y;
         }
-        double cosine = 0.0;
-        if (nx == 0.0 && ny == 0.0) {
-            cosine = 1.0;
-        } else if (nx > 0.0 && ny > 0.0) {
-            cosine = dot / std::sqrt(nx * ny);
-        }
+        const double cosine = cosineFromSums(dot, nx, ny);
         sumCosine += cosine;
         agreement.minCosine = std::min(agreement.minCosine, cosine);
     }

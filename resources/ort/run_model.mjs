@@ -1,7 +1,8 @@
 // Runs an ONNX model in ONNX Runtime (npm onnxruntime-node) over .npy inputs in mini-batches and
 // writes one output as .npy: the ONNX Runtime half of `quantscope-cli evaluate --ort`, which computes
 // the metrics itself from the file written here.
-//   node run_model.mjs --ort-dir DIR --out Y.npy [--output-index I] [--batch B] MODEL.onnx X.npy...
+//   node run_model.mjs --ort-dir DIR --out Y.npy [--output-index I] [--batch B]
+//        [--optimization disabled|basic|extended|all] MODEL.onnx X.npy...
 // One float32 X.npy per model input (in the model's input order, samples on axis 0), cast to
 // float16 for float16 inputs; Y.npy is float32. Exits 77 when onnxruntime-node cannot be loaded from DIR.
 import { createRequire } from 'node:module';
@@ -18,6 +19,7 @@ const ortDir = option('--ort-dir', '.');
 const outPath = option('--out', null);
 const outputIndex = Number(option('--output-index', '0'));
 const batch = Number(option('--batch', '64'));
+const optimization = option('--optimization', 'all'); // ORT's graphOptimizationLevel
 const [modelPath, ...inputPaths] = args;
 
 let ort;
@@ -90,7 +92,7 @@ function floatToHalf(value) {
 }
 
 const inputs = inputPaths.map(readNpy);
-const session = await ort.InferenceSession.create(modelPath);
+const session = await ort.InferenceSession.create(modelPath, { graphOptimizationLevel: optimization });
 if (inputs.length !== session.inputNames.length) {
     throw new Error(`${modelPath} has ${session.inputNames.length} input(s), got ${inputs.length} file(s)`);
 }

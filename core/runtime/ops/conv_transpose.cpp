@@ -192,65 +192,85 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
-                                std::span<const Tensor> outputGrads) {
-    QS_ASSIGN_OR_RETURN(ConvTShape s, inferShape(ctx));
-    const Conv2d& p = s.p;
-    const float* x = ctx.input(0).data<float>();
-    const float* w = ctx.input(1).data<float>();
-    const float* dy = outputGrads[0].data<float>();
-    const int64_t pixels = p.outPixels();
-    const int64_t rows = p.colRows();
-    const int64_t inPerGroup = p.m / p.group;
-    const bool wantDx = ctx.wantsGrad(0);
-    const bool wantDw = ctx.wantsGrad(1);
-    const bool perSample = ctx.wantsPerSample(1);
+// Per-sample gradients exist for the weight alone, and need the whole batch on axis 0.
+Result<void> checkPerSampleRequest(const OpContext& ctx, const Conv2d& p) {
     if (ctx.wantsPerSample(0) || ctx.wantsPerSample(2)) {
         return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input");
     }
-    if (perSample && p.n != ctx.perSampleBatch) {
+    if (ctx.wantsPerSample(1) && p.n != ctx.perSampleBatch) {
         return ctx.error(Errc::InvalidArgument, "per-sample weight gradients need the " +
                                                     std::to_string(ctx.perSampleBatch) +
                                                     " samples on axis 0, got " +
                                                     shapeToString(ctx.input(0).shape()));
     }
-    Shape dwShape = ctx.input(1).shape();
-    if (perSample) {
-        dwShape.insert(dwShape.begin(), p.n);
-    }
-    Tensor dx = wantDx ? allocateFloat(ctx.input(0).shape()) : Tensor();
-    Tensor dw = wantDw ? Tensor::zeros(graph::DataType::Float, dwShape) : Tensor();
-    const int64_t wSize = ctx.input(1).numElements();
-    // Images split over the threads when dw is not summed over them (dx only, or per sample).
-    const auto image = [&](int64_t n, std::vector<float>& col) {
+    return success();
+}
+
+// The backward pass of one image: dy unfolded once per group gives dx (W · col) and adds
+// x · colᵀ to dW (the image's own slice of dW when per sample).
+struct ConvTransposeBackward {
+    const Conv2d& p;
+    const float* x;
+    const float* w;
+    const float* dy;
+    float* dx;        // null when not wanted
+    float* dw;        // null when not wanted
+    int64_t dwStride; // elements between images' dW slices; 0 when summed over the batch
+
+    void image(int64_t n, std::vector<float>& col) const {
+        const int64_t pixels = p.outPixels();
+        const int64_t rows = p.colRows();
+        const int64_t inPerGroup = p.m / p.group;
         for (int64_t g = 0; g < p.group; ++g) {
             im2col(p, dy + (n * p.c + g * p.cg()) * p.h * p.w, 0, pixels, col.data());
             const ConstRowMap colMap(col.data(), rows, pixels);
-            if (wantDx) {
+            if (dx != nullptr) {
                 const ConstRowMap wg(w + g * inPerGroup * rows, inPerGroup, rows);
-                RowMap(dx.mutableData<float>() + (n * p.m + g * inPerGroup) * pixels, inPerGroup,
-                       pixels)
-                    .noalias() = wg * colMap;
+                RowMap(dx + (n * p.m + g * inPerGroup) * pixels, inPerGroup, pixels).noalias() =
+                    wg * colMap;
             }
-            if (wantDw) {
-                float* dwn = dw.mutableData<float>() + (perSample ? n * wSize : 0);
-                RowMap(dwn + g * inPerGroup * rows, inPerGroup, rows).noalias() +=
+            if (dw != nullptr) {
+                RowMap(dw + n * dwStride + g * inPerGroup * rows, inPerGroup, rows).noalias() +=
                     ConstRowMap(x + (n * p.m + g * inPerGroup) * pixels, inPerGroup, pixels) *
                     colMap.transpose();
             }
         }
-    };
+    }
+};
+
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+                                std::span<const Tensor> outputGrads) {
+    QS_ASSIGN_OR_RETURN(ConvTShape s, inferShape(ctx));
+    const Conv2d& p = s.p;
+    QS_TRY(checkPerSampleRequest(ctx, p));
+    const bool wantDw = ctx.wantsGrad(1);
+    const bool perSample = ctx.wantsPerSample(1);
+    Shape dwShape = ctx.input(1).shape();
+    if (perSample) {
+        dwShape.insert(dwShape.begin(), p.n);
+    }
+    Tensor dx = ctx.wantsGrad(0) ? allocateFloat(ctx.input(0).shape()) : Tensor();
+    Tensor dw = wantDw ? Tensor::zeros(graph::DataType::Float, dwShape) : Tensor();
+    const ConvTransposeBackward backward{.p = p,
+                                         .x = ctx.input(0).data<float>(),
+                                         .w = ctx.input(1).data<float>(),
+                                         .dy = outputGrads[0].data<float>(),
+                                         .dx = ctx.wantsGrad(0) ? dx.mutableData<float>() : nullptr,
+                                         .dw = wantDw ? dw.mutableData<float>() : nullptr,
+                                         .dwStride = perSample ? ctx.input(1).numElements() : 0};
+    const auto colSize = static_cast<size_t>(p.colRows() * p.outPixels());
+    // Images split over the threads when dw is not summed over them (dx only, or per sample).
     if (!wantDw || perSample) {
         parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
-            std::vector<float> col(static_cast<size_t>(rows * pixels));
+            std::vector<float> col(colSize);
             for (int64_t n = begin; n < end; ++n) {
-                image(n, col);
+                backward.image(n, col);
             }
         });
     } else {
-        std::vector<float> col(static_cast<size_t>(rows * pixels));
+        std::vector<float> col(colSize);
         for (int64_t n = 0; n < p.n; ++n) {
-            image(n, col);
+            backward.image(n, col);
         }
     }
     std::vector<Tensor> grads{dx, dw};
