@@ -1,7 +1,8 @@
 #include "ui/graph_theme.h"
 
+#include "core/graph/op_facts.h"
+
 #include <QFontDatabase>
-#include <QSet>
 
 #include <array>
 
@@ -25,53 +26,10 @@ void setFonts(GraphTheme& theme) {
     theme.badgeFont.setBold(true);
 }
 
-enum class Family { Compute, Activation, Normalization, Pooling, Elementwise, Shape, Other };
+using Family = graph::OpFamily;
 
 Family familyOf(const QString& opType) {
-    static const QSet<QString> compute{QStringLiteral("Conv"),   QStringLiteral("ConvTranspose"),
-                                       QStringLiteral("Gemm"),   QStringLiteral("MatMul"),
-                                       QStringLiteral("Gather"), QStringLiteral("Einsum")};
-    static const QSet<QString> activation{
-        QStringLiteral("Relu"),      QStringLiteral("Sigmoid"),     QStringLiteral("Tanh"),
-        QStringLiteral("Clip"),      QStringLiteral("HardSigmoid"), QStringLiteral("HardSwish"),
-        QStringLiteral("LeakyRelu"), QStringLiteral("PRelu"),       QStringLiteral("Elu"),
-        QStringLiteral("Gelu"),      QStringLiteral("Softmax"),     QStringLiteral("Silu"),
-        QStringLiteral("Selu"),      QStringLiteral("Erf")};
-    static const QSet<QString> normalization{
-        QStringLiteral("BatchNormalization"), QStringLiteral("LayerNormalization"),
-        QStringLiteral("InstanceNormalization"), QStringLiteral("GroupNormalization"),
-        QStringLiteral("LRN")};
-    static const QSet<QString> pooling{
-        QStringLiteral("MaxPool"),           QStringLiteral("AveragePool"),
-        QStringLiteral("GlobalAveragePool"), QStringLiteral("GlobalMaxPool"),
-        QStringLiteral("ReduceMean"),        QStringLiteral("Resize"),
-        QStringLiteral("Upsample")};
-    static const QSet<QString> elementwise{QStringLiteral("Add"),    QStringLiteral("Sub"),
-                                           QStringLiteral("Mul"),    QStringLiteral("Div"),
-                                           QStringLiteral("Pow"),    QStringLiteral("Sqrt"),
-                                           QStringLiteral("Concat"), QStringLiteral("Where"),
-                                           QStringLiteral("Max"),    QStringLiteral("Min")};
-    static const QSet<QString> shape{
-        QStringLiteral("Reshape"), QStringLiteral("Flatten"),   QStringLiteral("Transpose"),
-        QStringLiteral("Squeeze"), QStringLiteral("Unsqueeze"), QStringLiteral("Shape"),
-        QStringLiteral("Slice"),   QStringLiteral("Split"),     QStringLiteral("Expand"),
-        QStringLiteral("Cast"),    QStringLiteral("Identity"),  QStringLiteral("Constant")};
-    if (compute.contains(opType)) {
-        return Family::Compute;
-    }
-    if (activation.contains(opType)) {
-        return Family::Activation;
-    }
-    if (normalization.contains(opType)) {
-        return Family::Normalization;
-    }
-    if (pooling.contains(opType)) {
-        return Family::Pooling;
-    }
-    if (elementwise.contains(opType)) {
-        return Family::Elementwise;
-    }
-    return shape.contains(opType) ? Family::Shape : Family::Other;
+    return graph::opFacts(opType.toStdString()).family;
 }
 } // namespace
 

@@ -3,6 +3,7 @@
 #include "core/quantization/graph_queries.h"
 
 #include "core/graph/metatype.h"
+#include "core/graph/op_facts.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -125,16 +126,11 @@ bool isLinearOp(const graph::Graph& model, graph::NodeId node) {
 }
 
 bool isArithmeticOp(std::string_view opType) {
-    return opType == "Add" || opType == "Sub" || opType == "Mul" || opType == "Div";
+    return graph::opFacts(opType).arithmetic;
 }
 
 bool isAtomicActivation(std::string_view opType) {
-    static constexpr std::string_view kActivations[] = {
-        "Relu", "Clip",    "LeakyRelu",   "ThresholdedRelu", "Elu",  "PRelu",
-        "Selu", "Sigmoid", "HardSigmoid", "HardSwish",       "Tanh", "Softplus",
-        "Gelu", "Mish"};
-    return std::find(std::begin(kActivations), std::end(kActivations), opType) !=
-           std::end(kActivations);
+    return graph::opFacts(opType).atomicActivation;
 }
 
 } // namespace qs::quantization::detail

@@ -7,6 +7,7 @@
 #include "core/quantization/quantizer_propagation_solver.h"
 
 #include "core/graph/metatype.h"
+#include "core/graph/op_facts.h"
 #include "core/quantization/merge_configs.h"
 #include "core/quantization/propagation_state.h"
 
@@ -135,8 +136,7 @@ bool Solver::isUnificationNeeded(int op) const {
                 continue;
             }
             const std::string_view type = model.node(c.mergedNodes.front()).opType;
-            if (type == "Conv" || type == "ConvTranspose" || type == "MatMul" || type == "Gemm" ||
-                type == "Attention") {
+            if (graph::opFacts(type).weightedCompute) {
                 return true;
             }
             if (m_trait[static_cast<size_t>(current)] != QuantizationTrait::QuantizationAgnostic &&

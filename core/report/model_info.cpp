@@ -1,6 +1,7 @@
 #include "core/report/model_info.h"
 
 #include "core/graph/metatype.h"
+#include "core/graph/op_facts.h"
 
 #include <nlohmann/json.hpp>
 
@@ -81,14 +82,15 @@ std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id, bool* dynamicDims
     if (dynamicDimsAssumedOne != nullptr) {
         *dynamicDimsAssumedOne = assumed;
     }
-    if (n.opType == "Conv") {
+    switch (graph::opFacts(n.opType).macs) {
+    case graph::MacRule::Conv: {
         // Each output element sums C_in/group x kernel products: weight is [C_out, C_in/g, k...].
         if (!out || !weight || weight->size() < 2) {
             return std::nullopt;
         }
         return product(*out) * product(*weight, 1);
     }
-    if (n.opType == "ConvTranspose") {
+    case graph::MacRule::ConvTranspose: {
         // Each input element scatters into C_out/group x kernel outputs: weight is [C_in, C_out/g,
         // k...].
         const auto in = macDims(graph, n.inputs[0], assumed);
@@ -97,7 +99,7 @@ std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id, bool* dynamicDims
         }
         return product(*in) * product(*weight, 1);
     }
-    if (n.opType == "Gemm" || n.opType == "MatMul") {
+    case graph::MacRule::MatMul: {
         // M x N outputs (per batch), each a K-long dot product.
         const auto a = macDims(graph, n.inputs[0], assumed);
         if (!out || !a || a->empty()) {
@@ -108,6 +110,9 @@ std::optional<int64_t> nodeMacs(const Graph& graph, NodeId id, bool* dynamicDims
             k = (*a)[0];
         }
         return product(*out) * k;
+    }
+    case graph::MacRule::None:
+        break;
     }
     return std::nullopt;
 }
@@ -139,8 +144,7 @@ ModelInfo computeModelInfo(const Graph& graph) {
         } else if (!graph::isRegisteredOpType(n.opType)) {
             info.opaqueNodes.push_back({n.name, qualified, "unknown op"});
         }
-        if (n.opType == "Conv" || n.opType == "ConvTranspose" || n.opType == "Gemm" ||
-            n.opType == "MatMul") {
+        if (graph::opFacts(n.opType).macs != graph::MacRule::None) {
             bool assumed = false;
             if (const auto macs = nodeMacs(graph, id, &assumed)) {
                 info.macs += *macs;

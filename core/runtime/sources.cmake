@@ -19,6 +19,8 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/conv_geometry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/im2col.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_kernels.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/conv_backward.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/conv_samples.cpp
   ${CMAKE_CURRENT_LIST_DIR}/packed_gemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/winograd.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp

@@ -1,0 +1,31 @@
+// Backward kernels of a 2-D convolution (Conv2d geometry), shared by the Conv VJP.
+#pragma once
+
+#include "core/runtime/conv_geometry.h"
+#include "core/runtime/conv_kernels.h"
+#include "core/runtime/tensor.h"
+
+namespace qs::runtime {
+
+/// Adds dx (when dx is set) and dw (when dw is set; per image, [N, C, taps], with `perSample`)
+/// of a depthwise convolution, plane by plane.
+void depthwiseConvBackward(const Conv2d& p, const float* x, const float* w, const float* dy,
+                           float* dx, float* dw, bool perSample);
+
+/// The gradient at the convolution's own sum: dy where the fused clamp passed the value through,
+/// 0 where the output sits on a bound (the Clip rule); dy itself without a fused activation.
+Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Tensor& outputGrad);
+
+/// Adds dw of a GEMM-based convolution (sum over images), or writes it per image
+/// (dw [N, M, ...]) with `perSample`.
+void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
+                        bool perSample);
+
+/// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both
+/// depthwise), Winograd (3x3 stride 1) or the GEMM.
+Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy);
+
+/// db[m] = sum over images and pixels of dy[n, m, :].
+Tensor convBiasGrad(const Conv2d& p, const Shape& biasShape, const float* dy);
+
+} // namespace qs::runtime
