@@ -189,6 +189,23 @@ Result<QuantizationSettings> flagSettings(const QuantizeOptions& options) {
     return QuantizationSettings{.hw = options.hw, .preset = presetOf(options), .rule = *rule};
 }
 
+/// The proposal's default choices with those the session saved on top (none without a session).
+Result<QuantizerConfigChoice> restoredChoices(const QuantizationState& state,
+                                              const std::optional<session::SessionFile>& saved,
+                                              const std::string& sessionPath) {
+    QuantizerConfigChoice choice = state.choice;
+    if (!saved) {
+        return choice;
+    }
+    QS_ASSIGN_OR_RETURN(
+        const QuantizerConfigChoice restored,
+        session::sessionChoicesFor(*saved, state).context("--session '" + sessionPath + "'"));
+    for (const auto& [id, config] : restored) {
+        choice[id] = config;
+    }
+    return choice;
+}
+
 /// --session: the settings and choices of the session file when it exists (else of --hw, --preset
 /// and --rule), then --set on top; the session holds what propagation options it can restore, so
 /// --ignore, --quantize-outputs and --setup-in do not combine with it.
@@ -207,15 +224,8 @@ Result<QuantizationState> sessionState(const QuantizeOptions& options, const gra
         settings = saved->settings;
     }
     QS_ASSIGN_OR_RETURN(QuantizationState state, computeQuantization(model, settings));
-    QuantizerConfigChoice choice = state.choice;
-    if (saved) {
-        QS_ASSIGN_OR_RETURN(const QuantizerConfigChoice restored,
-                            session::sessionChoicesFor(*saved, state)
-                                .context("--session '" + options.sessionPath + "'"));
-        for (const auto& [id, config] : restored) {
-            choice[id] = config;
-        }
-    }
+    QS_ASSIGN_OR_RETURN(QuantizerConfigChoice choice,
+                        restoredChoices(state, saved, options.sessionPath));
     for (const std::string& spec : options.sets) {
         QS_TRY(applyBitwidthChoice(state.proposal.setup, spec, choice));
     }

@@ -2,11 +2,15 @@
 # quantscope-cli render of torchvision DenseNet-121 (622 ops, Concats with many long edges: plain
 # dot takes minutes on it): a complete SVG with all 58 dense layers open, well inside the
 # generous timeout (the speed goal lives in tests/bench/open_bench.sh). Skips (77) when
-# $QS_ZOO_DIR/densenet121.onnx is absent (tests/bench/export_densenet121.py writes it).
+# $QS_ZOO_DIR/densenet121.onnx is absent (tests/bench/export_densenet121.py writes it; packaging/
+# test.sh does), and fails instead with QS_REQUIRE_ZOO=1.
 set -uo pipefail
 cli=$1
-model=${QS_ZOO_DIR:-/work/zoo}/densenet121.onnx
-[ -f "$model" ] || { echo "SKIP: $model is absent"; exit 77; }
+model=${QS_ZOO_DIR:-}/densenet121.onnx
+if [ ! -f "$model" ]; then
+    [ "${QS_REQUIRE_ZOO:-0}" = 1 ] && { echo "FAIL: $model is absent (QS_REQUIRE_ZOO=1)"; exit 1; }
+    echo "SKIP: $model is absent"; exit 77
+fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 unset DISPLAY WAYLAND_DISPLAY QT_QPA_PLATFORM
 failures=0
