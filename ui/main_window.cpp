@@ -390,10 +390,15 @@ void MainWindow::updateWindowTitle() {
         return;
     }
     const QString& sessionPath = m_session->sessionPath();
-    const QString shown =
-        sessionPath.isEmpty()
-            ? document->fileName()
-            : tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
+    // A recovered session lives in the autosave folder until saved: name the model, not that file.
+    QString shown;
+    if (sessionPath.isEmpty()) {
+        shown = document->fileName();
+    } else if (m_sessions->isAutosavePath(sessionPath)) {
+        shown = tr("%1 (recovered, not saved)").arg(document->fileName());
+    } else {
+        shown = tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
+    }
     setWindowTitle(tr("%1[*] — Quantscope").arg(shown)); // the title first: it holds the [*]
     setWindowModified(!document->undoStack().isClean());
 }

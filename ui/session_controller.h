@@ -59,6 +59,9 @@ public:
     /// Asks whether to restore autosaves left by an unclean exit (a dialog), and does.
     void offerRecovery();
 
+    /// A path inside the autosave folder (a recovered session): never saved to silently.
+    bool isAutosavePath(const QString& path) const;
+
 private:
     /// Writes the open document as a session with the current view to `path` (atomically).
     Result<void> writeSession(const QString& path) const;
@@ -75,9 +78,6 @@ private:
     void applyRestoredView();
 
     void showStatus(const QString& message);
-
-    /// A path inside the autosave folder (a recovered session): never saved to silently.
-    bool isAutosavePath(const QString& path) const;
 
     QMainWindow& m_window;
     Session& m_session;

@@ -206,6 +206,10 @@ TEST_F(SessionTest, AutosaveAfterAChangeIsRecoverableOnlyWithoutItsInstance) {
     ASSERT_TRUE(m_messages.errors.isEmpty())
         << m_messages.errors.join(QLatin1Char('\n')).toStdString();
     EXPECT_EQ(document().quantization()->choice, chosen);
+    // The title names the model, not the autosave file it came back from.
+    EXPECT_TRUE(m_window.windowTitle().startsWith(QStringLiteral("demo_cnn.onnx (recovered")))
+        << m_window.windowTitle().toStdString();
+    EXPECT_FALSE(m_window.windowTitle().contains(QStringLiteral("autosave")));
     Autosaver::removeAutosave(leftover);
     EXPECT_TRUE(Autosaver::recoverableSessions(folder).isEmpty());
 
