@@ -41,6 +41,7 @@ Actions::Actions(Settings& settings, QUndoGroup& undoGroup, QObject* parent)
     , m_findNext(makeAction(tr("Find &Next"), tr("Go to the next match")))
     , m_findPrevious(makeAction(tr("Find &Previous"), tr("Go to the previous match")))
     , m_themes(new QActionGroup(this))
+    , m_showLegend(makeAction(tr("&Legend"), tr("Show what the quantizer marks on the graph mean")))
     , m_colorBlindPalette(makeAction(tr("&Colour-Blind-Safe Bit Widths"),
                                      tr("Colour quantizer badges with the Okabe-Ito palette")))
     , m_hwConfigs(new QActionGroup(this))
@@ -97,6 +98,7 @@ void Actions::populate(QMenuBar& menuBar) {
     QMenu* theme = m_viewMenu->addMenu(tr("&Theme"));
     theme->addActions(m_themes->actions());
     m_viewMenu->addAction(m_colorBlindPalette);
+    m_viewMenu->addAction(m_showLegend);
     m_viewMenu->addSeparator();
     QMenu* quantize = menuBar.addMenu(tr("&Quantize"));
     m_quantizeMenu = quantize;
@@ -169,6 +171,8 @@ void Actions::setupViewActions(Settings& settings) {
     m_themes->setExclusive(true);
     m_colorBlindPalette->setCheckable(true);
     m_colorBlindPalette->setChecked(settings.colorBlindPalette());
+    m_showLegend->setCheckable(true);
+    m_showLegend->setChecked(settings.showLegend());
 }
 
 QAction* Actions::addChoice(QActionGroup* group, const QString& text, int value) {

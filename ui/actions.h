@@ -90,6 +90,9 @@ public:
     /// View ▸ Colour-Blind-Safe Bit Widths (checkable, persisted by the owner).
     QAction* colorBlindPalette() const { return m_colorBlindPalette; }
 
+    /// View ▸ Legend: the graph legend on or off (checkable).
+    QAction* showLegend() const { return m_showLegend; }
+
     /// The checkable theme entry for `choice` (View ▸ Theme).
     QAction* themeAction(ThemeChoice choice) const;
 
@@ -173,6 +176,7 @@ private:
     QAction* m_findNext;
     QAction* m_findPrevious;
     QActionGroup* m_themes;
+    QAction* m_showLegend;
     QAction* m_colorBlindPalette;
     QActionGroup* m_hwConfigs;
     QActionGroup* m_presets;

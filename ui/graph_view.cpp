@@ -1,5 +1,6 @@
 #include "ui/graph_view.h"
 
+#include "ui/graph_legend.h"
 #include "ui/graph_scene.h"
 #include "ui/minimap.h"
 
@@ -24,7 +25,8 @@ constexpr int kMinimapMargin = 10;
 GraphView::GraphView(GraphScene* scene, QWidget* parent)
     : QGraphicsView(scene, parent)
     , m_scene(scene)
-    , m_minimap(new Minimap(*this)) {
+    , m_minimap(new Minimap(*this))
+    , m_legend(new GraphLegend(*this)) {
     setDragMode(QGraphicsView::ScrollHandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setResizeAnchor(QGraphicsView::AnchorViewCenter);
@@ -135,6 +137,7 @@ void GraphView::centerOnNode(NodeItem* node) {
 
 void GraphView::sceneChanged() {
     m_minimap->refresh();
+    m_legend->update(); // the theme may have changed
     placeMinimap();
 }
 
@@ -187,6 +190,9 @@ void GraphView::placeMinimap() {
     m_minimap->move(area.right() - m_minimap->width() - kMinimapMargin,
                     area.bottom() - m_minimap->height() - kMinimapMargin);
     m_minimap->raise();
+    m_legend->move(area.left() + kMinimapMargin,
+                   area.bottom() - m_legend->height() - kMinimapMargin);
+    m_legend->raise();
 }
 
 } // namespace qs::ui

@@ -9,6 +9,7 @@
 namespace qs::ui {
 
 class GraphScene;
+class GraphLegend;
 class Minimap;
 class NodeItem;
 
@@ -22,6 +23,9 @@ public:
     GraphScene* graphScene() const { return m_scene; }
 
     Minimap* minimap() const { return m_minimap; }
+
+    /// The legend over the bottom-left corner.
+    GraphLegend* legend() const { return m_legend; }
 
     /// Current scale: 1 means one scene point per pixel.
     double zoom() const;
@@ -72,6 +76,7 @@ private:
 
     GraphScene* m_scene;
     Minimap* m_minimap;
+    GraphLegend* m_legend;
 };
 
 } // namespace qs::ui

@@ -7,6 +7,7 @@
 #include "ui/features/feature_registry.h"
 #include "ui/graph_document.h"
 #include "ui/graph_export.h"
+#include "ui/graph_legend.h"
 #include "ui/graph_page.h"
 #include "ui/graph_scene.h"
 #include "ui/graph_search_bar.h"
@@ -198,6 +199,11 @@ void MainWindow::connectActions() {
     connect(m_actions->about(), &QAction::triggered, this, &MainWindow::showAbout);
     connect(m_actions, &Actions::recentFileTriggered, this, &MainWindow::openRecentModel);
     connect(m_actions, &Actions::themeTriggered, this, &MainWindow::setTheme);
+    m_graphPage->view()->legend()->setVisible(m_settings.showLegend());
+    connect(m_actions->showLegend(), &QAction::toggled, this, [this](bool on) {
+        m_settings.setShowLegend(on);
+        m_graphPage->view()->legend()->setVisible(on);
+    });
     connect(m_actions->colorBlindPalette(), &QAction::toggled, this, [this](bool on) {
         m_settings.setColorBlindPalette(on);
         setTheme(m_settings.theme());

@@ -11,6 +11,7 @@ const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
 const QString kStateKey = QStringLiteral("mainWindow/state");
 const QString kThemeKey = QStringLiteral("appearance/theme");
 const QString kColorBlindKey = QStringLiteral("appearance/colorBlindPalette");
+const QString kShowLegendKey = QStringLiteral("appearance/showLegend");
 
 QString absolutePath(const QString& path) {
     return QFileInfo(path).absoluteFilePath();
@@ -91,6 +92,14 @@ bool Settings::colorBlindPalette() const {
 
 void Settings::setColorBlindPalette(bool on) {
     m_store->setValue(kColorBlindKey, on);
+}
+
+bool Settings::showLegend() const {
+    return m_store->value(kShowLegendKey, true).toBool();
+}
+
+void Settings::setShowLegend(bool on) {
+    m_store->setValue(kShowLegendKey, on);
 }
 
 } // namespace qs::ui

@@ -59,6 +59,11 @@ public:
 
     void setColorBlindPalette(bool on);
 
+    /// The graph legend over the view's corner (shown by default).
+    bool showLegend() const;
+
+    void setShowLegend(bool on);
+
 Q_SIGNALS:
     void recentFilesChanged();
 

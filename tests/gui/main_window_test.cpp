@@ -2,7 +2,9 @@
 #include "tests/gui/test_models.h"
 #include "ui/actions.h"
 #include "ui/graph_document.h"
+#include "ui/graph_legend.h"
 #include "ui/graph_page.h"
+#include "ui/graph_view.h"
 #include "ui/job_runner.h"
 #include "ui/job_status_indicator.h"
 #include "ui/main_window.h"
@@ -95,6 +97,25 @@ TEST_F(MainWindowTest, OpeningAModelFillsTheInfoPanel) {
     EXPECT_EQ(panel.opTypes()->topLevelItemCount(), 2);
     EXPECT_EQ(panel.opaqueOps()->topLevelItemCount(), 0);
     EXPECT_EQ(m_settings.recentFiles(), QStringList({path}));
+}
+
+TEST_F(MainWindowTest, LegendExplainsTheMarksAndFollowsViewLegend) {
+    openAndWait(test::writeConvReluModel(m_dir.path()));
+    GraphLegend* legend = m_window.graphPage().view()->legend();
+    ASSERT_NE(legend, nullptr);
+    EXPECT_TRUE(m_window.actions().showLegend()->isChecked()); // shown by default
+    EXPECT_FALSE(legend->isHidden());
+    const QStringList rows = GraphLegend::rowTexts();
+    EXPECT_TRUE(rows.contains(QStringLiteral("3 = candidate configs to choose from")));
+    EXPECT_EQ(rows.filter(QStringLiteral("requantizer")).size(), 1);
+    EXPECT_EQ(rows.filter(QStringLiteral("unified-scale")).size(), 1);
+    const int unfolded = legend->height();
+    QTest::mouseClick(legend, Qt::LeftButton);
+    EXPECT_TRUE(legend->isFolded());
+    EXPECT_LT(legend->height(), unfolded / 4);
+    m_window.actions().showLegend()->trigger();
+    EXPECT_TRUE(legend->isHidden());
+    EXPECT_FALSE(m_settings.showLegend()); // remembered
 }
 
 TEST_F(MainWindowTest, OpaqueOpsAreListed) {
