@@ -450,6 +450,45 @@ TEST(PropagationTest, DepthwiseConvPrefersPerChannelActivationsOnCpu) {
     EXPECT_EQ(mixed.point("dw[W]").possibleConfigs.front().mode, QuantizationMode::Symmetric);
 }
 
+/// x -> dw (depthwise, weight from a Constant node when `constantNode`) -> Mul(c) -> Add(c) ->
+/// conv_b -> out: Paddle's depthwise conv with its scale-shift.
+Builder depthwiseScaleShift(bool constantNode) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId w = b.constant("dw.weight", {8, 1, 1, 1});
+    if (constantNode) {
+        b.graph().value(w).constantNodeName = "dw.weight.node";
+    }
+    const ValueId dw = b.op("Conv", "dw", {x, w}, DataType::Float, {{"group", int64_t{8}, {}}});
+    const ValueId scaled = b.op("Mul", "scale", {dw, b.constant("s", {1, 8, 1, 1})});
+    const ValueId shifted = b.op("Add", "shift", {scaled, b.constant("t", {1, 8, 1, 1})});
+    b.output(b.conv("conv_b", shifted));
+    return b;
+}
+
+TEST(PropagationTest, DepthwiseConvWithConstantNodeWeightIsAGroupConvolution) {
+    // Initializer weight: a depthwise conv, fused with its scale-shift (linear_scale_shift); two
+    // quantizers, ids 1 and 2, and the depthwise HW entry (per-channel activations on CPU).
+    Builder initializer = depthwiseScaleShift(false);
+    const Proposed fused = propose(initializer);
+    EXPECT_EQ(fused.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "shift"}));
+    EXPECT_EQ(fused.idByPoint.at("nncf_model_input_0"), 1);
+    EXPECT_EQ(fused.idByPoint.at("shift"), 2);
+    EXPECT_TRUE(fused.point("nncf_model_input_0").possibleConfigs.front().perChannel);
+
+    // Constant-node weight: NNCF finds no initializer, so the conv is a GroupConvolution, which
+    // is no LINEAR op: the scale-shift stays a separate operator whose quantizer (id 2) moves up
+    // to the conv's output and is dropped there, leaving id 3 below the scale-shift; the conv
+    // takes the Convolution HW entry.
+    Builder constantNode = depthwiseScaleShift(true);
+    const Proposed split = propose(constantNode);
+    EXPECT_EQ(split.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "shift"}));
+    EXPECT_EQ(split.idByPoint.at("nncf_model_input_0"), 1);
+    EXPECT_EQ(split.idByPoint.at("shift"), 3);
+    EXPECT_EQ(strings(split.point("nncf_model_input_0").possibleConfigs), kCpuConvPerformance);
+    EXPECT_EQ(split.point("dw[W]").possibleConfigs.front().toString(), "B:8 M:S SGN:S PC:Y NR:Y");
+}
+
 TEST(PropagationTest, ImportedModelEndToEnd) {
     // tests/data/models/tiny_residual.onnx: conv_a+relu_a, conv_b, add+relu_s (residual), a
     // depthwise conv, a concat that is a model output, pool, flatten, fc MatMul+bias.
