@@ -206,6 +206,20 @@ TEST(PropagationTest, ConcatNotFollowedByLinearOpIsNotUnified) {
     EXPECT_EQ(p.activationPoints(),
               (std::set<std::string>{"nncf_model_input_0", "relu_l", "relu_r"}));
     EXPECT_TRUE(p.unifiedGroups().empty());
+
+    // NNCF's map names exact metatypes: a depthwise conv after the Concat is not a plain
+    // Convolution, so the branches keep separate scales.
+    Builder dw;
+    const ValueId y = dw.input("x");
+    const ValueId l = dw.op("Relu", "relu_l", {dw.conv("conv_l", y)});
+    const ValueId r = dw.op("Relu", "relu_r", {dw.conv("conv_r", y)});
+    const ValueId joined =
+        dw.op("Concat", "cat", {l, r}, DataType::Float, {{"axis", int64_t{1}, {}}});
+    dw.output(dw.conv("dw", joined, true));
+    const Proposed depthwise = propose(dw, "cpu");
+    EXPECT_EQ(depthwise.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "relu_l", "relu_r"}));
+    EXPECT_TRUE(depthwise.unifiedGroups().empty());
 }
 
 /// relu output feeds a depthwise conv (per-channel capable) and a plain conv (4-bit capable on
