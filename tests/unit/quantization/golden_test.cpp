@@ -1,5 +1,6 @@
 // Whole-model comparison against the setups NNCF itself computes (tests/data/golden): activation
-// insertion points, weight points, chosen configs and unified-scale groups must be equal. The zoo
+// insertion points, weight points, chosen configs, unified-scale groups, qp ids, NNCF's setup state
+// and the metatype of every weighted op must be equal, on every golden setup. The zoo
 // models are not in the repository: they are read from $QS_ZOO_DIR, exported by make_zoo.py
 // (packaging/test.sh does it); ppocr_det is in tests/data/models. A missing zoo model skips, or
 // fails when $QS_REQUIRE_ZOO=1 (packaging/test.sh sets it).
