@@ -340,6 +340,17 @@ TEST(PropagationTest, LoneQuantizerOnElementwiseOpWithConstantIsDropped) {
         through.op("Add", "add_const", {pooled, through.constant("bias", {1, 8, 1, 1})}));
     EXPECT_EQ(propose(through).activationPoints(),
               (std::set<std::string>{"nncf_model_input_0", "relu"}));
+
+    // NNCF's elementwise list is wider than the four arithmetic ops: Sum, Max, Min, comparisons,
+    // logical ops, Mod and Mean with a constant second input lose their lone quantizer too.
+    for (const char* type : {"Sum", "Max", "Min", "Less", "GreaterOrEqual"}) {
+        Builder other;
+        const ValueId z = other.input("x");
+        const ValueId act = other.op("Relu", "relu", {other.conv("conv_a", z)});
+        other.output(other.op(type, "with_const", {act, other.constant("c", {1, 8, 1, 1})}));
+        EXPECT_EQ(propose(other).activationPoints(), (std::set<std::string>{"nncf_model_input_0"}))
+            << type;
+    }
 }
 
 TEST(PropagationTest, SqueezeExcitationInternalsStayFloat) {
