@@ -1,8 +1,8 @@
-// Metatypes: what an ONNX op *is* for compression, after looking at its attributes and inputs
-// (a Conv with group == C_in is a DepthwiseConvolution; a Gather on a constant table is an
-// Embedding). Each metatype knows its weight ports, the output-channel axis of its weight, its
-// HW-config op name and its default quantization trait, as NNCF's ONNX metatypes do
-// (reference/nncf-quantization.md §1.2). Adding an op is one registration in metatypes.cpp.
+// Metatypes: what an ONNX op *is* for compression, after its attributes and inputs (a Conv with
+// group != 1 is a GroupConvolution, a DepthwiseConvolution when group == C_in of an initializer
+// weight; a Gather on a constant table is an Embedding). Each metatype knows its weight ports, the
+// output-channel axis of its weight, its HW-config op name and its default quantization trait, as
+// NNCF's ONNX metatypes do (reference/nncf-quantization.md §1.2). One registration per op.
 #pragma once
 
 #include "core/graph/graph.h"

@@ -29,18 +29,49 @@ const TensorData* constantInput(const Graph& graph, NodeId id, size_t port) {
     return graph.value(n.inputs[port]).initializer.get();
 }
 
-/// NNCF's depthwise test: group == C_in (C_in = W.shape[1] * group), C_out a multiple of C_in,
-/// and not the trivial 1-in/1-out case.
+/// The initializer NNCF's get_tensor_edge_name reaches from input `port`: through Identity,
+/// Transpose, Reshape, QuantizeLinear and DequantizeLinear (their port 0) to a graph initializer.
+/// A tensor of a Constant node is no initializer for NNCF (Paddle exports keep their weights so).
+const TensorData* weightInitializer(const Graph& graph, NodeId id, size_t port) {
+    for (int hops = 0; hops < 64; ++hops) {
+        const Node& n = graph.node(id);
+        if (port >= n.inputs.size() || !n.inputs[port].valid()) {
+            return nullptr;
+        }
+        const Value& v = graph.value(n.inputs[port]);
+        if (v.isInitializer()) {
+            return v.constantNodeName.empty() ? v.initializer.get() : nullptr;
+        }
+        if (!v.producer.valid()) {
+            return nullptr;
+        }
+        const std::string& type = graph.node(v.producer).opType;
+        if (type != "Identity" && type != "Transpose" && type != "Reshape" &&
+            type != "QuantizeLinear" && type != "DequantizeLinear") {
+            return nullptr;
+        }
+        id = v.producer;
+        port = 0;
+    }
+    return nullptr;
+}
+
+/// NNCF's group convolution: a group attribute other than 1.
+bool isGroupConv(const Graph& graph, NodeId id) {
+    return graph.node(id).intAttr("group", 1) != 1;
+}
+
+/// NNCF's depthwise test: a group convolution with group == C_in (C_in = W.shape[1] * group)
+/// and C_out a multiple of C_in, W read from an initializer (not a Constant node).
 bool isDepthwiseConv(const Graph& graph, NodeId id) {
     const int64_t group = graph.node(id).intAttr("group", 1);
-    const TensorData* weight = constantInput(graph, id, 1);
-    if (weight == nullptr || weight->dims().size() < 2 || group <= 1) {
+    const TensorData* weight = weightInitializer(graph, id, 1);
+    if (weight == nullptr || weight->dims().size() < 2 || group == 1) {
         return false;
     }
     const int64_t outChannels = weight->dims()[0];
     const int64_t inChannels = weight->dims()[1] * group;
-    return group == inChannels && inChannels > 0 && outChannels % inChannels == 0 &&
-           !(inChannels == 1 && outChannels == 1);
+    return group == inChannels && inChannels > 0 && outChannels % inChannels == 0;
 }
 
 /// A Gather whose data (port 0) is a constant float table.
@@ -54,6 +85,7 @@ struct Metatypes {
     Metatype conv = weighted("ONNXConvolutionMetatype", "Convolution", {1});
     Metatype depthwiseConv =
         weighted("ONNXDepthwiseConvolutionMetatype", "DepthWiseConvolution", {1});
+    Metatype groupConv = weighted("ONNXGroupConvolutionMetatype", "Convolution", {1});
     Metatype convTranspose = weighted("ONNXConvolutionTransposeMetatype", "Convolution", {1});
     Metatype deformConv = weighted("ONNXDeformableConvolutionMetatype", "Convolution", {1});
     Metatype gemm = weighted("ONNXGemmMetatype", "MatMul", {0, 1});
@@ -235,9 +267,11 @@ const std::vector<PlainEntry>& plainEntries() {
 
 std::vector<MetatypeRegistration> buildRegistry() {
     const Metatypes& m = metatypes();
-    // Refining entries first: depthwise before plain Conv, embedding before plain Gather.
+    // Refining entries first: depthwise before group before plain Conv (NNCF's subtypes), embedding
+    // before plain Gather.
     std::vector<MetatypeRegistration> registry = {
         {"Conv", &m.depthwiseConv, isDepthwiseConv},
+        {"Conv", &m.groupConv, isGroupConv},
         {"Conv", &m.conv, {}},
         {"ConvTranspose", &m.convTranspose, {}},
         {"DeformConv", &m.deformConv, {}},
@@ -338,7 +372,8 @@ std::optional<int64_t> weightOutputChannelAxis(const Graph& graph, NodeId id, in
     const auto rank = static_cast<int64_t>(weight->dims().size());
     const Metatypes& m = metatypes();
     if (meta.name == m.conv.name || meta.name == m.depthwiseConv.name ||
-        meta.name == m.deformConv.name || meta.name == m.embedding.name) {
+        meta.name == m.groupConv.name || meta.name == m.deformConv.name ||
+        meta.name == m.embedding.name) {
         return 0;
     }
     if (meta.name == m.convTranspose.name) {

@@ -9,12 +9,8 @@ namespace {
 
 using enum OpFamily;
 
-OpFacts compute(std::string_view type, MacRule macs, bool weighted, PruningRole role) {
-    return {.opType = type,
-            .family = Compute,
-            .macs = macs,
-            .weightedCompute = weighted,
-            .pruningRole = role};
+OpFacts compute(std::string_view type, MacRule macs, PruningRole role) {
+    return {.opType = type, .family = Compute, .macs = macs, .pruningRole = role};
 }
 
 OpFacts activation(std::string_view type, bool atomic, PruningRole role) {
@@ -32,14 +28,12 @@ OpFacts arithmetic(std::string_view type, PruningRole role) {
 std::vector<OpFacts> buildTable() {
     using enum PruningRole;
     return {
-        compute("Conv", MacRule::Conv, true, Mixes),
-        compute("ConvTranspose", MacRule::ConvTranspose, true, Mixes),
-        compute("Gemm", MacRule::MatMul, true, Mixes),
-        compute("MatMul", MacRule::MatMul, true, Mixes),
-        compute("Gather", MacRule::None, false, Blocks),
-        compute("Einsum", MacRule::None, false, Blocks),
-        // A custom-domain fused attention counts as weighted compute for propagation only.
-        {.opType = "Attention", .weightedCompute = true},
+        compute("Conv", MacRule::Conv, Mixes),
+        compute("ConvTranspose", MacRule::ConvTranspose, Mixes),
+        compute("Gemm", MacRule::MatMul, Mixes),
+        compute("MatMul", MacRule::MatMul, Mixes),
+        compute("Gather", MacRule::None, Blocks),
+        compute("Einsum", MacRule::None, Blocks),
         activation("Relu", true, PerChannel),
         activation("Clip", true, PerChannel),
         activation("LeakyRelu", true, PerChannel),

@@ -1,6 +1,6 @@
 // Per-op facts that are not the op's arithmetic (that lives in core/runtime/ops/) nor its
 // compression metatype (metatypes.cpp): the family it is drawn and counted in, how its MACs are
-// counted, what it is to NNCF's fusing patterns and to propagation, and its role for channel
+// counted, what it is to NNCF's fusing patterns, and its role for channel
 // pruning. One row per ONNX op type; every list that used to be spelt out in the quantization,
 // report and GUI code reads this table, so adding an op is one row here.
 #pragma once
@@ -34,9 +34,6 @@ struct OpFacts {
     MacRule macs = MacRule::None;
     bool atomicActivation = false; ///< NNCF's ATOMIC_ACTIVATIONS pattern alternatives
     bool arithmetic = false;       ///< NNCF's ARITHMETIC pattern alternatives (Add, Sub, Mul, Div)
-    /// Takes a quantized weight and computes with it (Conv-like, MatMul-like): the op a
-    /// quantization-agnostic path leads to when propagation asks whether quantizing pays off.
-    bool weightedCompute = false;
     PruningRole pruningRole = PruningRole::Blocks;
 };
 

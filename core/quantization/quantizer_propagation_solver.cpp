@@ -7,7 +7,6 @@
 #include "core/quantization/quantizer_propagation_solver.h"
 
 #include "core/graph/metatype.h"
-#include "core/graph/op_facts.h"
 #include "core/quantization/merge_configs.h"
 #include "core/quantization/propagation_state.h"
 
@@ -116,7 +115,11 @@ void Solver::unifyConfigLinkedScopes() {
 
 bool Solver::isUnificationNeeded(int op) const {
     // NNCF's scales_unification_map: an ONNX Concat unifies only when a Conv, ConvTranspose,
-    // MatMul, Gemm or attention follows it through agnostic or unified ops.
+    // MatMul, Gemm or attention follows it through agnostic or unified ops. The map names exact
+    // metatypes: a depthwise, group or deformable Conv does not count.
+    static constexpr std::string_view kWeightedTypes[] = {
+        "ONNXConvolutionMetatype", "ONNXConvolutionTransposeMetatype", "ONNXGemmMetatype",
+        "ONNXMatMulMetatype", "ONNXScaledDotProductAttentionMetatype"};
     const graph::Graph& model = m_graph.model();
     const IpNode& n = node(op);
     if (n.mergedNodes.empty() || model.node(n.mergedNodes.front()).opType != "Concat") {
@@ -135,8 +138,8 @@ bool Solver::isUnificationNeeded(int op) const {
             if (c.kind != OperatorKind::Regular) {
                 continue;
             }
-            const std::string_view type = model.node(c.mergedNodes.front()).opType;
-            if (graph::opFacts(type).weightedCompute) {
+            if (std::find(std::begin(kWeightedTypes), std::end(kWeightedTypes), c.metatype->name) !=
+                std::end(kWeightedTypes)) {
                 return true;
             }
             if (m_trait[static_cast<size_t>(current)] != QuantizationTrait::QuantizationAgnostic &&

@@ -41,8 +41,19 @@ void Solver::filterElementwiseQuantizers() {
         if (sink.kind != OperatorKind::Regular) {
             continue;
         }
-        const std::string& type = m_graph.model().node(sink.mergedNodes.front()).opType;
-        if (type != "Add" && type != "Sub" && type != "Mul" && type != "Div") {
+        // NNCF's ELEMENTWISE_OPERATIONS, by the operator's (first node's) metatype.
+        static constexpr std::string_view kElementwise[] = {
+            "ONNXAddLayerMetatype", "ONNXMulLayerMetatype",
+            "ONNXSubMetatype",      "ONNXDivLayerMetatype",
+            "ONNXLessMetatype",     "ONNXLessOrEqualMetatype",
+            "ONNXGreaterMetatype",  "ONNXGreaterOrEqualMetatype",
+            "ONNXEqualMetatype",    "ONNXModMetatype",
+            "ONNXOrMetatype",       "ONNXNotMetatype",
+            "ONNXAndMetatype",      "ONNXXorMetatype",
+            "ONNXMaximumMetatype",  "ONNXMinimumMetatype",
+            "ONNXMeanMetatype"};
+        if (std::find(std::begin(kElementwise), std::end(kElementwise), sink.metatype->name) ==
+            std::end(kElementwise)) {
             continue;
         }
         size_t affecting = 0;

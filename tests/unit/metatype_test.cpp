@@ -22,9 +22,32 @@ TEST(Metatype, DepthwiseConvolutionNeedsGroupEqualToInputChannels) {
     Graph g = b.take();
     EXPECT_EQ(metatypeOf(g, *g.findNode("dw_conv")).name, "ONNXDepthwiseConvolutionMetatype");
     EXPECT_EQ(metatypeOf(g, *g.findNode("dw_conv")).hwName, "DepthWiseConvolution");
-    EXPECT_EQ(metatypeOf(g, *g.findNode("group_conv")).name, "ONNXConvolutionMetatype");
+    // NNCF's subtypes of Conv: a group other than 1 that is not depthwise is GroupConvolution
+    // (HW op Convolution, but no LINEAR op for the fused patterns).
+    EXPECT_EQ(metatypeOf(g, *g.findNode("group_conv")).name, "ONNXGroupConvolutionMetatype");
+    EXPECT_EQ(metatypeOf(g, *g.findNode("group_conv")).hwName, "Convolution");
+    EXPECT_EQ(weightOutputChannelAxis(g, *g.findNode("group_conv"), 1), 0);
+    EXPECT_EQ(constantWeightPorts(g, *g.findNode("group_conv")), std::vector<int>{1});
     EXPECT_EQ(metatypeOf(g, *g.findNode("plain_conv")).name, "ONNXConvolutionMetatype");
     EXPECT_EQ(weightOutputChannelAxis(g, *g.findNode("plain_conv"), 1), 0);
+}
+
+TEST(Metatype, DepthwiseTestReadsOnlyGraphInitializers) {
+    // NNCF looks the depthwise weight up among the graph initializers (through Identity,
+    // Transpose, Reshape and Q/DQ): a weight held by a Constant node, as Paddle exports keep
+    // them, leaves the conv a GroupConvolution.
+    GraphBuilder b;
+    const ValueId x = b.input("x", {1, 8, 16, 16});
+    const ValueId constantWeight = b.weight("cw", {8, 1, 3, 3}, zeros(72));
+    b.graph().value(constantWeight).constantNodeName = "cw_node";
+    const ValueId viaConstant =
+        b.op("Conv", "dw_constant_node", {x, constantWeight}, {{"group", int64_t{8}}});
+    const ValueId identity = b.op("Identity", "id", {b.weight("iw", {8, 1, 3, 3}, zeros(72))});
+    b.op("Conv", "dw_through_identity", {viaConstant, identity}, {{"group", int64_t{8}}});
+    Graph g = b.take();
+    EXPECT_EQ(metatypeOf(g, *g.findNode("dw_constant_node")).name, "ONNXGroupConvolutionMetatype");
+    EXPECT_EQ(metatypeOf(g, *g.findNode("dw_through_identity")).name,
+              "ONNXDepthwiseConvolutionMetatype");
 }
 
 TEST(Metatype, GatherOnConstantTableIsEmbedding) {

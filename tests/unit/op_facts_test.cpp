@@ -15,7 +15,7 @@ TEST(OpFacts, OneRowPerOpType) {
     }
 }
 
-TEST(OpFacts, OpsWithMacsAreWeightedComputeThatPruningCanEnter) {
+TEST(OpFacts, OpsWithMacsAreComputeThatPruningCanEnter) {
     int withMacs = 0;
     for (const OpFacts& facts : opFactsTable()) {
         if (facts.macs == MacRule::None) {
@@ -23,7 +23,6 @@ TEST(OpFacts, OpsWithMacsAreWeightedComputeThatPruningCanEnter) {
         }
         ++withMacs;
         EXPECT_EQ(facts.family, OpFamily::Compute) << facts.opType;
-        EXPECT_TRUE(facts.weightedCompute) << facts.opType;
         EXPECT_EQ(facts.pruningRole, PruningRole::Mixes) << facts.opType;
     }
     EXPECT_EQ(withMacs, 4); // Conv, ConvTranspose, Gemm, MatMul
@@ -39,9 +38,9 @@ TEST(OpFacts, NncfPatternListsAndPruningWhitelist) {
     }
     EXPECT_FALSE(opFacts("Softmax").atomicActivation);
     // The intermediates a pruning section may hold; Concat and Softmax end one.
-    for (const char* op : {"BatchNormalization", "Relu", "LeakyRelu", "Clip", "Sigmoid",
-                           "HardSigmoid", "HardSwish", "PRelu", "Mul", "Add", "MaxPool",
-                           "AveragePool", "Dropout", "Identity"}) {
+    for (const char* op :
+         {"BatchNormalization", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
+          "PRelu", "Mul", "Add", "MaxPool", "AveragePool", "Dropout", "Identity"}) {
         EXPECT_EQ(opFacts(op).pruningRole, PruningRole::PerChannel) << op;
     }
     EXPECT_EQ(opFacts("Concat").pruningRole, PruningRole::Blocks);
@@ -52,7 +51,6 @@ TEST(OpFacts, UnknownOpGetsTheDefaults) {
     const OpFacts& facts = opFacts("NoSuchOp");
     EXPECT_EQ(facts.family, OpFamily::Other);
     EXPECT_EQ(facts.macs, MacRule::None);
-    EXPECT_FALSE(facts.weightedCompute);
     EXPECT_EQ(facts.pruningRole, PruningRole::Blocks);
 }
 

@@ -1,9 +1,11 @@
 // Whole-model comparison against the setups NNCF itself computes (tests/data/golden): activation
-// insertion points, weight points, chosen configs and unified-scale groups must be equal. The zoo
+// insertion points, weight points, chosen configs, unified-scale groups, qp ids, NNCF's setup state
+// and the metatype of every weighted op must be equal, on every golden setup. The zoo
 // models are not in the repository: they are read from $QS_ZOO_DIR, exported by make_zoo.py
 // (packaging/test.sh does it); ppocr_det is in tests/data/models. A missing zoo model skips, or
 // fails when $QS_REQUIRE_ZOO=1 (packaging/test.sh sets it).
 
+#include "core/graph/metatype.h"
 #include "core/onnx/model_io.h"
 #include "core/quantization/finalize_setup.h"
 #include "core/quantization/quantizer_propagation_solver.h"
@@ -26,14 +28,6 @@ struct GoldenCase {
     std::string device;
     std::string preset;
 };
-
-// ppocr_det: placement, configs, directly quantized ops, unified and shared-input group members all
-// equal NNCF's, but NNCF creates one more temporary quantizer in the first Conv -> scale-shift ->
-// hard-swish block (its ids run 2 -> 5 where ours run 2 -> 4), so its qp ids, and the empty
-// unified groups those temporaries leave behind, are not ours yet (core/quantization/README.md).
-bool idsFollowNncf(const GoldenCase& c) {
-    return c.model != "ppocr_det";
-}
 
 size_t nonEmptyGroups(const std::vector<std::vector<int>>& groups) {
     return static_cast<size_t>(
@@ -131,9 +125,17 @@ TEST_P(GoldenTest, MatchesNncf) {
         expectedDirect[key] = joined;
         goldenIdToKey[p["qp_id"].get<int>()] = key;
     }
+    std::map<std::string, std::string> expectedMetatypes, actualMetatypes;
     for (const auto& p : golden["weight_quantization_points"]) {
-        expectedW[p["target_node_name"].get<std::string>()] = configKey(p["qconfig"]);
-        goldenIdToKey[p["qp_id"].get<int>()] = p["target_node_name"].get<std::string>() + "[W]";
+        const std::string name = p["target_node_name"].get<std::string>();
+        expectedW[name] = configKey(p["qconfig"]);
+        goldenIdToKey[p["qp_id"].get<int>()] = name + "[W]";
+        // NNCF's metatype of each weighted op (a Paddle conv whose weight is a Constant node is
+        // a GroupConvolution, not a DepthwiseConvolution).
+        expectedMetatypes[name] = p["target_node_metatype"].get<std::string>();
+        if (const auto node = model->findNode(name)) {
+            actualMetatypes[name] = std::string(graph::metatypeOf(*model, *node).name);
+        }
     }
     std::map<int, std::string> ourIdToKey;
     for (const auto& [id, point] : setup->quantizationPoints) {
@@ -184,6 +186,7 @@ TEST_P(GoldenTest, MatchesNncf) {
     std::string diff = diffMaps(expectedAct, actualAct, "activation point");
     diff += diffMaps(expectedW, actualW, "weight point");
     diff += diffMaps(expectedDirect, actualDirect, "directly quantized ops of");
+    diff += diffMaps(expectedMetatypes, actualMetatypes, "metatype of");
     diff += diffMaps(groupSet(goldenGroups, goldenIdToKey), groupSet(ourGroups, ourIdToKey),
                      "unified group");
     // The deque order and id assignment follow NNCF's, so even the qp ids agree.
@@ -191,9 +194,7 @@ TEST_P(GoldenTest, MatchesNncf) {
     for (const auto& [id, key] : goldenIdToKey) {
         sameIds += ourIdToKey.contains(id) && ourIdToKey[id] == key ? 1 : 0;
     }
-    if (idsFollowNncf(c)) {
-        EXPECT_EQ(sameIds, goldenIdToKey.size()) << "qp ids differ from NNCF's";
-    }
+    EXPECT_EQ(sameIds, goldenIdToKey.size()) << "qp ids differ from NNCF's";
     std::vector<std::vector<int>> goldenShared, ourShared;
     for (const auto& g : golden["shared_input_operation_set_groups"]) {
         goldenShared.push_back(g["qp_ids"].get<std::vector<int>>());
@@ -215,11 +216,9 @@ TEST_P(GoldenTest, MatchesNncf) {
             {"unified_scale_groups", state["unified_scale_groups"]},
             {"shared_input_operation_set_groups", state["shared_input_operation_set_groups"]}};
     };
-    if (idsFollowNncf(c)) {
-        EXPECT_EQ(normalized(setup->toJson()), normalized(golden["nncf_setup_state"]))
-            << "setup state differs from NNCF's";
-        EXPECT_EQ(ourGroups.size(), golden["counts"]["unified_scale_groups"].get<size_t>());
-    }
+    EXPECT_EQ(normalized(setup->toJson()), normalized(golden["nncf_setup_state"]))
+        << "setup state differs from NNCF's";
+    EXPECT_EQ(ourGroups.size(), golden["counts"]["unified_scale_groups"].get<size_t>());
     EXPECT_EQ(nonEmptyGroups(ourGroups), nonEmptyGroups(goldenGroups));
     EXPECT_EQ(actualAct.size(), golden["counts"]["activation_quantizers"].get<size_t>());
     EXPECT_EQ(actualW.size(), golden["counts"]["weight_quantizers"].get<size_t>());

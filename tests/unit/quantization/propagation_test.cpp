@@ -206,6 +206,20 @@ TEST(PropagationTest, ConcatNotFollowedByLinearOpIsNotUnified) {
     EXPECT_EQ(p.activationPoints(),
               (std::set<std::string>{"nncf_model_input_0", "relu_l", "relu_r"}));
     EXPECT_TRUE(p.unifiedGroups().empty());
+
+    // NNCF's map names exact metatypes: a depthwise conv after the Concat is not a plain
+    // Convolution, so the branches keep separate scales.
+    Builder dw;
+    const ValueId y = dw.input("x");
+    const ValueId l = dw.op("Relu", "relu_l", {dw.conv("conv_l", y)});
+    const ValueId r = dw.op("Relu", "relu_r", {dw.conv("conv_r", y)});
+    const ValueId joined =
+        dw.op("Concat", "cat", {l, r}, DataType::Float, {{"axis", int64_t{1}, {}}});
+    dw.output(dw.conv("dw", joined, true));
+    const Proposed depthwise = propose(dw, "cpu");
+    EXPECT_EQ(depthwise.activationPoints(),
+              (std::set<std::string>{"nncf_model_input_0", "relu_l", "relu_r"}));
+    EXPECT_TRUE(depthwise.unifiedGroups().empty());
 }
 
 /// relu output feeds a depthwise conv (per-channel capable) and a plain conv (4-bit capable on
@@ -326,6 +340,17 @@ TEST(PropagationTest, LoneQuantizerOnElementwiseOpWithConstantIsDropped) {
         through.op("Add", "add_const", {pooled, through.constant("bias", {1, 8, 1, 1})}));
     EXPECT_EQ(propose(through).activationPoints(),
               (std::set<std::string>{"nncf_model_input_0", "relu"}));
+
+    // NNCF's elementwise list is wider than the four arithmetic ops: Sum, Max, Min, comparisons,
+    // logical ops, Mod and Mean with a constant second input lose their lone quantizer too.
+    for (const char* type : {"Sum", "Max", "Min", "Less", "GreaterOrEqual"}) {
+        Builder other;
+        const ValueId z = other.input("x");
+        const ValueId act = other.op("Relu", "relu", {other.conv("conv_a", z)});
+        other.output(other.op(type, "with_const", {act, other.constant("c", {1, 8, 1, 1})}));
+        EXPECT_EQ(propose(other).activationPoints(), (std::set<std::string>{"nncf_model_input_0"}))
+            << type;
+    }
 }
 
 TEST(PropagationTest, SqueezeExcitationInternalsStayFloat) {
@@ -448,6 +473,45 @@ TEST(PropagationTest, DepthwiseConvPrefersPerChannelActivationsOnCpu) {
     const Proposed mixed = propose(b, "cpu", presetOptions(QuantizationPreset::Mixed, 13));
     EXPECT_EQ(mixed.point("relu").possibleConfigs.front().toString(), "B:8 M:A SGN:ANY PC:Y NR:N");
     EXPECT_EQ(mixed.point("dw[W]").possibleConfigs.front().mode, QuantizationMode::Symmetric);
+}
+
+/// x -> dw (depthwise, weight from a Constant node when `constantNode`) -> Mul(c) -> Add(c) ->
+/// conv_b -> out: Paddle's depthwise conv with its scale-shift.
+Builder depthwiseScaleShift(bool constantNode) {
+    Builder b;
+    const ValueId x = b.input("x");
+    const ValueId w = b.constant("dw.weight", {8, 1, 1, 1});
+    if (constantNode) {
+        b.graph().value(w).constantNodeName = "dw.weight.node";
+    }
+    const ValueId dw = b.op("Conv", "dw", {x, w}, DataType::Float, {{"group", int64_t{8}, {}}});
+    const ValueId scaled = b.op("Mul", "scale", {dw, b.constant("s", {1, 8, 1, 1})});
+    const ValueId shifted = b.op("Add", "shift", {scaled, b.constant("t", {1, 8, 1, 1})});
+    b.output(b.conv("conv_b", shifted));
+    return b;
+}
+
+TEST(PropagationTest, DepthwiseConvWithConstantNodeWeightIsAGroupConvolution) {
+    // Initializer weight: a depthwise conv, fused with its scale-shift (linear_scale_shift); two
+    // quantizers, ids 1 and 2, and the depthwise HW entry (per-channel activations on CPU).
+    Builder initializer = depthwiseScaleShift(false);
+    const Proposed fused = propose(initializer);
+    EXPECT_EQ(fused.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "shift"}));
+    EXPECT_EQ(fused.idByPoint.at("nncf_model_input_0"), 1);
+    EXPECT_EQ(fused.idByPoint.at("shift"), 2);
+    EXPECT_TRUE(fused.point("nncf_model_input_0").possibleConfigs.front().perChannel);
+
+    // Constant-node weight: NNCF finds no initializer, so the conv is a GroupConvolution, which
+    // is no LINEAR op: the scale-shift stays a separate operator whose quantizer (id 2) moves up
+    // to the conv's output and is dropped there, leaving id 3 below the scale-shift; the conv
+    // takes the Convolution HW entry.
+    Builder constantNode = depthwiseScaleShift(true);
+    const Proposed split = propose(constantNode);
+    EXPECT_EQ(split.activationPoints(), (std::set<std::string>{"nncf_model_input_0", "shift"}));
+    EXPECT_EQ(split.idByPoint.at("nncf_model_input_0"), 1);
+    EXPECT_EQ(split.idByPoint.at("shift"), 3);
+    EXPECT_EQ(strings(split.point("nncf_model_input_0").possibleConfigs), kCpuConvPerformance);
+    EXPECT_EQ(split.point("dw[W]").possibleConfigs.front().toString(), "B:8 M:S SGN:S PC:Y NR:Y");
 }
 
 TEST(PropagationTest, ImportedModelEndToEnd) {
