@@ -4,9 +4,11 @@
 
 #include "core/quantization/insertion_point_values.h"
 #include "core/report/model_info.h"
+#include "core/runtime/executor.h"
 
 #include <algorithm>
 #include <map>
+#include <functional>
 #include <numeric>
 #include <set>
 
@@ -66,6 +68,8 @@ std::vector<int> allowedBits(const MultiConfigQuantizationPoint& point, std::spa
     return {out.begin(), out.end()};
 }
 
+std::string unknownMacsNote(const std::string& node);
+
 std::string bitsText(const std::vector<int>& bits) {
     std::string out;
     for (const int b : bits) {
@@ -119,8 +123,7 @@ Result<WeightLayer> makeLayer(const graph::Graph& model, int id,
         }
     }
     if (layer.macs == 0) {
-        notes.push_back("layer '" + layer.node +
-                        "': MACs unknown (no static shapes), it counts 0 BitOps");
+        notes.push_back(unknownMacsNote(layer.node));
     }
     layer.bitsAllowed = allowedBits(point, bits);
     if (layer.bitsAllowed.empty()) {
@@ -138,7 +141,65 @@ Result<WeightLayer> makeLayer(const graph::Graph& model, int id,
     return layer;
 }
 
+std::string unknownMacsNote(const std::string& node) {
+    return "layer '" + node + "': MACs unknown (no static shapes), it counts 0 BitOps";
+}
+
 } // namespace
+
+Result<void> measureUnknownMacs(const graph::Graph& model,
+                                std::span<const runtime::Tensor> oneSample, HawqProblem& problem) {
+    if (std::none_of(problem.layers.begin(), problem.layers.end(),
+                     [](const WeightLayer& layer) { return layer.macs == 0; })) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(const runtime::Executor executor, runtime::Executor::create(model));
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace, executor.forwardWithTrace(oneSample));
+    const graph::Graph& graph = executor.graph();
+    for (WeightLayer& layer : problem.layers) {
+        if (layer.macs != 0) {
+            continue;
+        }
+        const std::optional<graph::NodeId> id = graph.findNode(layer.node);
+        if (!id) {
+            continue;
+        }
+        const graph::Node& node = graph.node(*id);
+        const auto shapeOf = [&](size_t port, bool output) -> const runtime::Tensor* {
+            const std::vector<graph::ValueId>& values = output ? node.outputs : node.inputs;
+            if (port >= values.size() || !values[port].valid()) {
+                return nullptr;
+            }
+            const runtime::Tensor& t = trace.values[values[port].index()];
+            return t.defined() ? &t : nullptr;
+        };
+        const runtime::Tensor* out = shapeOf(0, true);
+        const runtime::Tensor* a = shapeOf(0, false);
+        const graph::Value& w = graph.value(node.inputs.size() > 1 ? node.inputs[1]
+                                                                    : graph::ValueId());
+        if (out == nullptr || a == nullptr || w.initializer == nullptr ||
+            w.initializer->dims().size() < 2) {
+            continue;
+        }
+        const std::vector<int64_t>& dims = w.initializer->dims();
+        const int64_t perOutput = std::accumulate(dims.begin() + 1, dims.end(), int64_t{1},
+                                                  std::multiplies<>());
+        if (node.opType == "Conv") {
+            layer.macs = out->numElements() * perOutput;
+        } else if (node.opType == "ConvTranspose") {
+            layer.macs = a->numElements() * perOutput;
+        } else if ((node.opType == "MatMul" || node.opType == "Gemm") && a->rank() > 0) {
+            const bool transA = node.opType == "Gemm" && node.intAttr("transA", 0) != 0;
+            layer.macs = out->numElements() * (transA ? a->dim(0) : a->dim(a->rank() - 1));
+        }
+        if (layer.macs != 0) {
+            const std::string note = unknownMacsNote(layer.node);
+            problem.notes.erase(std::remove(problem.notes.begin(), problem.notes.end(), note),
+                                problem.notes.end());
+        }
+    }
+    return success();
+}
 
 Result<void> narrowToCommonBits(HawqProblem& problem) {
     for (size_t g = 0; g < problem.groups.size(); ++g) {
@@ -180,12 +241,16 @@ Result<void> narrowToCommonBits(HawqProblem& problem) {
 
 Result<HawqProblem> buildHawqProblem(const graph::Graph& model,
                                      const quantization::QuantizationState& state,
-                                     std::span<const int> bits, BitwidthAssignmentMode mode) {
+                                     std::span<const int> bits, BitwidthAssignmentMode mode,
+                                     const std::set<int>& fixed) {
     const quantization::MultiConfigQuantizerSetup& setup = state.proposal.setup;
     HawqProblem problem;
     problem.mode = mode;
     std::map<int, size_t> activationIndex;
     for (const auto& [id, point] : setup.quantizationPoints) {
+        if (point.insertionPoint.isWeight && fixed.contains(id)) {
+            continue;
+        }
         if (point.insertionPoint.isWeight) {
             QS_ASSIGN_OR_RETURN(WeightLayer layer,
                                 makeLayer(model, id, point, bits, problem.notes)
@@ -206,7 +271,9 @@ Result<HawqProblem> buildHawqProblem(const graph::Graph& model,
     }
     if (problem.layers.empty()) {
         return Error(Errc::InvalidArgument,
-                     "the quantizer setup has no weight quantizer: nothing for HAWQ to choose");
+                     fixed.empty()
+                         ? "the quantizer setup has no weight quantizer: nothing for HAWQ to choose"
+                         : "no weight quantizer has traces: nothing for HAWQ to choose");
     }
     Components components;
     for (const auto& [gid, members] : setup.sharedInputOperationSetGroups) {

@@ -9,10 +9,12 @@
 
 #include "core/graph/graph.h"
 #include "core/quantization/quantization_state.h"
+#include "core/runtime/tensor.h"
 #include "core/support/result.h"
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -65,11 +67,18 @@ struct HawqProblem {
 };
 
 /// Builds the problem from `state`'s proposal over `model`; `bits` restricts the candidate
-/// configs. Errors: no weight quantizer, a layer with none of `bits`, strict mode with a group
-/// whose quantizers share no bit width (naming the group's quantizers).
+/// configs; weight quantizers in `fixed` stay out of the search (they keep their config and are
+/// not counted in the BitOps). Errors: no weight quantizer, a layer with none of `bits`, strict
+/// mode with a group whose quantizers share no bit width (naming the group's quantizers).
 Result<HawqProblem> buildHawqProblem(const graph::Graph& model,
                                      const quantization::QuantizationState& state,
-                                     std::span<const int> bits, BitwidthAssignmentMode mode);
+                                     std::span<const int> bits, BitwidthAssignmentMode mode,
+                                     const std::set<int>& fixed = {});
+
+/// MACs of one sample for the layers whose shapes import could not tell (macs == 0), from a
+/// forward run of `oneSample` (the runtime inputs of one sample); drops their notes.
+Result<void> measureUnknownMacs(const graph::Graph& model,
+                                std::span<const runtime::Tensor> oneSample, HawqProblem& problem);
 
 /// Strict mode: narrows each group's layers to the bit widths all of the group's quantizers allow;
 /// an error names a group whose allowed sets do not intersect (buildHawqProblem calls it).

@@ -7,12 +7,14 @@
 #include "core/mixed_precision/pareto_search.h"
 #include "core/mixed_precision/perturbation.h"
 #include "core/mixed_precision/trace_order_candidates.h"
+#include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace qs::mixed_precision {
 
@@ -111,16 +113,14 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 }
 
 Result<hessian::HessianScores> computeTraces(const graph::Graph& model, const HawqRequest& request,
-                                             const HawqProblem& problem, Progress& progress) {
+                                             std::vector<runtime::Tensor>& firstSample,
+                                             Progress& progress) {
+    // The service's default targets (every Conv/ConvTranspose/Gemm/MatMul with a weight) rather
+    // than the layers by name: it then drops, with a note, those whose samples are not on axis 0
+    // (sequence-first attention), which HAWQ leaves out of the search instead of failing.
     hessian::HessianScoresRequest scores;
     scores.mode = hessian::HessianMode::Weights;
     scores.granularity = hessian::HessianScoresGranularity::PerTensor;
-    for (const WeightLayer& layer : problem.layers) {
-        if (std::find(scores.targetNodes.begin(), scores.targetNodes.end(), layer.node) ==
-            scores.targetNodes.end()) {
-            scores.targetNodes.push_back(layer.node);
-        }
-    }
     scores.samples = request.samples;
     scores.iterations = request.iterations;
     const std::vector<graph::ValueId> inputs = model.runtimeInputs();
@@ -138,6 +138,9 @@ Result<hessian::HessianScores> computeTraces(const graph::Graph& model, const Ha
     }
     QS_ASSIGN_OR_RETURN(runtime::Dataset data,
                         runtime::loadDataset(model, source).context("dataset"));
+    for (const runtime::Tensor& input : data.inputs) {
+        firstSample.push_back(runtime::sliceBatch(input, 0, 1));
+    }
     QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(model));
     hessian::TensorBatchSource samples(std::move(data.inputs), scores.batch);
     hessian::HessianService service(executor, samples, request.seed);
@@ -207,13 +210,46 @@ Result<HawqOutcome> runHawq(const graph::Graph& model, const HawqRequest& reques
     QS_TRY(checkCancelled(progress));
 
     auto start = std::chrono::steady_clock::now();
+    std::vector<runtime::Tensor> firstSample;
     if (request.traces) {
         analysis.traceScores = *request.traces;
     } else {
         SubProgress stage(progress, 0.0, 0.8);
         QS_ASSIGN_OR_RETURN(analysis.traceScores,
-                            computeTraces(model, request, analysis.problem, stage)
+                            computeTraces(model, request, firstSample, stage)
                                 .context("average traces"));
+    }
+    // Layers without scores stay out of the search at their current config.
+    std::set<std::string> scored;
+    for (const hessian::HessianTargetScores& target : analysis.traceScores.targets) {
+        scored.insert(target.node);
+    }
+    std::set<int> fixed;
+    for (const WeightLayer& layer : analysis.problem.layers) {
+        if (!scored.contains(layer.node)) {
+            fixed.insert(layer.weightQp);
+        }
+    }
+    if (!fixed.empty()) {
+        QS_ASSIGN_OR_RETURN(analysis.problem, buildHawqProblem(model, outcome.state, request.bits,
+                                                               request.mode, fixed));
+        for (const auto& [id, point] : outcome.state.proposal.setup.quantizationPoints) {
+            if (fixed.contains(id)) {
+                analysis.problem.notes.push_back(
+                    "layer '" + point.insertionPoint.targetNodeName +
+                    "' has no trace and keeps its config outside the search (" +
+                    outcome.state.choice.at(id).toString() + ")");
+            }
+        }
+    }
+    if (!firstSample.empty()) {
+        QS_TRY(measureUnknownMacs(model, firstSample, analysis.problem).context("MACs"));
+    }
+    if (std::all_of(analysis.problem.layers.begin(), analysis.problem.layers.end(),
+                    [](const WeightLayer& layer) { return layer.macs == 0; })) {
+        return Error(Errc::InvalidArgument,
+                     "no layer has known MACs, so no BitOps ratio: give static input shapes "
+                     "(--input-shape) or a dataset to measure them");
     }
     QS_ASSIGN_OR_RETURN(analysis.avgTraces, averageTraces(analysis.problem, analysis.traceScores));
     outcome.timings.tracesSeconds = secondsSince(start);
