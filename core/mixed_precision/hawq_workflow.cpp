@@ -81,8 +81,9 @@ Result<size_t> selectHawqCandidate(const HawqAnalysis& analysis, double target) 
     return selectForRatio(analysis.candidates, among, target);
 }
 
-Result<void> applyHawqCandidate(QuantizationState& state, const HawqProblem& problem,
-                                const HawqCandidate& candidate) {
+Result<quantization::QuantizerConfigChoice> hawqConfigChoice(const QuantizationState& state,
+                                                             const HawqProblem& problem,
+                                                             const HawqCandidate& candidate) {
     const auto& points = state.proposal.setup.quantizationPoints;
     quantization::QuantizerConfigChoice changes;
     const auto set = [&](int qp, int bits) -> Result<void> {
@@ -103,6 +104,13 @@ Result<void> applyHawqCandidate(QuantizationState& state, const HawqProblem& pro
             QS_TRY(set(problem.activations[a].qp, candidate.activationBits[a]));
         }
     }
+    return changes;
+}
+
+Result<void> applyHawqCandidate(QuantizationState& state, const HawqProblem& problem,
+                                const HawqCandidate& candidate) {
+    QS_ASSIGN_OR_RETURN(const quantization::QuantizerConfigChoice changes,
+                        hawqConfigChoice(state, problem, candidate));
     return quantization::chooseConfigs(state, changes);
 }
 

@@ -80,8 +80,14 @@ Result<std::vector<double>> averageTraces(const HawqProblem& problem,
 /// the front. NNCF's error outside the range.
 Result<size_t> selectHawqCandidate(const HawqAnalysis& analysis, double target);
 
-/// Sets the candidate's configs (weights and activations) as choices and re-finalizes; on error
-/// `state` is unchanged.
+/// The choices that give `state` the candidate's bits (weights and activations with allowed
+/// bits), for an editor that applies them as one undoable step.
+Result<quantization::QuantizerConfigChoice>
+hawqConfigChoice(const quantization::QuantizationState& state, const HawqProblem& problem,
+                 const HawqCandidate& candidate);
+
+/// Sets the candidate's configs (hawqConfigChoice) and re-finalizes; on error `state` is
+/// unchanged.
 Result<void> applyHawqCandidate(quantization::QuantizationState& state, const HawqProblem& problem,
                                 const HawqCandidate& candidate);
 
