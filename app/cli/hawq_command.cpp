@@ -87,10 +87,10 @@ Result<mixed_precision::HawqRequest> requestFromFlags(const HawqOptions& options
         if (json.is_discarded()) {
             return usage("--traces-in '" + options.tracesIn + "' is not JSON");
         }
-        QS_ASSIGN_OR_RETURN(
-            request.traces,
-            report::hessianScoresFromJson(json, std::filesystem::path(options.tracesIn).parent_path())
-                .context("--traces-in '" + options.tracesIn + "'"));
+        QS_ASSIGN_OR_RETURN(request.traces,
+                            report::hessianScoresFromJson(
+                                json, std::filesystem::path(options.tracesIn).parent_path())
+                                .context("--traces-in '" + options.tracesIn + "'"));
     } else if (options.dataset.empty()) {
         return usage("hawq needs a dataset for the traces (--calib-npy, --calib-images or "
                      "--calib-random) or --traces-in");
@@ -169,8 +169,9 @@ Command addHawqCommand(CLI::App& parent) {
     app->add_option("--mode", options->mode, "Activation bit-width assignment")
         ->check(CLI::IsMember({"liberal", "strict"}))
         ->capture_default_str();
-    app->add_option("--search", options->search,
-                    "trace-order (NNCF's candidates) or pareto (exact front by dynamic programming)")
+    app->add_option(
+           "--search", options->search,
+           "trace-order (NNCF's candidates) or pareto (exact front by dynamic programming)")
         ->check(CLI::IsMember({"trace-order", "pareto"}))
         ->capture_default_str();
     app->add_option("--preset", options->preset, "performance or mixed")

@@ -20,9 +20,9 @@ Result<void> assignGroupActivationBits(const HawqProblem& problem, size_t group,
     }
     if (problem.mode == BitwidthAssignmentMode::Strict) {
         if (weights.size() > 1) {
-            return Error(Errc::InvalidArgument,
-                         "strict bitwidth assignment: adjacency group " + std::to_string(group) +
-                             " has weights of different bit widths");
+            return Error(Errc::InvalidArgument, "strict bitwidth assignment: adjacency group " +
+                                                    std::to_string(group) +
+                                                    " has weights of different bit widths");
         }
         std::optional<std::set<int>> common;
         for (const size_t a : members.activations) {
@@ -52,8 +52,8 @@ Result<void> assignGroupActivationBits(const HawqProblem& problem, size_t group,
         }
         for (const size_t a : members.activations) {
             const ActivationQuantizer& activation = problem.activations[a];
-            activationBits[a] = activation.bitsAllowed.empty() || !chosen ? activation.currentBits
-                                                                          : *chosen;
+            activationBits[a] =
+                activation.bitsAllowed.empty() || !chosen ? activation.currentBits : *chosen;
         }
         return success();
     }

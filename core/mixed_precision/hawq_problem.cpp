@@ -7,8 +7,8 @@
 #include "core/runtime/executor.h"
 
 #include <algorithm>
-#include <map>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -133,10 +133,10 @@ Result<WeightLayer> makeLayer(const graph::Graph& model, int id,
         }
         std::sort(own.begin(), own.end());
         own.erase(std::unique(own.begin(), own.end()), own.end());
-        return Error(Errc::InvalidArgument,
-                     "weight quantizer #" + std::to_string(id) + " of '" + layer.node +
-                         "' allows bits " + bitsText(own) + ", none of " +
-                         bitsText({bits.begin(), bits.end()}));
+        return Error(Errc::InvalidArgument, "weight quantizer #" + std::to_string(id) + " of '" +
+                                                layer.node + "' allows bits " + bitsText(own) +
+                                                ", none of " +
+                                                bitsText({bits.begin(), bits.end()}));
     }
     return layer;
 }
@@ -175,15 +175,15 @@ Result<void> measureUnknownMacs(const graph::Graph& model,
         };
         const runtime::Tensor* out = shapeOf(0, true);
         const runtime::Tensor* a = shapeOf(0, false);
-        const graph::Value& w = graph.value(node.inputs.size() > 1 ? node.inputs[1]
-                                                                    : graph::ValueId());
+        const graph::Value& w =
+            graph.value(node.inputs.size() > 1 ? node.inputs[1] : graph::ValueId());
         if (out == nullptr || a == nullptr || w.initializer == nullptr ||
             w.initializer->dims().size() < 2) {
             continue;
         }
         const std::vector<int64_t>& dims = w.initializer->dims();
-        const int64_t perOutput = std::accumulate(dims.begin() + 1, dims.end(), int64_t{1},
-                                                  std::multiplies<>());
+        const int64_t perOutput =
+            std::accumulate(dims.begin() + 1, dims.end(), int64_t{1}, std::multiplies<>());
         if (node.opType == "Conv") {
             layer.macs = out->numElements() * perOutput;
         } else if (node.opType == "ConvTranspose") {

@@ -35,8 +35,8 @@ struct WeightLayer {
     std::string node;   ///< the weighted op (the quantizer's target node)
     std::string weight; ///< its weight initializer
     int64_t numel = 0;
-    int64_t macs = 0;             ///< 0 when the shapes do not tell (a note says so)
-    std::vector<int> bitsAllowed; ///< ascending, restricted to the requested bits
+    int64_t macs = 0;                 ///< 0 when the shapes do not tell (a note says so)
+    std::vector<int> bitsAllowed;     ///< ascending, restricted to the requested bits
     std::optional<size_t> activation; ///< index into HawqProblem::activations feeding it
     size_t group = 0;
 };

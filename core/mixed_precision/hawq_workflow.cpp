@@ -60,8 +60,8 @@ Result<std::vector<double>> averageTraces(const HawqProblem& problem,
     for (const WeightLayer& layer : problem.layers) {
         const auto it = byNode.find(layer.node);
         if (it == byNode.end()) {
-            return Error(Errc::InvalidArgument, "the traces have no scores for layer '" +
-                                                    layer.node + "'");
+            return Error(Errc::InvalidArgument,
+                         "the traces have no scores for layer '" + layer.node + "'");
         }
         const std::vector<double> mean = it->second->mean();
         if (mean.size() != 1 || it->second->numel() != layer.numel) {
@@ -133,10 +133,10 @@ Result<hessian::HessianScores> computeTraces(const graph::Graph& model, const Ha
     scores.iterations = request.iterations;
     const std::vector<graph::ValueId> inputs = model.runtimeInputs();
     const int64_t fixed = inputs.empty() ? 0 : runtime::staticBatchSize(model.value(inputs[0]));
-    scores.batch = request.batch > 0
-                       ? request.batch
-                       : (fixed > 0 ? fixed : std::min(hessian::kDefaultHessianBatch,
-                                                       request.samples));
+    scores.batch =
+        request.batch > 0
+            ? request.batch
+            : (fixed > 0 ? fixed : std::min(hessian::kDefaultHessianBatch, request.samples));
     if (request.dataset.empty()) {
         return Error(Errc::InvalidArgument, "HAWQ traces need a dataset (or traces to load)");
     }
@@ -162,16 +162,16 @@ Result<void> buildCandidates(HawqAnalysis& analysis, Progress& progress) {
     for (std::vector<int>& bits : traceOrderCandidates(problem, analysis.avgTraces)) {
         QS_TRY(checkCancelled(progress));
         QS_ASSIGN_OR_RETURN(HawqCandidate candidate,
-                            evaluateCandidate(problem, analysis.avgTraces,
-                                              analysis.perturbations, std::move(bits)));
+                            evaluateCandidate(problem, analysis.avgTraces, analysis.perturbations,
+                                              std::move(bits)));
         index[candidate.weightBits] = analysis.candidates.size();
         analysis.traceOrder.push_back(analysis.candidates.size());
         analysis.candidates.push_back(std::move(candidate));
     }
     if (analysis.search == HawqSearch::Pareto) {
-        QS_ASSIGN_OR_RETURN(std::vector<HawqCandidate> front,
-                            paretoFront(problem, analysis.avgTraces, analysis.perturbations,
-                                        progress));
+        QS_ASSIGN_OR_RETURN(
+            std::vector<HawqCandidate> front,
+            paretoFront(problem, analysis.avgTraces, analysis.perturbations, progress));
         for (HawqCandidate& point : front) {
             auto [it, added] = index.try_emplace(point.weightBits, analysis.candidates.size());
             if (added) {
@@ -190,7 +190,8 @@ Result<void> buildCandidates(HawqAnalysis& analysis, Progress& progress) {
     });
     for (const size_t i : order) {
         const double metric = analysis.candidates[i].metric;
-        if (analysis.pareto.empty() || metric < analysis.candidates[analysis.pareto.back()].metric) {
+        if (analysis.pareto.empty() ||
+            metric < analysis.candidates[analysis.pareto.back()].metric) {
             if (!analysis.pareto.empty() &&
                 analysis.candidates[analysis.pareto.back()].ratio == analysis.candidates[i].ratio) {
                 continue;
@@ -223,9 +224,9 @@ Result<HawqOutcome> runHawq(const graph::Graph& model, const HawqRequest& reques
         analysis.traceScores = *request.traces;
     } else {
         SubProgress stage(progress, 0.0, 0.8);
-        QS_ASSIGN_OR_RETURN(analysis.traceScores,
-                            computeTraces(model, request, firstSample, stage)
-                                .context("average traces"));
+        QS_ASSIGN_OR_RETURN(
+            analysis.traceScores,
+            computeTraces(model, request, firstSample, stage).context("average traces"));
     }
     // Layers without scores stay out of the search at their current config.
     std::set<std::string> scored;
@@ -277,8 +278,8 @@ Result<HawqOutcome> runHawq(const graph::Graph& model, const HawqRequest& reques
     }
     QS_ASSIGN_OR_RETURN(outcome.chosen, selectHawqCandidate(analysis, request.compressionRatio));
     outcome.timings.searchSeconds = secondsSince(start);
-    QS_TRY(applyHawqCandidate(outcome.state, analysis.problem,
-                              analysis.candidates[outcome.chosen]));
+    QS_TRY(
+        applyHawqCandidate(outcome.state, analysis.problem, analysis.candidates[outcome.chosen]));
     outcome.mergedQuantizers = mergedQuantizerCount(outcome.state.setup);
     outcome.requantizers = requantizerCount(outcome.state.setup);
     progress.report(1.0, "done");

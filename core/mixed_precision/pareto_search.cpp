@@ -70,7 +70,8 @@ Result<std::vector<GroupOption>> groupOptions(const HawqProblem& problem, size_t
             const WeightLayer& layer = problem.layers[group.layers[i]];
             const int a = layer.activation ? activationBits[*layer.activation] : 0;
             option.cost += static_cast<double>(layer.macs) * std::max(bits[i], a);
-            option.metric += avgTraces[group.layers[i]] * perturbations[group.layers[i]].at(bits[i]);
+            option.metric +=
+                avgTraces[group.layers[i]] * perturbations[group.layers[i]].at(bits[i]);
         }
         for (const size_t a : group.activations) {
             option.activationBits.push_back(activationBits[a]);

@@ -47,10 +47,10 @@ Result<LayerPerturbations> layerPerturbations(const graph::Graph& model,
         for (const int bits : layer.bitsAllowed) {
             const std::optional<quantization::QuantizerConfig> config =
                 configForBits(point, bits, state.settings.preset);
-            QS_ASSIGN_OR_RETURN(out[l][bits], weightPerturbation(weight, *config, at.weightAxis)
-                                                  .context("perturbation of '" + layer.node +
-                                                           "' at " + std::to_string(bits) +
-                                                           " bits"));
+            QS_ASSIGN_OR_RETURN(out[l][bits],
+                                weightPerturbation(weight, *config, at.weightAxis)
+                                    .context("perturbation of '" + layer.node + "' at " +
+                                             std::to_string(bits) + " bits"));
         }
         progress.report(static_cast<double>(l + 1) / static_cast<double>(problem.layers.size()),
                         "perturbation " + layer.node);

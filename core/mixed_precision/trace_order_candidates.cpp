@@ -90,8 +90,8 @@ void forEachNonDecreasingSequence(size_t length, std::span<const int> bits,
 
 std::vector<std::vector<int>> nonDecreasingSequences(size_t length, std::span<const int> bits) {
     std::vector<std::vector<int>> out;
-    forEachNonDecreasingSequence(length, bits,
-                                 [&](const std::vector<int>& sequence) { out.push_back(sequence); });
+    forEachNonDecreasingSequence(
+        length, bits, [&](const std::vector<int>& sequence) { out.push_back(sequence); });
     return out;
 }
 

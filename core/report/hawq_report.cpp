@@ -70,8 +70,8 @@ nlohmann::json toJson(const HawqOutcome& outcome) {
                           {"perturbation", perturbation},
                           {"group", layer.group},
                           {"chosen_weight_bits", chosen.weightBits[l]},
-                          {"activation_bits", activation ? nlohmann::json(*activation)
-                                                         : nlohmann::json(nullptr)}});
+                          {"activation_bits",
+                           activation ? nlohmann::json(*activation) : nlohmann::json(nullptr)}});
     }
     json["layers"] = std::move(layers);
     nlohmann::json candidates = nlohmann::json::array();

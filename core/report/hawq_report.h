@@ -28,7 +28,6 @@ std::string hawqText(const mixed_precision::HawqOutcome& outcome);
 std::string hawqParetoCsv(const mixed_precision::HawqOutcome& outcome);
 
 /// The model graph with the final setup's quantizers as AFQ/WFQ nodes, coloured by bit width.
-std::string hawqBitwidthDot(const graph::Graph& model,
-                            const mixed_precision::HawqOutcome& outcome);
+std::string hawqBitwidthDot(const graph::Graph& model, const mixed_precision::HawqOutcome& outcome);
 
 } // namespace qs::report

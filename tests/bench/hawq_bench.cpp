@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
         const double target = low + (high - low) * i / (kTargets - 1);
         auto chosen = mixed_precision::selectHawqCandidate(analysis, target);
         if (!chosen.ok() || !mixed_precision::applyHawqCandidate(state, analysis.problem,
-                                                                  analysis.candidates[*chosen])
+                                                                 analysis.candidates[*chosen])
                                  .ok()) {
             std::cerr << "re-selection failed at " << target << '\n';
             return 1;

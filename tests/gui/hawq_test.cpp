@@ -79,7 +79,8 @@ protected:
         QSignalSpy finished(&hawq(), &HawqController::hawqFinished);
         ASSERT_TRUE(hawq().run(request()));
         ASSERT_TRUE(finished.wait(kTimeoutMs));
-        ASSERT_TRUE(finished.front().at(0).toBool()) << finished.front().at(1).toString().toStdString();
+        ASSERT_TRUE(finished.front().at(0).toBool())
+            << finished.front().at(1).toString().toStdString();
     }
 
     /// The weight bits of the document's setup, in the HAWQ problem's layer order.
@@ -87,8 +88,10 @@ protected:
         const HawqState* state = document().state<HawqState>(kHawqKey);
         std::vector<int> bits;
         for (const auto& layer : state->outcome->analysis.problem.layers) {
-            bits.push_back(
-                document().quantization()->setup.quantizationPoints.at(layer.weightQp).qconfig.numBits);
+            bits.push_back(document()
+                               .quantization()
+                               ->setup.quantizationPoints.at(layer.weightQp)
+                               .qconfig.numBits);
         }
         return bits;
     }

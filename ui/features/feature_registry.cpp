@@ -10,10 +10,8 @@ namespace qs::ui {
 
 QList<Feature*> createFeatures(const FeatureContext& context) {
     return {
-        new WeightCompressionController(context),
-        new Fp16ExportFeature(context),
-        new CalibrationController(context),
-        new HawqController(context),
+        new WeightCompressionController(context), new Fp16ExportFeature(context),
+        new CalibrationController(context),       new HawqController(context),
         new SqnrOverlayFeature(context),
     };
 }

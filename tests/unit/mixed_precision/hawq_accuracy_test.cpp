@@ -2,8 +2,8 @@
 // its 360 held-out samples) under the NPU config, the bits HAWQ chooses at a BitOps ratio keep a
 // higher top-1 than the reverse assignment at the same ratio — the non-decreasing sequences over
 // the layers ordered by trace *descending* (high bits where traces are low), the one nearest the
-// target ratio; HAWQ chooses at exactly that ratio. Both are calibrated on the calibration split and simulated with
-// fake-quant; the test prints both accuracies.
+// target ratio; HAWQ chooses at exactly that ratio. Both are calibrated on the calibration split
+// and simulated with fake-quant; the test prints both accuracies.
 
 #include "core/mixed_precision/hawq_workflow.h"
 #include "core/mixed_precision/trace_order_candidates.h"
@@ -96,8 +96,8 @@ TEST(HawqAccuracy, HawqBeatsTheReverseAssignmentOnTheTrainedDigitsModel) {
     const double reverseTop1 = quantizedTop1(*model, reversed, calibration, test, *labels);
     std::printf("digits_cnn, NPU, near ratio %.2f: HAWQ ratio %.3f metric %.4g top-1 %.2f %%; "
                 "reverse ratio %.3f metric %.4g top-1 %.2f %% (float 98.33 %%)\n",
-                request.compressionRatio, hawq.ratio, hawq.metric, 100.0 * hawqTop1,
-                reverse->ratio, reverse->metric, 100.0 * reverseTop1);
+                request.compressionRatio, hawq.ratio, hawq.metric, 100.0 * hawqTop1, reverse->ratio,
+                reverse->metric, 100.0 * reverseTop1);
     EXPECT_GT(hawqTop1, reverseTop1);
 }
 

@@ -66,7 +66,7 @@ TEST(HawqBitOps, LiberalAssignment) {
     auto bits = assignActivationBits(problem, std::vector<int>{8, 4});
     ASSERT_TRUE(bits.ok());
     EXPECT_EQ(*bits, (std::vector<int>{4, 4})); // min(allowed ∩ weight bits of the group)
-    problem.activations[0].bitsAllowed = {8}; // the only allowed one
+    problem.activations[0].bitsAllowed = {8};   // the only allowed one
     problem.activations[1].bitsAllowed = {4, 8};
     bits = assignActivationBits(problem, std::vector<int>{2, 2});
     ASSERT_TRUE(bits.ok());
@@ -178,7 +178,8 @@ TEST(HawqPareto, FrontIsExactAndNeverWorseThanTraceOrder) {
         ASSERT_TRUE(front.ok()) << front.error().toString();
         for (size_t i = 1; i < front->size(); ++i) {
             EXPECT_LT((*front)[i].ratio, (*front)[i - 1].ratio);
-            EXPECT_LT((*front)[i].metric, (*front)[i - 1].metric + 1e-12); // more BitOps, less noise
+            EXPECT_LT((*front)[i].metric,
+                      (*front)[i - 1].metric + 1e-12); // more BitOps, less noise
         }
         for (const HawqCandidate& point : *front) {
             const double budget = maxBitOps(problem) / point.ratio;

@@ -35,8 +35,8 @@ HawqRequest npuRequest() {
 TEST(HawqPerturbation, ZeroOnTheGridAndGrowingWithFewerBits) {
     // Symmetric signed 8-bit per tensor over [-1, 1]: scale 1/127, so -1, 0, 1 lie on the grid.
     const std::vector<float> onGrid{-1.0F, 0.0F, 1.0F, 0.5F * 254.0F / 254.0F * 0.0F};
-    const auto grid = graph::TensorData::fromValues(graph::DataType::Float, {4},
-                                                    std::span<const float>(onGrid));
+    const auto grid =
+        graph::TensorData::fromValues(graph::DataType::Float, {4}, std::span<const float>(onGrid));
     quantization::QuantizerConfig config;
     auto zero = weightPerturbation(*grid, config, std::nullopt);
     ASSERT_TRUE(zero.ok()) << zero.error().toString();

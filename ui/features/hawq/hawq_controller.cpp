@@ -135,8 +135,8 @@ bool HawqController::run(mixed_precision::HawqRequest request) {
         [model, request](Progress& progress) {
             return mixed_precision::runHawq(*model, request, progress);
         },
-        [this, request, target = QPointer<GraphDocument>(document)](
-            Result<mixed_precision::HawqOutcome> result) {
+        [this, request,
+         target = QPointer<GraphDocument>(document)](Result<mixed_precision::HawqOutcome> result) {
             m_running = false;
             updateActions();
             if (!result.ok()) {

@@ -23,8 +23,8 @@ HawqDialog::HawqDialog(QWidget* parent)
     , m_search(new QComboBox(this))
     , m_samples(new QSpinBox(this))
     , m_iterations(new QSpinBox(this))
-    , m_picker(new DatasetPicker({.allowNone = false, .defaultSamples = 32, .autoBatch = true},
-                                 this))
+    , m_picker(
+          new DatasetPicker({.allowNone = false, .defaultSamples = 32, .autoBatch = true}, this))
     , m_problem(new QLabel(this)) {
     setWindowTitle(tr("HAWQ Mixed Precision"));
     m_hw->addItems({QStringLiteral("cpu"), QStringLiteral("gpu"), QStringLiteral("npu")});

@@ -32,9 +32,13 @@ public:
     void accept() override;
 
     QComboBox& hwBox() const { return *m_hw; }
+
     QDoubleSpinBox& ratioBox() const { return *m_ratio; }
+
     QLineEdit& bitsEdit() const { return *m_bits; }
+
     QComboBox& searchBox() const { return *m_search; }
+
     DatasetPicker& picker() const { return *m_picker; }
 
 private:

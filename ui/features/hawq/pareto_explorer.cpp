@@ -234,9 +234,9 @@ void TracesPlot::paintEvent(QPaintEvent* /*event*/) {
     for (size_t l = 0; l < traces.size(); ++l) {
         const double value = traces[l] > 0.0 ? std::log10(traces[l]) : low;
         const double h = (value - low) / (high - low) * area.height();
-        painter.fillRect(QRectF(area.left() + l * width + 1, area.bottom() - h,
-                                std::max(1.0, width - 2), h),
-                         bitsColour(bits[l]));
+        painter.fillRect(
+            QRectF(area.left() + l * width + 1, area.bottom() - h, std::max(1.0, width - 2), h),
+            bitsColour(bits[l]));
     }
     painter.drawText(QRectF(0, area.top(), kMargin + 8, 16), Qt::AlignRight,
                      QStringLiteral("1e%1").arg(high, 0, 'f', 1));
