@@ -3,7 +3,7 @@
 //  (--calib-npy X.npy... | --calib-images DIR | --calib-random N) [--samples N] [--iterations K]
 //  [--batch B] [--seed S] [--traces-in F | --traces-out F] --setup-out SETUP.json
 //  [--report HAWQ.json] [--pareto-out PARETO.csv] [--bitwidth-dot GRAPH.dot]
-//  [--input-shape NAME=DIMS]... [--threads T]`:
+//  [--input-shape NAME=DIMS]... [--session FILE.qscope] [--threads T]`:
 // HAWQ mixed precision (core/mixed_precision): average traces from the Hessian service (or a
 // saved `hessian` JSON), NNCF's trace-order candidates or the exact Pareto front, the choice for
 // the BitOps ratio, applied to the setup. Prints NNCF's log line, the per-layer table and NNCF's
@@ -16,6 +16,9 @@
 #include "core/report/hessian_report.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
+#include "core/session/hawq_section.h"
+#include "core/session/sections.h"
+#include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
 
 #include <filesystem>
@@ -49,6 +52,7 @@ struct HawqOptions {
     std::string reportOut;
     std::string paretoOut;
     std::string bitwidthDot;
+    std::string sessionPath;
     int threads = 0;
 };
 
@@ -125,6 +129,30 @@ Result<void> writeOutputs(const HawqOptions& options, const graph::Graph& model,
     return success();
 }
 
+/// --session: the quantization section of the chosen setup and the HAWQ section; the file's other
+/// sections (and its view) are kept when it exists and belongs to MODEL.
+Result<void> writeSession(const HawqOptions& options, const mixed_precision::HawqRequest& request,
+                          const mixed_precision::HawqOutcome& outcome) {
+    std::optional<session::SessionFile> saved;
+    if (std::filesystem::exists(options.sessionPath)) {
+        QS_ASSIGN_OR_RETURN(saved, session::readSessionFile(options.sessionPath));
+        QS_TRY(session::checkSessionModel(*saved, options.modelPath)
+                   .context("--session '" + options.sessionPath + "'"));
+    }
+    QS_ASSIGN_OR_RETURN(const std::string hash, session::hashModelFile(options.modelPath));
+    QS_ASSIGN_OR_RETURN(session::SessionFile file,
+                        session::captureSession(options.modelPath, hash, outcome.state));
+    if (saved) {
+        file.view = saved->view;
+        file.sections = std::move(saved->sections);
+    }
+    session::setSection(file, session::kHawqSection,
+                        session::toJson(session::summarize(outcome, request)));
+    QS_TRY(session::writeSessionFile(options.sessionPath, file));
+    std::cout << "Session: " << options.sessionPath << "\n";
+    return success();
+}
+
 Result<void> runHawqCommand(const HawqOptions& options) {
     QS_ASSIGN_OR_RETURN(const mixed_precision::HawqRequest request, requestFromFlags(options));
     QS_TRY(runtime::checkProcessorSupport());
@@ -146,7 +174,11 @@ Result<void> runHawqCommand(const HawqOptions& options) {
     std::cout << report::hawqLogLine(outcome) << '\n';
     std::cout << report::hawqText(outcome);
     std::cout << quantization::bitwidthSummaryTable(outcome.state.setup);
-    return writeOutputs(options, model, outcome);
+    QS_TRY(writeOutputs(options, model, outcome));
+    if (!options.sessionPath.empty()) {
+        QS_TRY(writeSession(options, request, outcome));
+    }
+    return success();
 }
 
 } // namespace
@@ -201,6 +233,9 @@ Command addHawqCommand(CLI::App& parent) {
     app->add_option("--pareto-out", options->paretoOut, "Every candidate as CSV");
     app->add_option("--bitwidth-dot", options->bitwidthDot,
                     "The graph with its quantizers coloured by bit width (NNCF's conventions)");
+    app->add_option("--session", options->sessionPath,
+                    "Write the chosen setup and the HAWQ section into this .qscope session "
+                    "(other sections kept)");
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
     return {app, [options] {
                 auto result = runHawqCommand(*options);

@@ -77,6 +77,16 @@ expect 2 'weights-mode per-tensor' -- hawq "$model" --hw npu --compression-ratio
 expect 2 'none of \{3\}' -- hawq "$model" --hw npu --bits 3 --traces-in "$tmp/traces.json" \
     --compression-ratio 1.0 --setup-out "$tmp/x.json"
 
+# --session writes the quantization section and the HAWQ section.
+expect 0 'Session: ' -- hawq "$model" --hw npu --traces-in "$tmp/traces.json" \
+    --compression-ratio 1.3 --setup-out "$tmp/s.json" --session "$tmp/s.qscope"
+"$py" - "$tmp/s.qscope" <<'PY' || fail "session lacks the hawq section"
+import json, sys
+s = json.load(open(sys.argv[1]))
+h = s["sections"]["hawq"]
+assert h["ratio"] >= 1.3 and h["layers"] and "weight_bits" in h["layers"][0], h
+PY
+
 # The setup exports as a QDQ model.
 expect 0 'QDQ model: ' -- quantize "$model" --setup-in "$tmp/setup.json" --calib-random 8 \
     --out "$tmp/hawq.qdq.onnx"
