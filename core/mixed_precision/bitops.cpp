@@ -5,10 +5,58 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace qs::mixed_precision {
+
+namespace {
+
+/// The bit widths every activation quantizer of the group allows (those with none of the bits
+/// do not take part); nullopt when none takes part.
+std::optional<std::set<int>> commonActivationBits(const HawqProblem& problem,
+                                                  const AdjacencyGroup& members) {
+    std::optional<std::set<int>> common;
+    for (const size_t a : members.activations) {
+        const std::vector<int>& allowed = problem.activations[a].bitsAllowed;
+        if (allowed.empty()) {
+            continue;
+        }
+        std::set<int> next;
+        std::copy_if(allowed.begin(), allowed.end(), std::inserter(next, next.end()),
+                     [&](int bits) { return !common || common->contains(bits); });
+        common = std::move(next);
+    }
+    return common;
+}
+
+/// Strict: the smallest common width among the weights' bits, else the smallest common one.
+std::optional<int> strictBits(const std::optional<std::set<int>>& common,
+                              const std::set<int>& weights) {
+    if (!common || common->empty()) {
+        return std::nullopt;
+    }
+    const auto match = std::find_if(common->begin(), common->end(), [&](int bits) {
+        return weights.empty() || weights.contains(bits);
+    });
+    return match != common->end() ? *match : *common->begin();
+}
+
+/// Liberal: the only allowed width; else the smallest allowed one a weight has; else the
+/// smallest allowed; a quantizer with none of the bits keeps its own.
+int liberalBits(const ActivationQuantizer& activation, const std::set<int>& weights) {
+    const std::vector<int>& allowed = activation.bitsAllowed;
+    if (allowed.empty()) {
+        return activation.currentBits;
+    }
+    const auto match = std::find_if(allowed.begin(), allowed.end(),
+                                    [&](int bits) { return weights.contains(bits); });
+    return allowed.size() == 1 || match == allowed.end() ? allowed.front() : *match;
+}
+
+} // namespace
 
 Result<void> assignGroupActivationBits(const HawqProblem& problem, size_t group,
                                        std::span<const int> weightBits,
@@ -18,59 +66,22 @@ Result<void> assignGroupActivationBits(const HawqProblem& problem, size_t group,
     for (const size_t l : members.layers) {
         weights.insert(weightBits[l]);
     }
-    if (problem.mode == BitwidthAssignmentMode::Strict) {
-        if (weights.size() > 1) {
-            return Error(Errc::InvalidArgument, "strict bitwidth assignment: adjacency group " +
-                                                    std::to_string(group) +
-                                                    " has weights of different bit widths");
-        }
-        std::optional<std::set<int>> common;
+    if (problem.mode == BitwidthAssignmentMode::Liberal) {
         for (const size_t a : members.activations) {
-            const std::vector<int>& allowed = problem.activations[a].bitsAllowed;
-            if (allowed.empty()) {
-                continue;
-            }
-            std::set<int> next;
-            for (const int bits : allowed) {
-                if (!common || common->contains(bits)) {
-                    next.insert(bits);
-                }
-            }
-            common = std::move(next);
-        }
-        std::optional<int> chosen;
-        if (common) {
-            for (const int bits : *common) {
-                if (weights.empty() || weights.contains(bits)) {
-                    chosen = bits;
-                    break;
-                }
-            }
-            if (!chosen && !common->empty()) {
-                chosen = *common->begin();
-            }
-        }
-        for (const size_t a : members.activations) {
-            const ActivationQuantizer& activation = problem.activations[a];
-            activationBits[a] =
-                activation.bitsAllowed.empty() || !chosen ? activation.currentBits : *chosen;
+            activationBits[a] = liberalBits(problem.activations[a], weights);
         }
         return success();
     }
+    if (weights.size() > 1) {
+        return Error(Errc::InvalidArgument, "strict bitwidth assignment: adjacency group " +
+                                                std::to_string(group) +
+                                                " has weights of different bit widths");
+    }
+    const std::optional<int> chosen = strictBits(commonActivationBits(problem, members), weights);
     for (const size_t a : members.activations) {
         const ActivationQuantizer& activation = problem.activations[a];
-        const std::vector<int>& allowed = activation.bitsAllowed;
-        if (allowed.empty()) {
-            activationBits[a] = activation.currentBits;
-            continue;
-        }
-        if (allowed.size() == 1) {
-            activationBits[a] = allowed.front();
-            continue;
-        }
-        auto match = std::find_if(allowed.begin(), allowed.end(),
-                                  [&](int bits) { return weights.contains(bits); });
-        activationBits[a] = match != allowed.end() ? *match : allowed.front();
+        activationBits[a] =
+            activation.bitsAllowed.empty() || !chosen ? activation.currentBits : *chosen;
     }
     return success();
 }

@@ -145,6 +145,98 @@ std::string unknownMacsNote(const std::string& node) {
     return "layer '" + node + "': MACs unknown (no static shapes), it counts 0 BitOps";
 }
 
+/// The traced tensor at `values[port]`, or nullptr.
+const runtime::Tensor* tracedAt(const runtime::ForwardTrace& trace,
+                                const std::vector<graph::ValueId>& values, size_t port) {
+    if (port >= values.size() || !values[port].valid()) {
+        return nullptr;
+    }
+    const runtime::Tensor& tensor = trace.values[values[port].index()];
+    return tensor.defined() ? &tensor : nullptr;
+}
+
+/// One sample's MACs of a Conv/ConvTranspose/Gemm/MatMul from its traced shapes (0: unknown).
+int64_t measuredMacs(const graph::Graph& graph, const graph::Node& node,
+                     const runtime::ForwardTrace& trace) {
+    const runtime::Tensor* out = tracedAt(trace, node.outputs, 0);
+    const runtime::Tensor* a = tracedAt(trace, node.inputs, 0);
+    if (out == nullptr || a == nullptr || node.inputs.size() < 2 || !node.inputs[1].valid()) {
+        return 0;
+    }
+    const graph::Value& w = graph.value(node.inputs[1]);
+    if (w.initializer == nullptr || w.initializer->dims().size() < 2) {
+        return 0;
+    }
+    const std::vector<int64_t>& dims = w.initializer->dims();
+    const int64_t perOutput =
+        std::accumulate(dims.begin() + 1, dims.end(), int64_t{1}, std::multiplies<>());
+    if (node.opType == "Conv") {
+        return out->numElements() * perOutput;
+    }
+    if (node.opType == "ConvTranspose") {
+        return a->numElements() * perOutput;
+    }
+    if ((node.opType == "MatMul" || node.opType == "Gemm") && a->rank() > 0) {
+        const bool transA = node.opType == "Gemm" && node.intAttr("transA", 0) != 0;
+        const int64_t k = transA ? a->dim(0) : a->dim(static_cast<int64_t>(a->rank()) - 1);
+        return out->numElements() * k;
+    }
+    return 0;
+}
+
+/// Adjacency groups: the shared-input operation set groups, joined with each layer's feeding
+/// activation quantizer (which it also records); groups in order of their smallest quantizer id.
+void buildGroups(const quantization::MultiConfigQuantizerSetup& setup,
+                 const std::map<int, size_t>& activationIndex, HawqProblem& problem) {
+    Components components;
+    for (const auto& [gid, members] : setup.sharedInputOperationSetGroups) {
+        for (const int qp : members) {
+            components.join(members.front(), qp);
+        }
+    }
+    for (WeightLayer& layer : problem.layers) {
+        for (const auto& [id, index] : activationIndex) {
+            const auto& direct = setup.quantizationPoints.at(id).directlyQuantizedOperatorNodeNames;
+            if (std::find(direct.begin(), direct.end(), layer.node) != direct.end()) {
+                layer.activation = index;
+                components.join(layer.weightQp, id);
+                break;
+            }
+        }
+    }
+    std::map<int, AdjacencyGroup> byRoot; // roots are the smallest ids
+    for (size_t l = 0; l < problem.layers.size(); ++l) {
+        byRoot[components.find(problem.layers[l].weightQp)].layers.push_back(l);
+    }
+    for (size_t a = 0; a < problem.activations.size(); ++a) {
+        byRoot[components.find(problem.activations[a].qp)].activations.push_back(a);
+    }
+    for (auto& [root, group] : byRoot) {
+        for (const size_t l : group.layers) {
+            problem.layers[l].group = problem.groups.size();
+        }
+        for (const size_t a : group.activations) {
+            problem.activations[a].group = problem.groups.size();
+        }
+        problem.groups.push_back(std::move(group));
+    }
+}
+
+ActivationQuantizer makeActivation(const quantization::QuantizationState& state, int id,
+                                   const MultiConfigQuantizationPoint& point,
+                                   std::span<const int> bits) {
+    ActivationQuantizer activation;
+    activation.qp = id;
+    activation.bitsAllowed = allowedBits(point, bits);
+    const auto chosen = state.choice.find(id);
+    if (chosen != state.choice.end()) {
+        activation.currentBits = chosen->second.numBits;
+    } else if (!point.possibleConfigs.empty()) {
+        activation.currentBits = point.possibleConfigs.front().numBits;
+    }
+    return activation;
+}
+
 } // namespace
 
 Result<void> measureUnknownMacs(const graph::Graph& model,
@@ -157,41 +249,11 @@ Result<void> measureUnknownMacs(const graph::Graph& model,
     QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace, executor.forwardWithTrace(oneSample));
     const graph::Graph& graph = executor.graph();
     for (WeightLayer& layer : problem.layers) {
-        if (layer.macs != 0) {
-            continue;
-        }
         const std::optional<graph::NodeId> id = graph.findNode(layer.node);
-        if (!id) {
+        if (layer.macs != 0 || !id) {
             continue;
         }
-        const graph::Node& node = graph.node(*id);
-        const auto shapeOf = [&](size_t port, bool output) -> const runtime::Tensor* {
-            const std::vector<graph::ValueId>& values = output ? node.outputs : node.inputs;
-            if (port >= values.size() || !values[port].valid()) {
-                return nullptr;
-            }
-            const runtime::Tensor& t = trace.values[values[port].index()];
-            return t.defined() ? &t : nullptr;
-        };
-        const runtime::Tensor* out = shapeOf(0, true);
-        const runtime::Tensor* a = shapeOf(0, false);
-        const graph::Value& w =
-            graph.value(node.inputs.size() > 1 ? node.inputs[1] : graph::ValueId());
-        if (out == nullptr || a == nullptr || w.initializer == nullptr ||
-            w.initializer->dims().size() < 2) {
-            continue;
-        }
-        const std::vector<int64_t>& dims = w.initializer->dims();
-        const int64_t perOutput =
-            std::accumulate(dims.begin() + 1, dims.end(), int64_t{1}, std::multiplies<>());
-        if (node.opType == "Conv") {
-            layer.macs = out->numElements() * perOutput;
-        } else if (node.opType == "ConvTranspose") {
-            layer.macs = a->numElements() * perOutput;
-        } else if ((node.opType == "MatMul" || node.opType == "Gemm") && a->rank() > 0) {
-            const bool transA = node.opType == "Gemm" && node.intAttr("transA", 0) != 0;
-            layer.macs = out->numElements() * (transA ? a->dim(0) : a->dim(a->rank() - 1));
-        }
+        layer.macs = measuredMacs(graph, graph.node(*id), trace);
         if (layer.macs != 0) {
             const std::string note = unknownMacsNote(layer.node);
             problem.notes.erase(std::remove(problem.notes.begin(), problem.notes.end(), note),
@@ -248,26 +310,18 @@ Result<HawqProblem> buildHawqProblem(const graph::Graph& model,
     problem.mode = mode;
     std::map<int, size_t> activationIndex;
     for (const auto& [id, point] : setup.quantizationPoints) {
-        if (point.insertionPoint.isWeight && fixed.contains(id)) {
-            continue;
-        }
         if (point.insertionPoint.isWeight) {
+            if (fixed.contains(id)) {
+                continue;
+            }
             QS_ASSIGN_OR_RETURN(WeightLayer layer,
                                 makeLayer(model, id, point, bits, problem.notes)
                                     .context("weight quantizer #" + std::to_string(id)));
             problem.layers.push_back(std::move(layer));
             continue;
         }
-        ActivationQuantizer activation;
-        activation.qp = id;
-        activation.bitsAllowed = allowedBits(point, bits);
-        const auto chosen = state.choice.find(id);
-        activation.currentBits = chosen != state.choice.end() ? chosen->second.numBits
-                                 : point.possibleConfigs.empty()
-                                     ? 8
-                                     : point.possibleConfigs.front().numBits;
         activationIndex[id] = problem.activations.size();
-        problem.activations.push_back(std::move(activation));
+        problem.activations.push_back(makeActivation(state, id, point, bits));
     }
     if (problem.layers.empty()) {
         return Error(Errc::InvalidArgument,
@@ -275,44 +329,7 @@ Result<HawqProblem> buildHawqProblem(const graph::Graph& model,
                          ? "the quantizer setup has no weight quantizer: nothing for HAWQ to choose"
                          : "no weight quantizer has traces: nothing for HAWQ to choose");
     }
-    Components components;
-    for (const auto& [gid, members] : setup.sharedInputOperationSetGroups) {
-        for (const int qp : members) {
-            components.join(members.front(), qp);
-        }
-    }
-    for (WeightLayer& layer : problem.layers) {
-        components.find(layer.weightQp);
-        for (const auto& [id, index] : activationIndex) {
-            const auto& direct = setup.quantizationPoints.at(id).directlyQuantizedOperatorNodeNames;
-            if (std::find(direct.begin(), direct.end(), layer.node) != direct.end()) {
-                layer.activation = index;
-                components.join(layer.weightQp, id);
-                break;
-            }
-        }
-    }
-    std::map<int, size_t> groupOfRoot; // roots are the smallest ids, so groups follow id order
-    std::map<int, std::vector<std::pair<bool, size_t>>> byRoot;
-    for (size_t l = 0; l < problem.layers.size(); ++l) {
-        byRoot[components.find(problem.layers[l].weightQp)].emplace_back(true, l);
-    }
-    for (size_t a = 0; a < problem.activations.size(); ++a) {
-        byRoot[components.find(problem.activations[a].qp)].emplace_back(false, a);
-    }
-    for (const auto& [root, items] : byRoot) {
-        AdjacencyGroup group;
-        for (const auto& [isLayer, index] : items) {
-            if (isLayer) {
-                problem.layers[index].group = problem.groups.size();
-                group.layers.push_back(index);
-            } else {
-                problem.activations[index].group = problem.groups.size();
-                group.activations.push_back(index);
-            }
-        }
-        problem.groups.push_back(std::move(group));
-    }
+    buildGroups(setup, activationIndex, problem);
     if (mode == BitwidthAssignmentMode::Strict) {
         QS_TRY(narrowToCommonBits(problem));
     }

@@ -155,6 +155,57 @@ Result<hessian::HessianScores> computeTraces(const graph::Graph& model, const Ha
     return service.fetch(scores, progress);
 }
 
+/// Layers without scores stay out of the search at their current config, with a note.
+Result<void> fixLayersWithoutTraces(const graph::Graph& model, const HawqRequest& request,
+                                    HawqOutcome& outcome) {
+    HawqAnalysis& analysis = outcome.analysis;
+    std::set<std::string> scored;
+    for (const hessian::HessianTargetScores& target : analysis.traceScores.targets) {
+        scored.insert(target.node);
+    }
+    std::set<int> fixed;
+    for (const WeightLayer& layer : analysis.problem.layers) {
+        if (!scored.contains(layer.node)) {
+            fixed.insert(layer.weightQp);
+        }
+    }
+    if (fixed.empty()) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(analysis.problem,
+                        buildHawqProblem(model, outcome.state, request.bits, request.mode, fixed));
+    for (const int id : fixed) {
+        analysis.problem.notes.push_back(
+            "layer '" +
+            outcome.state.proposal.setup.quantizationPoints.at(id).insertionPoint.targetNodeName +
+            "' has no trace and keeps its config outside the search (" +
+            outcome.state.choice.at(id).toString() + ")");
+    }
+    return success();
+}
+
+/// The trace-order search's own non-dominated candidates, ratio descending.
+std::vector<size_t> traceOrderFront(const HawqAnalysis& analysis) {
+    std::vector<size_t> order = analysis.traceOrder;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const HawqCandidate& x = analysis.candidates[a];
+        const HawqCandidate& y = analysis.candidates[b];
+        return x.ratio != y.ratio ? x.ratio > y.ratio : x.metric < y.metric;
+    });
+    std::vector<size_t> front;
+    for (const size_t i : order) {
+        const HawqCandidate& candidate = analysis.candidates[i];
+        const bool better =
+            front.empty() || candidate.metric < analysis.candidates[front.back()].metric;
+        const bool sameRatio =
+            !front.empty() && analysis.candidates[front.back()].ratio == candidate.ratio;
+        if (better && !sameRatio) {
+            front.push_back(i);
+        }
+    }
+    return front;
+}
+
 /// Trace-order candidates, then the front's points that are not among them.
 Result<void> buildCandidates(HawqAnalysis& analysis, Progress& progress) {
     const HawqProblem& problem = analysis.problem;
@@ -181,23 +232,32 @@ Result<void> buildCandidates(HawqAnalysis& analysis, Progress& progress) {
         }
         return success();
     }
-    // Trace-order search: its own non-dominated candidates, ratio descending.
-    std::vector<size_t> order = analysis.traceOrder;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        const HawqCandidate& x = analysis.candidates[a];
-        const HawqCandidate& y = analysis.candidates[b];
-        return x.ratio != y.ratio ? x.ratio > y.ratio : x.metric < y.metric;
-    });
-    for (const size_t i : order) {
-        const double metric = analysis.candidates[i].metric;
-        if (analysis.pareto.empty() ||
-            metric < analysis.candidates[analysis.pareto.back()].metric) {
-            if (!analysis.pareto.empty() &&
-                analysis.candidates[analysis.pareto.back()].ratio == analysis.candidates[i].ratio) {
-                continue;
-            }
-            analysis.pareto.push_back(i);
-        }
+    analysis.pareto = traceOrderFront(analysis);
+    return success();
+}
+
+/// The traces stage: scores given or computed, layers without them fixed, MACs measured.
+Result<void> prepareTraces(const graph::Graph& model, const HawqRequest& request,
+                           HawqOutcome& outcome, Progress& progress) {
+    HawqAnalysis& analysis = outcome.analysis;
+    std::vector<runtime::Tensor> firstSample;
+    if (request.traces) {
+        analysis.traceScores = *request.traces;
+    } else {
+        SubProgress stage(progress, 0.0, 0.8);
+        QS_ASSIGN_OR_RETURN(
+            analysis.traceScores,
+            computeTraces(model, request, firstSample, stage).context("average traces"));
+    }
+    QS_TRY(fixLayersWithoutTraces(model, request, outcome));
+    if (!firstSample.empty()) {
+        QS_TRY(measureUnknownMacs(model, firstSample, analysis.problem).context("MACs"));
+    }
+    if (std::all_of(analysis.problem.layers.begin(), analysis.problem.layers.end(),
+                    [](const WeightLayer& layer) { return layer.macs == 0; })) {
+        return Error(Errc::InvalidArgument,
+                     "no layer has known MACs, so no BitOps ratio: give static input shapes "
+                     "(--input-shape) or a dataset to measure them");
     }
     return success();
 }
@@ -219,47 +279,7 @@ Result<HawqOutcome> runHawq(const graph::Graph& model, const HawqRequest& reques
     QS_TRY(checkCancelled(progress));
 
     auto start = std::chrono::steady_clock::now();
-    std::vector<runtime::Tensor> firstSample;
-    if (request.traces) {
-        analysis.traceScores = *request.traces;
-    } else {
-        SubProgress stage(progress, 0.0, 0.8);
-        QS_ASSIGN_OR_RETURN(
-            analysis.traceScores,
-            computeTraces(model, request, firstSample, stage).context("average traces"));
-    }
-    // Layers without scores stay out of the search at their current config.
-    std::set<std::string> scored;
-    for (const hessian::HessianTargetScores& target : analysis.traceScores.targets) {
-        scored.insert(target.node);
-    }
-    std::set<int> fixed;
-    for (const WeightLayer& layer : analysis.problem.layers) {
-        if (!scored.contains(layer.node)) {
-            fixed.insert(layer.weightQp);
-        }
-    }
-    if (!fixed.empty()) {
-        QS_ASSIGN_OR_RETURN(analysis.problem, buildHawqProblem(model, outcome.state, request.bits,
-                                                               request.mode, fixed));
-        for (const auto& [id, point] : outcome.state.proposal.setup.quantizationPoints) {
-            if (fixed.contains(id)) {
-                analysis.problem.notes.push_back(
-                    "layer '" + point.insertionPoint.targetNodeName +
-                    "' has no trace and keeps its config outside the search (" +
-                    outcome.state.choice.at(id).toString() + ")");
-            }
-        }
-    }
-    if (!firstSample.empty()) {
-        QS_TRY(measureUnknownMacs(model, firstSample, analysis.problem).context("MACs"));
-    }
-    if (std::all_of(analysis.problem.layers.begin(), analysis.problem.layers.end(),
-                    [](const WeightLayer& layer) { return layer.macs == 0; })) {
-        return Error(Errc::InvalidArgument,
-                     "no layer has known MACs, so no BitOps ratio: give static input shapes "
-                     "(--input-shape) or a dataset to measure them");
-    }
+    QS_TRY(prepareTraces(model, request, outcome, progress));
     QS_ASSIGN_OR_RETURN(analysis.avgTraces, averageTraces(analysis.problem, analysis.traceScores));
     outcome.timings.tracesSeconds = secondsSince(start);
 

@@ -25,38 +25,46 @@ struct FrontPoint {
     uint32_t option = 0;
 };
 
-Result<std::vector<GroupOption>> groupOptions(const HawqProblem& problem, size_t g,
-                                              std::span<const double> avgTraces,
-                                              const LayerPerturbations& perturbations) {
+/// The group's joint weight bit widths: every combination of its layers' allowed widths (strict
+/// mode: one width for all).
+Result<std::vector<std::vector<int>>> jointBits(const HawqProblem& problem, size_t g) {
     const AdjacencyGroup& group = problem.groups[g];
     std::vector<std::vector<int>> joint;
     if (problem.mode == BitwidthAssignmentMode::Strict && !group.layers.empty()) {
         for (const int bits : problem.layers[group.layers.front()].bitsAllowed) {
             joint.emplace_back(group.layers.size(), bits);
         }
-    } else {
-        size_t count = 1;
-        for (const size_t l : group.layers) {
-            count *= problem.layers[l].bitsAllowed.size();
-            if (count > kMaxGroupOptions) {
-                return Error(Errc::Unsupported,
-                             "adjacency group " + std::to_string(g) + " (" +
-                                 std::to_string(group.layers.size()) +
-                                 " layers) has too many joint bit-width choices for the pareto "
-                                 "search; use --search trace-order or --mode strict");
-            }
-        }
-        for (size_t n = 0; n < count; ++n) {
-            std::vector<int> bits(group.layers.size());
-            size_t rest = n;
-            for (size_t i = 0; i < group.layers.size(); ++i) {
-                const std::vector<int>& allowed = problem.layers[group.layers[i]].bitsAllowed;
-                bits[i] = allowed[rest % allowed.size()];
-                rest /= allowed.size();
-            }
-            joint.push_back(std::move(bits));
+        return joint;
+    }
+    size_t count = 1;
+    for (const size_t l : group.layers) {
+        count *= problem.layers[l].bitsAllowed.size();
+        if (count > kMaxGroupOptions) {
+            return Error(Errc::Unsupported,
+                         "adjacency group " + std::to_string(g) + " (" +
+                             std::to_string(group.layers.size()) +
+                             " layers) has too many joint bit-width choices for the pareto "
+                             "search; use --search trace-order or --mode strict");
         }
     }
+    for (size_t n = 0; n < count; ++n) {
+        std::vector<int> bits(group.layers.size());
+        size_t rest = n;
+        for (size_t i = 0; i < group.layers.size(); ++i) {
+            const std::vector<int>& allowed = problem.layers[group.layers[i]].bitsAllowed;
+            bits[i] = allowed[rest % allowed.size()];
+            rest /= allowed.size();
+        }
+        joint.push_back(std::move(bits));
+    }
+    return joint;
+}
+
+Result<std::vector<GroupOption>> groupOptions(const HawqProblem& problem, size_t g,
+                                              std::span<const double> avgTraces,
+                                              const LayerPerturbations& perturbations) {
+    const AdjacencyGroup& group = problem.groups[g];
+    QS_ASSIGN_OR_RETURN(std::vector<std::vector<int>> joint, jointBits(problem, g));
     std::vector<GroupOption> options;
     std::vector<int> weightBits(problem.layers.size(), 0);
     std::vector<int> activationBits(problem.activations.size(), 0);
