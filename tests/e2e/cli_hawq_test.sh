@@ -63,6 +63,11 @@ assert p["search"] == "pareto" and mp <= mt * (1 + 1e-12), (mp, mt)
 assert p["candidates"][p["chosen"]]["ratio"] >= 1.3
 PY
 
+# Under the requantization rule the branches of a shared quantizer that got other bit widths split
+# off: merged quantizers and a requantizer are counted.
+expect 0 'merged quantizers: [1-9][0-9]*, requantizers: [1-9]' -- hawq "$model" --hw npu \
+    --rule merge_with_potential_requantization --traces-in "$tmp/traces.json" \
+    --compression-ratio 1.6 --search pareto --setup-out "$tmp/rq.json"
 expect 0 'Chosen HAWQ' -- hawq "$model" --hw npu --traces-in "$tmp/traces.json" --mode strict \
     --compression-ratio 1.2 --setup-out "$tmp/strict.json"
 expect 2 'Invalid compression ratio=9. Should be within range \[1\.000, [0-9.]+\]' -- \
