@@ -2,6 +2,7 @@
 
 #include "core/report/hawq_report.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -215,103 +216,134 @@ std::pair<std::string, std::string_view> opLabel(const graph::Graph& model, cons
 
 } // namespace
 
-std::string hawqBitwidthDot(const graph::Graph& model, const HawqOutcome& outcome) {
-    const quantization::SingleConfigQuantizerSetup& setup = outcome.state.setup;
-    const HawqProblem& problem = outcome.analysis.problem;
-    std::map<int, size_t> groupOf;
-    for (const WeightLayer& layer : problem.layers) {
-        groupOf[layer.weightQp] = layer.group;
-    }
-    for (const mixed_precision::ActivationQuantizer& activation : problem.activations) {
-        groupOf[activation.qp] = activation.group;
-    }
-    std::ostringstream out;
-    out << "strict digraph bitwidth_graph {\n  node [style=filled, shape=box];\n";
-    std::map<std::string, std::string> idOfNode; // node name -> dot id
-    size_t index = 0;
-    for (const graph::NodeId id : model.nodeIds()) {
-        const graph::Node& node = model.node(id);
-        const std::string dotId = "n" + std::to_string(id.index());
-        idOfNode[node.name] = dotId;
-        const auto [label, fill] = opLabel(model, node, index++);
-        out << "  " << dotId << " [label=" << quoted(label) << ", fillcolor=" << fill << "];\n";
-    }
-    const std::vector<graph::ValueId> inputs = model.runtimeInputs();
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        const std::string name = "nncf_model_input_" + std::to_string(i);
-        idOfNode[name] = "in" + std::to_string(i);
-        out << "  in" << i << " [label=" << quoted(name) << ", fillcolor=white];\n";
-    }
-    std::map<std::string, std::string> postHook;                // node name -> FQ dot id
-    std::map<std::pair<std::string, int>, std::string> preHook; // (node, port) -> FQ dot id
-    for (const auto& [qp, point] : setup.quantizationPoints) {
-        const quantization::InsertionPoint& at = point.insertionPoint;
-        const std::string dotId = "q" + std::to_string(qp);
-        std::string label = std::string(at.isWeight ? "WFQ_[" : "AFQ_[") +
-                            point.qconfig.toString() + "]_#" + std::to_string(qp);
-        if (const auto g = groupOf.find(qp); g != groupOf.end()) {
-            label += "_G" + std::to_string(g->second);
+namespace {
+
+/// The DOT text of one bitwidth graph, built in steps.
+class BitwidthDot {
+public:
+    BitwidthDot(const graph::Graph& model, const HawqOutcome& outcome)
+        : m_model(model)
+        , m_inputs(model.runtimeInputs()) {
+        for (const WeightLayer& layer : outcome.analysis.problem.layers) {
+            m_groupOf[layer.weightQp] = layer.group;
         }
-        out << "  " << dotId << " [label=" << quoted(label)
-            << ", fillcolor=" << fillFor(point.qconfig.numBits) << "];\n";
-        if (at.isWeight) {
-            if (const auto target = idOfNode.find(at.targetNodeName); target != idOfNode.end()) {
-                out << "  " << dotId << " -> " << target->second << ";\n";
+        for (const auto& activation : outcome.analysis.problem.activations) {
+            m_groupOf[activation.qp] = activation.group;
+        }
+    }
+
+    void addOps() {
+        size_t index = 0;
+        for (const graph::NodeId id : m_model.nodeIds()) {
+            const graph::Node& node = m_model.node(id);
+            const std::string dotId = "n" + std::to_string(id.index());
+            m_idOfNode[node.name] = dotId;
+            const auto [label, fill] = opLabel(m_model, node, index++);
+            m_out << "  " << dotId << " [label=" << quoted(label) << ", fillcolor=" << fill
+                  << "];\n";
+        }
+        for (size_t i = 0; i < m_inputs.size(); ++i) {
+            const std::string name = "nncf_model_input_" + std::to_string(i);
+            m_idOfNode[name] = "in" + std::to_string(i);
+            m_out << "  in" << i << " [label=" << quoted(name) << ", fillcolor=white];\n";
+        }
+    }
+
+    void addQuantizers(const quantization::SingleConfigQuantizerSetup& setup) {
+        for (const auto& [qp, point] : setup.quantizationPoints) {
+            const quantization::InsertionPoint& at = point.insertionPoint;
+            const std::string dotId = "q" + std::to_string(qp);
+            std::string label = std::string(at.isWeight ? "WFQ_[" : "AFQ_[") +
+                                point.qconfig.toString() + "]_#" + std::to_string(qp);
+            if (const auto g = m_groupOf.find(qp); g != m_groupOf.end()) {
+                label += "_G" + std::to_string(g->second);
             }
-        } else if (at.inputPortId) {
-            preHook[{at.targetNodeName, *at.inputPortId}] = dotId;
-        } else {
-            postHook[at.targetNodeName] = dotId;
+            m_out << "  " << dotId << " [label=" << quoted(label)
+                  << ", fillcolor=" << fillFor(point.qconfig.numBits) << "];\n";
+            if (at.isWeight) {
+                if (const auto target = m_idOfNode.find(at.targetNodeName);
+                    target != m_idOfNode.end()) {
+                    m_out << "  " << dotId << " -> " << target->second << ";\n";
+                }
+            } else if (at.inputPortId) {
+                m_preHook[{at.targetNodeName, *at.inputPortId}] = dotId;
+            } else {
+                m_postHook[at.targetNodeName] = dotId;
+            }
+        }
+        for (const auto& [name, fq] : m_postHook) {
+            if (const auto source = m_idOfNode.find(name); source != m_idOfNode.end()) {
+                m_out << "  " << source->second << " -> " << fq << ";\n";
+            }
         }
     }
-    for (const auto& [name, fq] : postHook) {
-        if (const auto source = idOfNode.find(name); source != idOfNode.end()) {
-            out << "  " << source->second << " -> " << fq << ";\n";
-        }
-    }
-    const auto sourceOf = [&](graph::ValueId value) -> std::string {
-        const graph::Value& v = model.value(value);
-        std::string name;
-        if (v.producer.valid()) {
-            name = model.node(v.producer).name;
-        } else {
-            for (size_t i = 0; i < inputs.size(); ++i) {
-                if (inputs[i] == value) {
-                    name = "nncf_model_input_" + std::to_string(i);
+
+    /// Producer -> [post-hook FQ] -> [pre-hook FQ] -> consumer for every activation edge.
+    void addEdges() {
+        for (const graph::NodeId id : m_model.nodeIds()) {
+            const graph::Node& node = m_model.node(id);
+            for (size_t port = 0; port < node.inputs.size(); ++port) {
+                const std::string source =
+                    node.inputs[port].valid() ? sourceOf(node.inputs[port]) : std::string();
+                if (source.empty()) {
+                    continue; // an initializer or an absent optional input
+                }
+                const std::string& target = m_idOfNode[node.name];
+                const auto fq = m_preHook.find({node.name, static_cast<int>(port)});
+                if (fq == m_preHook.end()) {
+                    m_out << "  " << source << " -> " << target << ";\n";
+                } else {
+                    m_out << "  " << source << " -> " << fq->second << ";\n  " << fq->second
+                          << " -> " << target << ";\n";
                 }
             }
         }
-        if (name.empty()) {
-            return {};
+    }
+
+    std::string text() const {
+        return "strict digraph bitwidth_graph {\n  node [style=filled, shape=box];\n" +
+               m_out.str() + "}\n";
+    }
+
+private:
+    /// The DOT node an edge from `value` starts at: its producer (or model input), or the
+    /// post-hook quantizer on the producer's output 0.
+    std::string sourceOf(graph::ValueId value) {
+        const graph::Value& v = m_model.value(value);
+        std::string name;
+        if (v.producer.valid()) {
+            name = m_model.node(v.producer).name;
+        } else {
+            const auto it = std::find(m_inputs.begin(), m_inputs.end(), value);
+            if (it == m_inputs.end()) {
+                return {};
+            }
+            name = "nncf_model_input_" + std::to_string(it - m_inputs.begin());
         }
         const bool firstOutput = !v.producer.valid() || v.producerPort == 0;
-        if (const auto fq = postHook.find(name); fq != postHook.end() && firstOutput) {
+        if (const auto fq = m_postHook.find(name); fq != m_postHook.end() && firstOutput) {
             return fq->second;
         }
-        return idOfNode[name];
-    };
-    for (const graph::NodeId id : model.nodeIds()) {
-        const graph::Node& node = model.node(id);
-        for (size_t port = 0; port < node.inputs.size(); ++port) {
-            if (!node.inputs[port].valid()) {
-                continue;
-            }
-            const std::string source = sourceOf(node.inputs[port]);
-            if (source.empty()) {
-                continue; // an initializer
-            }
-            const std::string target = idOfNode[node.name];
-            if (const auto fq = preHook.find({node.name, static_cast<int>(port)});
-                fq != preHook.end()) {
-                out << "  " << source << " -> " << fq->second << ";\n  " << fq->second << " -> "
-                    << target << ";\n";
-            } else {
-                out << "  " << source << " -> " << target << ";\n";
-            }
-        }
+        return m_idOfNode[name];
     }
-    out << "}\n";
-    return out.str();
+
+    const graph::Graph& m_model;
+    std::vector<graph::ValueId> m_inputs;
+    std::map<int, size_t> m_groupOf;
+    std::map<std::string, std::string> m_idOfNode;
+    std::map<std::string, std::string> m_postHook;
+    std::map<std::pair<std::string, int>, std::string> m_preHook;
+    std::ostringstream m_out;
+};
+
+} // namespace
+
+std::string hawqBitwidthDot(const graph::Graph& model, const HawqOutcome& outcome) {
+    BitwidthDot dot(model, outcome);
+    dot.addOps();
+    dot.addQuantizers(outcome.state.setup);
+    dot.addEdges();
+    return dot.text();
 }
 
 } // namespace qs::report
