@@ -22,6 +22,7 @@
 #include "core/support/atomic_file.h"
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -103,30 +104,32 @@ Result<mixed_precision::HawqRequest> requestFromFlags(const HawqOptions& options
     return request;
 }
 
+/// Writes `text()` to `path` when the flag `flag` was given.
+Result<void> writeIfAsked(const std::string& path, const char* flag,
+                          const std::function<std::string()>& text) {
+    if (path.empty()) {
+        return success();
+    }
+    return writeFileAtomically(path, text()).context(flag);
+}
+
 Result<void> writeOutputs(const HawqOptions& options, const graph::Graph& model,
                           const mixed_precision::HawqOutcome& outcome) {
-    QS_TRY(writeFileAtomically(options.setupOut, outcome.state.setup.toJson().dump(2) + "\n")
-               .context("--setup-out"));
-    if (!options.tracesOut.empty()) {
-        QS_TRY(writeFileAtomically(options.tracesOut,
-                                   report::toJson(outcome.analysis.traceScores, {}).dump(1) + "\n")
-                   .context("--traces-out"));
-    }
-    if (!options.reportOut.empty()) {
+    QS_TRY(writeIfAsked(options.setupOut, "--setup-out",
+                        [&] { return outcome.state.setup.toJson().dump(2) + "\n"; }));
+    QS_TRY(writeIfAsked(options.tracesOut, "--traces-out", [&] {
+        return report::toJson(outcome.analysis.traceScores, {}).dump(1) + "\n";
+    }));
+    QS_TRY(writeIfAsked(options.reportOut, "--report", [&] {
         nlohmann::json json = report::toJson(outcome);
         json["model"] = options.modelPath;
         json["hw"] = options.hw;
-        QS_TRY(writeFileAtomically(options.reportOut, json.dump(2) + "\n").context("--report"));
-    }
-    if (!options.paretoOut.empty()) {
-        QS_TRY(writeFileAtomically(options.paretoOut, report::hawqParetoCsv(outcome))
-                   .context("--pareto-out"));
-    }
-    if (!options.bitwidthDot.empty()) {
-        QS_TRY(writeFileAtomically(options.bitwidthDot, report::hawqBitwidthDot(model, outcome))
-                   .context("--bitwidth-dot"));
-    }
-    return success();
+        return json.dump(2) + "\n";
+    }));
+    QS_TRY(writeIfAsked(options.paretoOut, "--pareto-out",
+                        [&] { return report::hawqParetoCsv(outcome); }));
+    return writeIfAsked(options.bitwidthDot, "--bitwidth-dot",
+                        [&] { return report::hawqBitwidthDot(model, outcome); });
 }
 
 /// --session: the quantization section of the chosen setup and the HAWQ section; the file's other
