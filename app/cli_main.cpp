@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
 #endif
     commands.push_back(addRunCommand(app));
     commands.push_back(addHessianCommand(app));
+    commands.push_back(addHawqCommand(app));
     commands.push_back(addEvaluateCommand(app));
     try {
         app.parse(argc, argv);

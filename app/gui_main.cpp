@@ -3,6 +3,7 @@
 // answer without a display.
 
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/graph_page.h"
@@ -72,6 +73,12 @@ void describeCommandLine(QCommandLineParser& parser) {
         QCoreApplication::translate("main", "Calibrate the opened model on N random samples and "
                                             "show the SQNR overlay."),
         QStringLiteral("N")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("hawq-ratio"),
+        QCoreApplication::translate("main", "Run HAWQ (NPU, 8 random samples, 10 iterations) on "
+                                            "the opened model at this BitOps ratio and show "
+                                            "the Pareto explorer."),
+        QStringLiteral("R")));
 }
 
 /// The --compress-weights request, or nullopt without the option; errors name the problem.
@@ -166,6 +173,15 @@ int main(int argc, char** argv) {
         }
         window.feature<qs::ui::CalibrationController>().calibrateOnOpen(samples);
         window.feature<qs::ui::SqnrOverlayFeature>().overlayAction()->setChecked(true);
+    }
+    if (parser.isSet(QStringLiteral("hawq-ratio"))) {
+        bool ok = false;
+        const double ratio = parser.value(QStringLiteral("hawq-ratio")).toDouble(&ok);
+        if (!ok || ratio <= 0.0) {
+            qCritical("--hawq-ratio needs a positive compression ratio");
+            return 2;
+        }
+        window.feature<qs::ui::HawqController>().runOnOpen(ratio);
     }
     window.show();
     if (const QStringList scopes = parser.values(QStringLiteral("expand")); !scopes.isEmpty()) {

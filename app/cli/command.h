@@ -89,4 +89,7 @@ Command addRunCommand(CLI::App& parent);
 Command addHessianCommand(CLI::App& parent);
 Command addEvaluateCommand(CLI::App& parent);
 
+/// `hawq MODEL ...` (hawq_command.cpp).
+Command addHawqCommand(CLI::App& parent);
+
 } // namespace qs::cli

@@ -50,9 +50,9 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
     }
-    EXPECT_EQ(keys,
-              QStringList({QStringLiteral("weight_compression"), QStringLiteral("fp16_export"),
-                           QStringLiteral("calibration"), QStringLiteral("sqnr_overlay")}));
+    EXPECT_EQ(keys, QStringList({QStringLiteral("weight_compression"),
+                                 QStringLiteral("fp16_export"), QStringLiteral("calibration"),
+                                 QStringLiteral("hawq"), QStringLiteral("sqnr_overlay")}));
     EXPECT_EQ(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     // Each one is reachable by its type.
     EXPECT_EQ(m_window.feature<CalibrationController>().key(), QStringLiteral("calibration"));
@@ -64,7 +64,7 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 6);
+    ASSERT_EQ(actions.featureActions().size(), 7);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -86,6 +86,7 @@ TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
                                     QStringLiteral("calibration.exportQuantized")}));
     EXPECT_TRUE(quantize.contains(QStringLiteral("weight_compression.compress")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("calibration.calibrate")));
+    EXPECT_TRUE(quantize.contains(QStringLiteral("hawq.run")));
     EXPECT_TRUE(view.contains(QStringLiteral("sqnr_overlay.toggle")));
     // A separator opens each feature's section of the Quantize menu.
     const QList<QAction*> entries = actions.quantizeMenu()->actions();
@@ -124,7 +125,7 @@ TEST_F(FeatureRegistryTest, FeatureDocksArePlacedWithAViewToggle) {
         EXPECT_FALSE(dock->objectName().isEmpty()); // window state restores it by name
         EXPECT_TRUE(dock->isHidden());
     }
-    EXPECT_EQ(docks, 1); // Weight Compression, in the Quantizers' area
+    EXPECT_EQ(docks, 2); // Weight Compression in the Quantizers' area, HAWQ's Pareto Explorer
     EXPECT_EQ(m_window.dockWidgetArea(m_window.feature<WeightCompressionController>().dock()),
               m_window.dockWidgetArea(&m_window.quantizerDock()));
 }

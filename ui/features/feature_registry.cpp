@@ -2,6 +2,7 @@
 
 #include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
+#include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 
@@ -9,9 +10,8 @@ namespace qs::ui {
 
 QList<Feature*> createFeatures(const FeatureContext& context) {
     return {
-        new WeightCompressionController(context),
-        new Fp16ExportFeature(context),
-        new CalibrationController(context),
+        new WeightCompressionController(context), new Fp16ExportFeature(context),
+        new CalibrationController(context),       new HawqController(context),
         new SqnrOverlayFeature(context),
     };
 }

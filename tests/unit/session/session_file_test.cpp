@@ -4,6 +4,7 @@
 // round-trip, unknown sections are kept, missing ones are fine, and version-1 files still open.
 
 #include "core/onnx/model_io.h"
+#include "core/session/hawq_section.h"
 #include "core/session/sections.h"
 #include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
@@ -222,6 +223,52 @@ TEST(SessionFile, VersionOneFilesStillOpen) {
     EXPECT_EQ(v2["quantscope_session"], 2);
     EXPECT_EQ(v2["sections"]["quantization"]["hw_config"], "npu");
     EXPECT_EQ(*sessionFromJson(v2), *session);
+}
+
+} // namespace
+} // namespace qs::session
+
+namespace qs::session {
+namespace {
+
+TEST(HawqSection, RoundTripsAndNamesBadFields) {
+    HawqSummary summary;
+    summary.target = 1.5;
+    summary.mode = "liberal";
+    summary.search = "pareto";
+    summary.bits = {2, 4, 8};
+    summary.samples = 32;
+    summary.iterations = 100;
+    summary.ratio = 1.52;
+    summary.metric = 0.25;
+    summary.requantizers = 2;
+    summary.layers = {{.node = "conv1", .avgTrace = 1e-3, .weightBits = 4},
+                      {.node = "fc", .avgTrace = 2.0, .weightBits = 8}};
+    auto back = hawqSummaryFromJson(toJson(summary));
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_EQ(*back, summary);
+    SessionFile file;
+    auto none = hawqSummary(file);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+    setSection(file, kHawqSection, toJson(summary));
+    auto stored = hawqSummary(file);
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(stored->value(), summary);
+
+    nlohmann::json bad = toJson(summary);
+    bad.erase("ratio");
+    auto missing = hawqSummaryFromJson(bad);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message().find("'ratio'"), std::string::npos);
+    bad = toJson(summary);
+    bad["mode"] = "sideways";
+    EXPECT_FALSE(hawqSummaryFromJson(bad).ok());
+    bad = toJson(summary);
+    bad["layers"] = {{{"node", "x"}}};
+    auto layer = hawqSummaryFromJson(bad);
+    ASSERT_FALSE(layer.ok());
+    EXPECT_NE(layer.error().message().find("'layers'"), std::string::npos);
 }
 
 } // namespace
