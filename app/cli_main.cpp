@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
     commands.push_back(addRunCommand(app));
     commands.push_back(addHessianCommand(app));
     commands.push_back(addEvaluateCommand(app));
+    commands.push_back(addPruneCommand(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -89,4 +89,7 @@ Command addRunCommand(CLI::App& parent);
 Command addHessianCommand(CLI::App& parent);
 Command addEvaluateCommand(CLI::App& parent);
 
+/// `prune MODEL --target-memory ...` (prune_command.cpp).
+Command addPruneCommand(CLI::App& parent);
+
 } // namespace qs::cli

@@ -231,6 +231,24 @@ struct Walk {
     std::vector<ChannelParameter> parameters;
 };
 
+/// Flatten(axis 1) of a known [N, C, 1, ..., 1] with the channels on axis 1.
+bool flattenKeepsChannels(const Graph& graph, const Node& node, const Walk& walk) {
+    if (node.intAttr("axis", 1) != 1 || !sameAxis(walk.flowAxis, 1, walk.rank) ||
+        node.inputs.empty()) {
+        return false;
+    }
+    const graph::TensorShape& shape = graph.value(node.inputs[0]).shape;
+    if (!shape.rankKnown || shape.rank() < 2) {
+        return false;
+    }
+    for (size_t i = 2; i < shape.rank(); ++i) {
+        if (shape.dims[i].size != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /// Checks that `node` (reached on input `port`) can be an intermediate; on success appends its
 /// per-channel parameters to the walk. Otherwise `reason` names the problem.
 bool checkIntermediate(const Graph& graph, NodeId id, uint32_t port, Walk& walk,
@@ -246,7 +264,12 @@ bool checkIntermediate(const Graph& graph, NodeId id, uint32_t port, Walk& walk,
     const bool pool = op == "MaxPool" || op == "AveragePool";
     const bool arith = op == "Mul" || op == "Add";
     const bool bn = op == "BatchNormalization";
-    if (!elementwise && !pool && !arith && !bn) {
+    // Global pooling keeps one value per channel, and a Flatten of [N, C, 1, ..., 1] keeps the
+    // channels on axis 1: Conv -> GlobalAveragePool -> Flatten -> Gemm is a section (a Flatten
+    // of real spatial dims is not: the Gemm then takes C*H*W inputs).
+    const bool global = op == "GlobalAveragePool" || op == "GlobalMaxPool";
+    const bool flatten = op == "Flatten" && flattenKeepsChannels(graph, node, walk);
+    if (!elementwise && !pool && !arith && !bn && !global && !flatten) {
         if (op == "Concat") {
             reason = "reaches Concat '" + node.name + "', which joins channels of several inputs";
         } else {
@@ -275,9 +298,13 @@ bool checkIntermediate(const Graph& graph, NodeId id, uint32_t port, Walk& walk,
         reason = "reaches " + quoted(node) + ", whose second output is used";
         return false;
     }
-    if ((pool || bn) && !sameAxis(walk.flowAxis, 1, walk.rank)) {
+    if ((pool || bn || global) && !sameAxis(walk.flowAxis, 1, walk.rank)) {
         reason = "reaches " + quoted(node) + ", which needs channels on axis 1";
         return false;
+    }
+    if (flatten) {
+        walk.rank = 2;
+        return true;
     }
     const auto addParameter = [&](ValueId value, int64_t axis) {
         walk.parameters.push_back({id, value, axis, ChannelRole::Output});
@@ -426,11 +453,12 @@ std::string outsideReason(const Graph& graph, NodeId id) {
     const bool whitelisted =
         std::find(kElementwise.begin(), kElementwise.end(), node.opType) != kElementwise.end() ||
         node.opType == "MaxPool" || node.opType == "AveragePool" || node.opType == "Mul" ||
-        node.opType == "Add" || node.opType == "BatchNormalization";
+        node.opType == "Add" || node.opType == "BatchNormalization" ||
+        node.opType == "GlobalAveragePool" || node.opType == "GlobalMaxPool";
     if (whitelisted) {
         return "per-channel op outside any entry-to-exit path";
     }
-    return node.opType + " mixes or reshapes channels";
+    return node.opType + " is not a per-channel op (it may mix or reshape channels)";
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "core/hessian/hessian_service.h"
 #include "core/pruning/memory_calculator.h"
+#include "core/pruning/prepare_graph.h"
 #include "core/pruning/prune_graph.h"
 #include "core/pruning/simd_size.h"
 #include "core/quantization/hw_config.h"
@@ -159,11 +160,18 @@ Result<TargetMemory> parseTargetMemory(std::string_view text) {
     return target;
 }
 
-Result<PruningAnalysis> analyzePruning(const graph::Graph& graph, const PruningRequest& request,
+Result<PruningAnalysis> analyzePruning(const graph::Graph& model, const PruningRequest& request,
                                        Progress& progress) {
     PruningAnalysis analysis;
     SubProgress detectStage(progress, 0.0, 0.02);
     detectStage.report(0.0, "pruning sections");
+    QS_ASSIGN_OR_RETURN(analysis.graph, preparePruningGraph(model, &analysis.untiedConstants));
+    const graph::Graph& graph = analysis.graph;
+    if (analysis.untiedConstants > 0) {
+        analysis.notes.push_back(std::to_string(analysis.untiedConstants) +
+                                 " constant(s) shared between nodes were given one copy per node, "
+                                 "so each can be sliced on its own");
+    }
     QS_ASSIGN_OR_RETURN(analysis.detection, detectPruningSections(graph));
     QS_TRY(checkCancelled(progress));
     QS_ASSIGN_OR_RETURN(const quantization::HWConfig hw,
@@ -196,7 +204,7 @@ Result<PruningAnalysis> analyzePruning(const graph::Graph& graph, const PruningR
             QS_ASSIGN_OR_RETURN(scores, computeScores(graph, request, analysis, scoring));
         }
         analysis.samples = static_cast<int64_t>(scores.sampleIndices.size());
-        analysis.notes = scores.notes;
+        analysis.notes.insert(analysis.notes.end(), scores.notes.begin(), scores.notes.end());
         QS_ASSIGN_OR_RETURN(hessianScores,
                             hessianPerSection(scores, analysis).context("LFH scores"));
     }
@@ -241,9 +249,9 @@ Result<std::vector<EntryConstraint>> constraintsFor(const PruningAnalysis& analy
     return constraints;
 }
 
-Result<PruningOutcome> computePruning(const graph::Graph& graph, const PruningAnalysis& analysis,
-                                      const TargetMemory& target,
+Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const TargetMemory& target,
                                       const std::vector<EntryConstraint>& constraints) {
+    const graph::Graph& graph = analysis.graph;
     PruningOutcome outcome;
     MemoryCalculator memory(graph, analysis.detection, analysis.simdByNode, analysis.simdPadding);
     outcome.denseBytes = memory.denseParameters() * kFp32BytesPerParameter;
@@ -287,7 +295,7 @@ Result<PruningOutcome> runPruning(const graph::Graph& graph, const PruningReques
     QS_ASSIGN_OR_RETURN(const std::vector<EntryConstraint> constraints,
                         constraintsFor(analysis, request));
     QS_ASSIGN_OR_RETURN(PruningOutcome outcome,
-                        computePruning(graph, analysis, request.target, constraints));
+                        computePruning(analysis, request.target, constraints));
     if (analysisOut != nullptr) {
         *analysisOut = std::move(analysis);
     }

@@ -50,6 +50,10 @@ struct PruningRequest {
 
 /// What does not depend on the target or the constraints.
 struct PruningAnalysis {
+    /// The graph the sections refer to: the model prepared by preparePruningGraph (constants of
+    /// prunable nodes untied); the pruned graph is built from it.
+    graph::Graph graph;
+    int untiedConstants = 0;
     SectionDetection detection;
     std::vector<std::string> entryNames; ///< per section
     std::vector<std::string> exitNames;
@@ -97,8 +101,7 @@ Result<std::vector<EntryConstraint>> constraintsFor(const PruningAnalysis& analy
                                                     const PruningRequest& request);
 
 /// Greedy masks for the target with `constraints` (one per section), the pruned graph, the info.
-Result<PruningOutcome> computePruning(const graph::Graph& graph, const PruningAnalysis& analysis,
-                                      const TargetMemory& target,
+Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const TargetMemory& target,
                                       const std::vector<EntryConstraint>& constraints);
 
 /// analyzePruning then computePruning with the request's constraints.

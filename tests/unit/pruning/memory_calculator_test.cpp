@@ -52,9 +52,10 @@ TEST(MemoryCalculator, PaddingRoundsEveryOutputChannelAxisUp) {
 
 TEST(MemoryCalculator, IncrementalEqualsFullRecountAfterEveryStep) {
     for (const bool padding : {false, true}) {
-        for (const graph::Graph& graph : {testing::chainModel(), testing::mlpModel()}) {
+        for (const graph::Graph& graph :
+             {testing::chainModel(), testing::mlpModel(), testing::gapGemmModel()}) {
             const SectionDetection detection = detectPruningSections(graph).value();
-            ASSERT_EQ(detection.sections.size(), 2U);
+            ASSERT_FALSE(detection.sections.empty());
             MemoryCalculator memory(graph, detection, simdEverywhere(graph, 4), padding);
             std::mt19937 rng(7);
             for (int step = 0; step < 200; ++step) {

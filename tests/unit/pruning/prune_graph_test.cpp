@@ -66,9 +66,10 @@ int64_t kept(const std::vector<uint8_t>& mask) {
 }
 
 TEST(PruneGraph, PrunedEqualsDenseWithPrunedChannelsZeroed) {
-    for (const graph::Graph& graph : {testing::chainModel(), testing::mlpModel()}) {
+    for (const graph::Graph& graph :
+         {testing::chainModel(), testing::mlpModel(), testing::gapGemmModel()}) {
         const SectionDetection detection = detectPruningSections(graph).value();
-        ASSERT_EQ(detection.sections.size(), 2U);
+        ASSERT_FALSE(detection.sections.empty());
         const runtime::Tensor x = testing::randomInputs(graph, 3, 11);
         for (uint32_t seed = 0; seed < 4; ++seed) {
             const auto masks = randomMasks(detection, seed);

@@ -2,6 +2,8 @@
 // residual Add, Concat, fan-out, Flatten -> Gemm, depthwise in the middle, Gemm/MatMul chains.
 #include "pruning_test_models.h"
 
+#include "core/graph/graph_builder.h"
+#include "core/pruning/prepare_graph.h"
 #include "core/pruning/pruning_section.h"
 
 #include <gtest/gtest.h>
@@ -74,7 +76,17 @@ TEST(PruningSection, FlattenToGemmChannelCountsDoNotMatch) {
     const SectionDetection d = detectPruningSections(graph).value();
     EXPECT_TRUE(d.sections.empty());
     EXPECT_NE(reasonOf(graph, d, "conv").find("Flatten"), std::string::npos);
-    EXPECT_NE(reasonOf(graph, d, "flatten").find("reshapes"), std::string::npos);
+    EXPECT_NE(reasonOf(graph, d, "flatten").find("reshape"), std::string::npos);
+}
+
+TEST(PruningSection, GlobalPoolThenFlattenKeepsTheChannels) {
+    const graph::Graph graph = testing::gapGemmModel();
+    const SectionDetection d = detectPruningSections(graph).value();
+    ASSERT_EQ(d.sections.size(), 1U);
+    EXPECT_EQ(nameOf(graph, d.sections[0].entry), "conv");
+    EXPECT_EQ(nameOf(graph, d.sections[0].exit), "fc");
+    EXPECT_EQ(d.sections[0].intermediates.size(), 4U); // bn, relu, gap, flatten
+    EXPECT_EQ(d.sections[0].parameters.back().axis, 1); // transB: B [N, K]
 }
 
 TEST(PruningSection, DepthwiseConvIsNeitherEntryNorExitNorIntermediate) {
@@ -98,6 +110,34 @@ TEST(PruningSection, GemmAndMatMulChain) {
     EXPECT_EQ(d.sections[1].parameters.front().axis, 0);
     EXPECT_EQ(nameOf(graph, d.sections[1].exit), "mm");
     EXPECT_EQ(d.sections[1].parameters.back().axis, 0); // MatMul [K, N]: in = 0
+}
+
+TEST(PruningSection, SharedBiasesThroughIdentityAreUntied) {
+    // PyTorch's export of a randomly initialised ResNet: identical zero biases folded into one
+    // initializer, read by every conv through its own Identity node.
+    graph::GraphBuilder b(13);
+    const graph::ValueId x = b.input("x", {-1, 4, 6, 6});
+    const std::vector<float> zeros(8, 0.0F);
+    const graph::ValueId shared = b.weight("shared_bias", {8}, zeros);
+    const std::vector<float> w1(8 * 4, 0.5F);
+    const std::vector<float> w2(8 * 8, 0.25F);
+    const graph::ValueId b1 = b.op("Identity", "id1", {shared});
+    const graph::ValueId b2 = b.op("Identity", "id2", {shared});
+    graph::ValueId h = b.op("Conv", "conv1", {x, b.weight("w1", {8, 4, 1, 1}, w1), b1});
+    h = b.op("Relu", "relu", {h});
+    b.output(b.op("Conv", "conv2", {h, b.weight("w2", {8, 8, 1, 1}, w2), b2}));
+    const graph::Graph graph = testing::withShapes(b.graph());
+    EXPECT_TRUE(detectPruningSections(graph).value().sections.empty());
+    int untied = 0;
+    const graph::Graph prepared = preparePruningGraph(graph, &untied).value();
+    EXPECT_FALSE(prepared.findNode("id1").has_value());
+    const SectionDetection d = detectPruningSections(prepared).value();
+    ASSERT_EQ(d.sections.size(), 1U);
+    EXPECT_EQ(nameOf(prepared, d.sections[0].entry), "conv1");
+    const runtime::Tensor in = testing::randomInputs(graph, 2, 1);
+    EXPECT_LT(testing::maxAbsDiff(testing::runGraph(graph, in)[0],
+                                  testing::runGraph(prepared, in)[0]),
+              1e-7);
 }
 
 } // namespace

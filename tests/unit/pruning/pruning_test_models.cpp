@@ -83,6 +83,7 @@ graph::Graph chainModel() {
              {{"kernel_shape", std::vector<int64_t>{2, 2}, {}},
               {"strides", std::vector<int64_t>{2, 2}, {}}});
     h = conv(b, "conv3", h, 6, 4, 1, true, 9);
+    h = b.op("Tanh", "tanh", {h});
     h = b.op("GlobalAveragePool", "gap", {h});
     h = b.op("Flatten", "flatten", {h}, {{"axis", int64_t{1}, {}}});
     b.output(b.op("Gemm", "fc", {h, weight(b, "fc_w", {4, 3}, 10), weight(b, "fc_b", {3}, 11)}));
@@ -139,6 +140,21 @@ graph::Graph flattenGemmModel() {
     ValueId h = b.op("Relu", "relu", {conv(b, "conv", x, 2, 3, 3, true, 1)});
     h = b.op("Flatten", "flatten", {h}, {{"axis", int64_t{1}, {}}});
     b.output(b.op("Gemm", "fc", {h, weight(b, "fc_w", {48, 5}, 2)}));
+    return withShapes(b.graph());
+}
+
+graph::Graph gapGemmModel() {
+    GraphBuilder b(13);
+    const ValueId x = b.input("x", {-1, 3, 6, 6});
+    ValueId h = conv(b, "conv", x, 3, 8, 3, true, 1);
+    h = b.op("BatchNormalization", "bn",
+             {h, weight(b, "bn_scale", {8}, 2, 1.0F, 0.3F), weight(b, "bn_bias", {8}, 3),
+              weight(b, "bn_mean", {8}, 4), positive(b, "bn_var", 8, 5)});
+    h = b.op("Relu", "relu", {h});
+    h = b.op("GlobalAveragePool", "gap", {h});
+    h = b.op("Flatten", "flatten", {h}, {{"axis", int64_t{1}, {}}});
+    b.output(b.op("Gemm", "fc", {h, weight(b, "fc_w", {5, 8}, 6), weight(b, "fc_b", {5}, 7)},
+                  {{"transB", int64_t{1}, {}}}));
     return withShapes(b.graph());
 }
 

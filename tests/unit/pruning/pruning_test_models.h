@@ -15,7 +15,7 @@ graph::Graph mctConv();
 
 /// x [B, 3, 8, 8] -> conv1 (3 -> 8, 3x3, bias) -> BatchNormalization bn -> PRelu prelu (slope
 /// [8, 1, 1]) -> Mul mul ([1, 8, 1, 1]) -> Add add (scalar) -> Relu relu1 -> conv2 (8 -> 6, 3x3)
-/// -> Relu relu2 -> MaxPool pool -> conv3 (6 -> 4, 1x1, bias) -> GlobalAveragePool gap ->
+/// -> Relu relu2 -> MaxPool pool -> conv3 (6 -> 4, 1x1, bias) -> Tanh -> GlobalAveragePool gap ->
 /// Flatten flatten -> Gemm fc (4 -> 3) -> y. Sections: conv1 -> conv2 and conv2 -> conv3 (a
 /// shared node).
 graph::Graph chainModel();
@@ -36,6 +36,10 @@ graph::Graph fanOutModel();
 
 /// x [B, 2, 4, 4] -> conv (2 -> 3) -> Relu -> Flatten -> Gemm fc (48 -> 5) -> y (mismatch).
 graph::Graph flattenGemmModel();
+
+/// x [B, 3, 6, 6] -> conv (3 -> 8) -> BatchNormalization bn -> Relu -> GlobalAveragePool ->
+/// Flatten -> Gemm fc (transB, 8 -> 5) -> y: one section, conv -> fc.
+graph::Graph gapGemmModel();
 
 /// x -> conv1 (4 -> 8) -> depthwise dw (group 8) -> Relu -> conv2 (8 -> 4) -> y.
 graph::Graph depthwiseModel();
