@@ -1,5 +1,6 @@
 #include "core/pruning/greedy_mask.h"
 
+#include <algorithm>
 #include <queue>
 
 namespace qs::pruning {
@@ -54,6 +55,8 @@ Result<GreedyMasks> greedyMasks(MemoryCalculator& memory,
             break;
         }
     }
+    const bool constrained =
+        std::find(free.begin(), free.end(), false) != free.end();
     memory.reset(kept);
     GreedyMasks out;
     out.minimumParameters = memory.current();
@@ -64,7 +67,8 @@ Result<GreedyMasks> greedyMasks(MemoryCalculator& memory,
                          " is below the minimum of " +
                          bytesText(out.minimumParameters * kFp32BytesPerParameter) +
                          " (one SIMD group per entry" +
-                         (constraints.empty() ? std::string() : std::string(" and the locks")) +
+                         (constrained ? std::string(" and the locks and kept counts")
+                                      : std::string()) +
                          ")");
     }
     // Max-heap of (group score of the next pruned group, -section): ties go to the earlier entry.

@@ -10,7 +10,12 @@ namespace {
 
 std::string megabytes(int64_t bytes) {
     std::ostringstream out;
-    out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / 1.0e6 << " MB";
+    out << std::fixed << std::setprecision(2);
+    if (bytes < 1000000) {
+        out << static_cast<double>(bytes) / 1.0e3 << " kB";
+    } else {
+        out << static_cast<double>(bytes) / 1.0e6 << " MB";
+    }
     return out.str();
 }
 
