@@ -1,5 +1,6 @@
 // `quantscope-cli prune MODEL --target-memory 50%|BYTES [--hw cpu|gpu|npu|FILE.json] [--simd N]
 //  [--no-simd-padding] [--importance lfh|l2|random] [--samples N] [--iterations K]
+//  [--no-early-stop]
 //  [--hessian-batch B] [--seed S] [--scores-in SCORES.json] [--lock NODE]...
 //  [--keep NODE=CHANNELS]... (--calib-npy ...|--calib-images DIR|--calib-random N)
 //  [--input-shape ...] [--threads T] --out PRUNED.onnx [--report PRUNING.json]`:
@@ -30,6 +31,7 @@ struct PruneOptions {
     std::string hw = "cpu";
     int64_t simd = 0;
     bool noPadding = false;
+    bool noEarlyStop = false;
     std::string importance = "lfh";
     int64_t samples = 32;
     int iterations = hessian::kDefaultHessianIterations;
@@ -80,6 +82,7 @@ Result<pruning::PruningRequest> requestFromFlags(const PruneOptions& options) {
     request.simdPadding = !options.noPadding;
     request.samples = options.samples;
     request.iterations = options.iterations;
+    request.earlyStop = !options.noEarlyStop;
     request.hessianBatch = options.hessianBatch;
     request.seed = options.seed;
     request.lock = options.lock;
@@ -98,10 +101,10 @@ Result<pruning::PruningRequest> requestFromFlags(const PruneOptions& options) {
         if (json.is_discarded()) {
             return usage("not valid JSON").context("--scores-in '" + options.scoresIn + "'");
         }
-        QS_ASSIGN_OR_RETURN(
-            request.scores,
-            report::hessianScoresFromJson(json, std::filesystem::path(options.scoresIn).parent_path())
-                .context("--scores-in '" + options.scoresIn + "'"));
+        QS_ASSIGN_OR_RETURN(request.scores,
+                            report::hessianScoresFromJson(
+                                json, std::filesystem::path(options.scoresIn).parent_path())
+                                .context("--scores-in '" + options.scoresIn + "'"));
     } else if (request.importance == pruning::ImportanceMetric::Lfh && request.dataset.empty()) {
         return usage("--importance lfh needs a dataset (--calib-npy, --calib-images or "
                      "--calib-random) or --scores-in");
@@ -130,8 +133,7 @@ Result<void> runPrune(const PruneOptions& options) {
     }
     QS_TRY(onnx::exportModel(outcome.pruned, options.out).context("--out"));
     if (!options.report.empty()) {
-        QS_TRY(writeFileAtomically(options.report,
-                                   report::toJson(analysis, outcome).dump(1) + "\n")
+        QS_TRY(writeFileAtomically(options.report, report::toJson(analysis, outcome).dump(1) + "\n")
                    .context("--report"));
     }
     std::cout << report::pruningText(analysis, outcome);
@@ -171,6 +173,9 @@ Command addPruneCommand(CLI::App& parent) {
     app->add_option("--iterations", options->iterations, "Hutchinson iterations")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    app->add_flag("--no-early-stop", options->noEarlyStop,
+                  "Run every Hutchinson iteration (default: MCT's weights-mode early stop, "
+                  "relative change below 1e-3 after 10 iterations)");
     app->add_option("--hessian-batch", options->hessianBatch,
                     "Samples per Hessian sweep (default: min(32, samples))")
         ->check(CLI::PositiveNumber);

@@ -78,13 +78,13 @@ Result<EntryImportance> entryImportance(const graph::Graph& graph, const Pruning
     const graph::TensorData& weight = *graph.value(kernel.value).initializer;
     const int64_t channels = section.channels;
     const std::vector<double> norms = squaredNormsAlong(weight, kernel.axis);
-    const double perChannel = static_cast<double>(weight.numElements()) /
-                              static_cast<double>(channels); // n_c
+    const double perChannel =
+        static_cast<double>(weight.numElements()) / static_cast<double>(channels); // n_c
     if (metric == ImportanceMetric::Lfh && static_cast<int64_t>(hessian.size()) != channels) {
-        return Error(Errc::InvalidArgument,
-                     "Hessian scores of '" + graph.node(section.entry).name + "' have " +
-                         std::to_string(hessian.size()) + " channels, the node has " +
-                         std::to_string(channels));
+        return Error(Errc::InvalidArgument, "Hessian scores of '" + graph.node(section.entry).name +
+                                                "' have " + std::to_string(hessian.size()) +
+                                                " channels, the node has " +
+                                                std::to_string(channels));
     }
     EntryImportance out;
     out.simd = std::max<int64_t>(1, simd);

@@ -29,7 +29,9 @@ struct EntryImportance {
     std::vector<double> groupScores; ///< S_g, group g = order[g*simd, min((g+1)*simd, C))
 
     int64_t channels() const { return static_cast<int64_t>(order.size()); }
+
     int64_t groups() const { return static_cast<int64_t>(groupScores.size()); }
+
     /// Channels in groups 0..g-1.
     int64_t channelsInGroups(int64_t g) const;
     /// The group score of each channel (MCT's unrolled importance scores).

@@ -1,7 +1,8 @@
 #include "core/pruning/greedy_mask.h"
 
-#include <algorithm>
 #include <queue>
+
+#include <algorithm>
 
 namespace qs::pruning {
 
@@ -55,21 +56,20 @@ Result<GreedyMasks> greedyMasks(MemoryCalculator& memory,
             break;
         }
     }
-    const bool constrained =
-        std::find(free.begin(), free.end(), false) != free.end();
+    const bool constrained = std::find(free.begin(), free.end(), false) != free.end();
     memory.reset(kept);
     GreedyMasks out;
     out.minimumParameters = memory.current();
     const int64_t target = targetBytes / kFp32BytesPerParameter; // params, rounded down
     if (out.minimumParameters * kFp32BytesPerParameter > targetBytes) {
-        return Error(Errc::InvalidArgument,
-                     "insufficient memory for the target: " + bytesText(targetBytes) +
-                         " is below the minimum of " +
-                         bytesText(out.minimumParameters * kFp32BytesPerParameter) +
-                         " (one SIMD group per entry" +
-                         (constrained ? std::string(" and the locks and kept counts")
-                                      : std::string()) +
-                         ")");
+        return Error(
+            Errc::InvalidArgument,
+            "insufficient memory for the target: " + bytesText(targetBytes) +
+                " is below the minimum of " +
+                bytesText(out.minimumParameters * kFp32BytesPerParameter) +
+                " (one SIMD group per entry" +
+                (constrained ? std::string(" and the locks and kept counts") : std::string()) +
+                ")");
     }
     // Max-heap of (group score of the next pruned group, -section): ties go to the earlier entry.
     using Candidate = std::pair<double, int64_t>;

@@ -23,8 +23,8 @@ struct EntryConstraint {
 };
 
 struct GreedyMasks {
-    std::vector<int64_t> kept; ///< channels kept per section (the first `kept` of its order)
-    int64_t parameters = 0;    ///< the memory reached, in parameters (padded if asked)
+    std::vector<int64_t> kept;     ///< channels kept per section (the first `kept` of its order)
+    int64_t parameters = 0;        ///< the memory reached, in parameters (padded if asked)
     int64_t minimumParameters = 0; ///< with every free entry at group 0
     int64_t steps = 0;             ///< groups added
 };

@@ -53,24 +53,22 @@ int64_t kernelOutSize(const graph::Graph& graph, NodeId id, uint32_t port) {
 
 } // namespace
 
-MemoryCalculator::MemoryCalculator(const graph::Graph& graph, const SectionDetection& detection,
-                                   const std::vector<int64_t>& simdByNode, bool padding)
-    : m_padding(padding) {
-    const size_t sections = detection.sections.size();
-    m_termsBySection.resize(sections);
-    m_memberTerms.resize(sections);
-    // Which section roles each (node, value) has.
-    struct Role {
-        int outSection = -1;
-        int64_t outAxis = -1;
-        int inSection = -1;
-        int64_t inAxis = -1;
-    };
-    std::map<std::pair<size_t, size_t>, Role> roles;
-    std::vector<std::vector<int>> membersOf(graph.numNodeSlots());
-    for (size_t s = 0; s < sections; ++s) {
-        const PruningSection& section = detection.sections[s];
-        for (const ChannelParameter& p : section.parameters) {
+namespace {
+
+/// Which section roles a (node, value) has: sliced by a section's mask on an axis.
+struct Role {
+    int outSection = -1;
+    int64_t outAxis = -1;
+    int inSection = -1;
+    int64_t inAxis = -1;
+};
+
+using RoleMap = std::map<std::pair<size_t, size_t>, Role>;
+
+RoleMap sectionRoles(const SectionDetection& detection) {
+    RoleMap roles;
+    for (size_t s = 0; s < detection.sections.size(); ++s) {
+        for (const ChannelParameter& p : detection.sections[s].parameters) {
             Role& role = roles[{p.node.index(), p.value.index()}];
             if (p.role == ChannelRole::Output) {
                 role.outSection = static_cast<int>(s);
@@ -80,42 +78,74 @@ MemoryCalculator::MemoryCalculator(const graph::Graph& graph, const SectionDetec
                 role.inAxis = p.axis;
             }
         }
+    }
+    return roles;
+}
+
+/// Per node slot, the sections the node is a member of.
+std::vector<std::vector<int>> sectionMembers(const graph::Graph& graph,
+                                             const SectionDetection& detection) {
+    std::vector<std::vector<int>> membersOf(graph.numNodeSlots());
+    for (size_t s = 0; s < detection.sections.size(); ++s) {
+        const PruningSection& section = detection.sections[s];
         membersOf[section.entry.index()].push_back(static_cast<int>(s));
         membersOf[section.exit.index()].push_back(static_cast<int>(s));
         for (const NodeId n : section.intermediates) {
             membersOf[n.index()].push_back(static_cast<int>(s));
         }
     }
+    return membersOf;
+}
+
+bool isFloatConstant(const graph::Graph& graph, ValueId id) {
+    return id.valid() && graph.value(id).isInitializer() &&
+           graph.value(id).initializer->dtype() == graph::DataType::Float;
+}
+
+MemoryTerm makeTerm(const graph::Graph& graph, NodeId id, uint32_t port, const RoleMap& roles,
+                    const std::vector<int64_t>& simdByNode) {
+    const ValueId in = graph.node(id).inputs[port];
+    const graph::TensorData& data = *graph.value(in).initializer;
+    MemoryTerm term;
+    term.node = id;
+    term.value = in;
+    term.numel = data.numElements();
+    term.simd = id.index() < simdByNode.size() ? std::max<int64_t>(1, simdByNode[id.index()]) : 1;
+    term.outSize = kernelOutSize(graph, id, port);
+    auto it = roles.find({id.index(), in.index()});
+    if (it == roles.end()) {
+        return term;
+    }
+    const Role& role = it->second;
+    if (role.outSection >= 0) {
+        term.outSection = role.outSection;
+        term.outSize = data.dims()[static_cast<size_t>(role.outAxis)];
+    }
+    if (role.inSection >= 0) {
+        term.inSection = role.inSection;
+        term.inSize = data.dims()[static_cast<size_t>(role.inAxis)];
+    }
+    return term;
+}
+
+} // namespace
+
+MemoryCalculator::MemoryCalculator(const graph::Graph& graph, const SectionDetection& detection,
+                                   const std::vector<int64_t>& simdByNode, bool padding)
+    : m_padding(padding) {
+    const size_t sections = detection.sections.size();
+    m_termsBySection.resize(sections);
+    m_memberTerms.resize(sections);
+    const RoleMap roles = sectionRoles(detection);
+    const std::vector<std::vector<int>> membersOf = sectionMembers(graph, detection);
     std::set<size_t> seen;
     for (const NodeId id : graph.nodeIds()) {
-        const graph::Node& node = graph.node(id);
-        for (uint32_t port = 0; port < node.inputs.size(); ++port) {
-            const ValueId in = node.inputs[port];
-            if (!in.valid() || !graph.value(in).isInitializer() ||
-                graph.value(in).initializer->dtype() != graph::DataType::Float ||
-                !seen.insert(in.index()).second) {
+        for (uint32_t port = 0; port < graph.node(id).inputs.size(); ++port) {
+            const ValueId in = graph.node(id).inputs[port];
+            if (!isFloatConstant(graph, in) || !seen.insert(in.index()).second) {
                 continue;
             }
-            const graph::TensorData& data = *graph.value(in).initializer;
-            MemoryTerm term;
-            term.node = id;
-            term.value = in;
-            term.numel = data.numElements();
-            term.simd = id.index() < simdByNode.size() ? std::max<int64_t>(1, simdByNode[id.index()])
-                                                       : 1;
-            term.outSize = kernelOutSize(graph, id, port);
-            auto it = roles.find({id.index(), in.index()});
-            if (it != roles.end()) {
-                const Role& role = it->second;
-                if (role.outSection >= 0) {
-                    term.outSection = role.outSection;
-                    term.outSize = data.dims()[static_cast<size_t>(role.outAxis)];
-                }
-                if (role.inSection >= 0) {
-                    term.inSection = role.inSection;
-                    term.inSize = data.dims()[static_cast<size_t>(role.inAxis)];
-                }
-            }
+            const MemoryTerm term = makeTerm(graph, id, port, roles, simdByNode);
             m_dense += term.numel;
             const size_t index = m_terms.size();
             if (term.outSection >= 0) {
@@ -154,9 +184,9 @@ int64_t MemoryCalculator::termParameters(const MemoryTerm& term,
         }
     }
     const int64_t in =
-        term.inSize > 0 ? (term.inSection >= 0 ? kept[static_cast<size_t>(term.inSection)]
-                                               : term.inSize)
-                        : 1;
+        term.inSize > 0
+            ? (term.inSection >= 0 ? kept[static_cast<size_t>(term.inSection)] : term.inSize)
+            : 1;
     return base * out * in;
 }
 

@@ -51,10 +51,13 @@ public:
     /// Incremental use: start from `kept`, then change one section at a time.
     void reset(const std::vector<int64_t>& kept);
     void setKept(int section, int64_t kept);
+
     int64_t current() const { return m_current; }
+
     const std::vector<int64_t>& kept() const { return m_kept; }
 
     const std::vector<MemoryTerm>& terms() const { return m_terms; }
+
     bool padding() const { return m_padding; }
 
 private:

@@ -12,9 +12,19 @@ namespace {
 using graph::NodeId;
 using graph::ValueId;
 
-constexpr std::array<std::string_view, 13> kUntiedOps = {
-    "BatchNormalization", "PRelu", "Mul", "Add", "Clip", "Conv", "ConvTranspose", "Gemm", "MatMul",
-    "LeakyRelu", "HardSigmoid", "Dropout", "Identity"};
+constexpr std::array<std::string_view, 13> kUntiedOps = {"BatchNormalization",
+                                                         "PRelu",
+                                                         "Mul",
+                                                         "Add",
+                                                         "Clip",
+                                                         "Conv",
+                                                         "ConvTranspose",
+                                                         "Gemm",
+                                                         "MatMul",
+                                                         "LeakyRelu",
+                                                         "HardSigmoid",
+                                                         "Dropout",
+                                                         "Identity"};
 
 bool isGraphOutput(const graph::Graph& graph, ValueId id) {
     return std::find(graph.outputs().begin(), graph.outputs().end(), id) != graph.outputs().end();
@@ -40,13 +50,9 @@ void giveOwnCopy(graph::Graph& graph, NodeId node, uint32_t port, ValueId source
     graph.setNodeInput(node, port, copy);
 }
 
-} // namespace
-
-Result<graph::Graph> preparePruningGraph(const graph::Graph& source, int* untied) {
-    graph::Graph graph = source;
-    int count = 0;
+/// Identity of a constant: each consumer reads its own initializer instead. True if any.
+bool inlineConstantIdentities(graph::Graph& graph) {
     bool removed = false;
-    // Identity of a constant: each consumer reads its own initializer instead.
     for (const NodeId id : graph.nodeIds()) {
         const graph::Node& node = graph.node(id);
         if (node.opType != "Identity" || !node.isDefaultDomain() || node.inputs.size() != 1 ||
@@ -56,18 +62,23 @@ Result<graph::Graph> preparePruningGraph(const graph::Graph& source, int* untied
         }
         const ValueId out = node.outputs[0];
         const ValueId in = node.inputs[0];
-        const std::string name = graph.value(out).name;
+        const std::string name = graph.value(out).name + "_const";
         const std::vector<graph::Use> uses = graph.value(out).consumers;
         graph.removeNode(id);
         for (size_t k = 0; k < uses.size(); ++k) {
-            const graph::TensorPtr data = graph.value(in).initializer;
-            const std::string base = uses.size() == 1 ? name + "_const" : name + "_const" + std::to_string(k);
-            const ValueId copy = graph.addInitializer(freshName(graph, base), data);
+            const std::string base = uses.size() == 1 ? name : name + std::to_string(k);
+            const ValueId copy =
+                graph.addInitializer(freshName(graph, base), graph.value(in).initializer);
             graph.setNodeInput(uses[k].node, uses[k].port, copy);
         }
         removed = true;
     }
-    // Constants shared by several nodes: one copy per prunable reader.
+    return removed;
+}
+
+/// Constants shared by several nodes: one copy per prunable reader. Returns the copies made.
+int untieSharedConstants(graph::Graph& graph) {
+    int count = 0;
     for (const NodeId id : graph.nodeIds()) {
         const graph::Node& node = graph.node(id);
         if (!node.isDefaultDomain() ||
@@ -76,16 +87,22 @@ Result<graph::Graph> preparePruningGraph(const graph::Graph& source, int* untied
         }
         for (uint32_t port = 0; port < graph.node(id).inputs.size(); ++port) {
             const ValueId in = graph.node(id).inputs[port];
-            if (!in.valid() || !graph.value(in).isInitializer()) {
-                continue;
-            }
-            const size_t readers = graph.value(in).consumers.size();
-            if (readers > 1 || isGraphOutput(graph, in)) {
+            if (in.valid() && graph.value(in).isInitializer() &&
+                (graph.value(in).consumers.size() > 1 || isGraphOutput(graph, in))) {
                 giveOwnCopy(graph, id, port, in, graph.value(in).name + "_" + graph.node(id).name);
                 ++count;
             }
         }
     }
+    return count;
+}
+
+} // namespace
+
+Result<graph::Graph> preparePruningGraph(const graph::Graph& source, int* untied) {
+    graph::Graph graph = source;
+    const bool removed = inlineConstantIdentities(graph);
+    const int count = untieSharedConstants(graph);
     if (removed || count > 0) {
         graph.compact();
     }

@@ -24,13 +24,37 @@ graph::TensorPtr sliceAlong(const graph::TensorData& data, int64_t axis,
         for (const int64_t c : keep) {
             const auto begin = static_cast<size_t>((o * size + c) * inner);
             out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(begin),
-                       in.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<size_t>(inner)));
+                       in.begin() +
+                           static_cast<std::ptrdiff_t>(begin + static_cast<size_t>(inner)));
         }
     }
     dims[static_cast<size_t>(axis)] = static_cast<int64_t>(keep.size());
     return graph::TensorData::fromValues<float>(data.dtype(), std::move(dims),
                                                 std::span<const float>(out));
 }
+
+namespace {
+
+/// Slices section `section`'s constants to `keep` and sets the kept count on its flow values.
+void pruneSection(graph::Graph& pruned, const PruningSection& section,
+                  const std::vector<int64_t>& keep) {
+    for (const ChannelParameter& p : section.parameters) {
+        graph::Value& value = pruned.value(p.value);
+        value.initializer = sliceAlong(*value.initializer, p.axis, keep);
+        value.shape = graph::TensorShape::ofDims(value.initializer->dims());
+    }
+    const auto kept = static_cast<int64_t>(keep.size());
+    for (const graph::ValueId flow : section.flowValues) {
+        graph::TensorShape& shape = pruned.value(flow).shape;
+        const auto rank = static_cast<int64_t>(shape.rank());
+        const int64_t axis = section.flowAxis < 0 ? section.flowAxis + rank : section.flowAxis;
+        if (shape.rankKnown && axis >= 0 && axis < rank) {
+            shape.dims[static_cast<size_t>(axis)] = graph::Dim::known(kept);
+        }
+    }
+}
+
+} // namespace
 
 Result<graph::Graph> buildPrunedGraph(const graph::Graph& graph, const SectionDetection& detection,
                                       const std::vector<std::vector<uint8_t>>& masks) {
@@ -41,8 +65,9 @@ Result<graph::Graph> buildPrunedGraph(const graph::Graph& graph, const SectionDe
     for (size_t s = 0; s < masks.size(); ++s) {
         const PruningSection& section = detection.sections[s];
         const std::vector<uint8_t>& mask = masks[s];
+        const std::string& entry = graph.node(section.entry).name;
         if (static_cast<int64_t>(mask.size()) != section.channels) {
-            return Error(Errc::Internal, "mask of '" + graph.node(section.entry).name + "' has " +
+            return Error(Errc::Internal, "mask of '" + entry + "' has " +
                                              std::to_string(mask.size()) + " channels");
         }
         std::vector<int64_t> keep;
@@ -51,29 +76,11 @@ Result<graph::Graph> buildPrunedGraph(const graph::Graph& graph, const SectionDe
                 keep.push_back(static_cast<int64_t>(c));
             }
         }
-        if (keep.size() == mask.size()) {
-            continue;
-        }
         if (keep.empty()) {
-            return Error(Errc::InvalidArgument,
-                         "mask of '" + graph.node(section.entry).name + "' keeps no channel");
+            return Error(Errc::InvalidArgument, "mask of '" + entry + "' keeps no channel");
         }
-        for (const ChannelParameter& p : section.parameters) {
-            graph::Value& value = pruned.value(p.value);
-            value.initializer = sliceAlong(*value.initializer, p.axis, keep);
-            value.shape = graph::TensorShape::ofDims(value.initializer->dims());
-        }
-        const auto kept = static_cast<int64_t>(keep.size());
-        for (const graph::ValueId flow : section.flowValues) {
-            graph::TensorShape& shape = pruned.value(flow).shape;
-            if (!shape.rankKnown || shape.rank() == 0) {
-                continue;
-            }
-            const auto rank = static_cast<int64_t>(shape.rank());
-            const int64_t axis = section.flowAxis < 0 ? section.flowAxis + rank : section.flowAxis;
-            if (axis >= 0 && axis < rank) {
-                shape.dims[static_cast<size_t>(axis)] = graph::Dim::known(kept);
-            }
+        if (keep.size() < mask.size()) {
+            pruneSection(pruned, section, keep);
         }
     }
     QS_TRY(graph::verify(pruned).context("pruned graph"));

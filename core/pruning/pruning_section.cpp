@@ -219,9 +219,9 @@ ConstantKind classifyConstant(const graph::TensorData& data, int64_t channels, i
     return ConstantKind::PerChannel;
 }
 
-constexpr std::array<std::string_view, 9> kElementwise = {
-    "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Dropout", "Identity",
-    "PRelu"};
+constexpr std::array<std::string_view, 9> kElementwise = {"Relu",    "LeakyRelu",   "Clip",
+                                                          "Sigmoid", "HardSigmoid", "HardSwish",
+                                                          "Dropout", "Identity",    "PRelu"};
 
 /// The state of one forward walk from an entry.
 struct Walk {
@@ -249,101 +249,169 @@ bool flattenKeepsChannels(const Graph& graph, const Node& node, const Walk& walk
     return true;
 }
 
+/// Why `node` is not an op kind the walk may pass, or "" when it is.
+std::string opKindReason(const Graph& graph, const Node& node, const Walk& walk) {
+    if (!node.isDefaultDomain()) {
+        return "reaches " + quoted(node) + " of domain '" + node.domain + "'";
+    }
+    const std::string& op = node.opType;
+    // Global pooling keeps one value per channel, and a Flatten of [N, C, 1, ..., 1] keeps the
+    // channels on axis 1: Conv -> GlobalAveragePool -> Flatten -> Gemm is a section (a Flatten
+    // of real spatial dims is not: the Gemm then takes C*H*W inputs).
+    const bool known =
+        std::find(kElementwise.begin(), kElementwise.end(), op) != kElementwise.end() ||
+        op == "MaxPool" || op == "AveragePool" || op == "Mul" || op == "Add" ||
+        op == "BatchNormalization" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+        (op == "Flatten" && flattenKeepsChannels(graph, node, walk));
+    if (known) {
+        return {};
+    }
+    if (op == "Concat") {
+        return "reaches Concat '" + node.name + "', which joins channels of several inputs";
+    }
+    return "reaches " + quoted(node) + ", which mixes or reshapes channels";
+}
+
+/// Why the inputs and outputs of `node` (reached on `port`) do not fit, or "".
+std::string portsReason(const Graph& graph, const Node& node, uint32_t port, const Walk& walk) {
+    const bool arith = node.opType == "Mul" || node.opType == "Add";
+    // Every input but the flow must be a constant (or absent).
+    for (uint32_t i = 0; i < node.inputs.size(); ++i) {
+        const ValueId in = node.inputs[i];
+        if (i != port && in.valid() && !graph.value(in).isInitializer()) {
+            return node.opType == "Add"
+                       ? "reaches residual Add '" + node.name + "', which joins two branches"
+                       : "reaches " + quoted(node) + " with a second non-constant input";
+        }
+    }
+    if ((!arith && port != 0) || node.outputs.empty() || !node.outputs[0].valid()) {
+        return "reaches " + quoted(node) + " on an unexpected input";
+    }
+    if (!extraOutputsUnused(graph, node)) {
+        return "reaches " + quoted(node) + ", whose second output is used";
+    }
+    const bool channelsFirst = node.opType == "MaxPool" || node.opType == "AveragePool" ||
+                               node.opType == "BatchNormalization" ||
+                               node.opType == "GlobalAveragePool" || node.opType == "GlobalMaxPool";
+    if (channelsFirst && !sameAxis(walk.flowAxis, 1, walk.rank)) {
+        return "reaches " + quoted(node) + ", which needs channels on axis 1";
+    }
+    return {};
+}
+
+/// BatchNormalization's scale, bias, mean and variance: C float values of its own.
+bool addBatchNormParameters(const Graph& graph, NodeId id, Walk& walk, std::string& reason) {
+    const Node& node = graph.node(id);
+    for (uint32_t i = 1; i < 5 && i < node.inputs.size(); ++i) {
+        const ValueId p = node.inputs[i];
+        if (!isFloatInitializer(graph, p) || !exclusiveTo(graph, p) ||
+            graph.value(p).initializer->numElements() != walk.channels) {
+            reason = "reaches " + quoted(node) + " whose parameters are not " +
+                     std::to_string(walk.channels) + " float values of its own";
+            return false;
+        }
+        walk.parameters.push_back({id, p, 0, ChannelRole::Output});
+    }
+    return true;
+}
+
+/// The constant of PRelu / Mul / Add: scalar (left alone) or per channel (sliced).
+bool addConstantParameter(const Graph& graph, NodeId id, uint32_t port, Walk& walk,
+                          std::string& reason) {
+    const Node& node = graph.node(id);
+    const ValueId constant = node.inputs[node.opType == "PRelu" ? 1 : 1 - port];
+    if (!isFloatInitializer(graph, constant)) {
+        reason = "reaches " + quoted(node) + " whose constant is not float";
+        return false;
+    }
+    int64_t axis = 0;
+    const ConstantKind kind = classifyConstant(*graph.value(constant).initializer, walk.channels,
+                                               walk.flowAxis, walk.rank, axis);
+    if (kind == ConstantKind::Other) {
+        reason = "reaches " + quoted(node) + " whose constant is neither per channel nor scalar";
+        return false;
+    }
+    if (kind == ConstantKind::PerChannel) {
+        if (!exclusiveTo(graph, constant)) {
+            reason = "reaches " + quoted(node) + " whose constant is shared with other nodes";
+            return false;
+        }
+        walk.parameters.push_back({id, constant, axis, ChannelRole::Output});
+    }
+    return true;
+}
+
 /// Checks that `node` (reached on input `port`) can be an intermediate; on success appends its
 /// per-channel parameters to the walk. Otherwise `reason` names the problem.
 bool checkIntermediate(const Graph& graph, NodeId id, uint32_t port, Walk& walk,
                        std::string& reason) {
     const Node& node = graph.node(id);
-    if (!node.isDefaultDomain()) {
-        reason = "reaches " + quoted(node) + " of domain '" + node.domain + "'";
+    reason = opKindReason(graph, node, walk);
+    if (reason.empty()) {
+        reason = portsReason(graph, node, port, walk);
+    }
+    if (!reason.empty()) {
         return false;
     }
     const std::string& op = node.opType;
-    const bool elementwise =
-        std::find(kElementwise.begin(), kElementwise.end(), op) != kElementwise.end();
-    const bool pool = op == "MaxPool" || op == "AveragePool";
-    const bool arith = op == "Mul" || op == "Add";
-    const bool bn = op == "BatchNormalization";
-    // Global pooling keeps one value per channel, and a Flatten of [N, C, 1, ..., 1] keeps the
-    // channels on axis 1: Conv -> GlobalAveragePool -> Flatten -> Gemm is a section (a Flatten
-    // of real spatial dims is not: the Gemm then takes C*H*W inputs).
-    const bool global = op == "GlobalAveragePool" || op == "GlobalMaxPool";
-    const bool flatten = op == "Flatten" && flattenKeepsChannels(graph, node, walk);
-    if (!elementwise && !pool && !arith && !bn && !global && !flatten) {
-        if (op == "Concat") {
-            reason = "reaches Concat '" + node.name + "', which joins channels of several inputs";
-        } else {
-            reason = "reaches " + quoted(node) + ", which mixes or reshapes channels";
-        }
-        return false;
-    }
-    // Every input but the flow must be a constant (or absent).
-    for (uint32_t i = 0; i < node.inputs.size(); ++i) {
-        const ValueId in = node.inputs[i];
-        if (i == port || !in.valid()) {
-            continue;
-        }
-        if (!graph.value(in).isInitializer()) {
-            reason = arith && op == "Add"
-                         ? "reaches residual Add '" + node.name + "', which joins two branches"
-                         : "reaches " + quoted(node) + " with a second non-constant input";
-            return false;
-        }
-    }
-    if ((!arith && port != 0) || node.outputs.empty() || !node.outputs[0].valid()) {
-        reason = "reaches " + quoted(node) + " on an unexpected input";
-        return false;
-    }
-    if (!extraOutputsUnused(graph, node)) {
-        reason = "reaches " + quoted(node) + ", whose second output is used";
-        return false;
-    }
-    if ((pool || bn || global) && !sameAxis(walk.flowAxis, 1, walk.rank)) {
-        reason = "reaches " + quoted(node) + ", which needs channels on axis 1";
-        return false;
-    }
-    if (flatten) {
+    if (op == "Flatten") {
         walk.rank = 2;
         return true;
     }
-    const auto addParameter = [&](ValueId value, int64_t axis) {
-        walk.parameters.push_back({id, value, axis, ChannelRole::Output});
-    };
-    if (bn) {
-        for (uint32_t i = 1; i < 5 && i < node.inputs.size(); ++i) {
-            const ValueId p = node.inputs[i];
-            if (!isFloatInitializer(graph, p) || !exclusiveTo(graph, p) ||
-                graph.value(p).initializer->numElements() != walk.channels) {
-                reason = "reaches " + quoted(node) + " whose parameters are not " +
-                         std::to_string(walk.channels) + " float values of its own";
-                return false;
-            }
-            addParameter(p, 0);
-        }
-        return true;
+    if (op == "BatchNormalization") {
+        return addBatchNormParameters(graph, id, walk, reason);
     }
-    if (op == "PRelu" || arith) {
-        const ValueId constant = node.inputs[op == "PRelu" ? 1 : 1 - port];
-        if (!isFloatInitializer(graph, constant)) {
-            reason = "reaches " + quoted(node) + " whose constant is not float";
-            return false;
-        }
-        int64_t axis = 0;
-        const ConstantKind kind = classifyConstant(*graph.value(constant).initializer,
-                                                   walk.channels, walk.flowAxis, walk.rank, axis);
-        if (kind == ConstantKind::Other) {
-            reason = "reaches " + quoted(node) + " whose constant is neither per channel nor scalar";
-            return false;
-        }
-        if (kind == ConstantKind::PerChannel) {
-            if (!exclusiveTo(graph, constant)) {
-                reason = "reaches " + quoted(node) + " whose constant is shared with other nodes";
-                return false;
-            }
-            addParameter(constant, axis);
-        }
+    if (op == "PRelu" || op == "Mul" || op == "Add") {
+        return addConstantParameter(graph, id, port, walk, reason);
     }
     return true;
+}
+
+/// Checks the edge node `use.node` as the exit of the walk; on success completes `section`.
+bool checkExit(const Graph& graph, const Node& entryNode, const graph::Use& use, Walk& walk,
+               PruningSection& section, std::string& reason) {
+    const Node& next = graph.node(use.node);
+    KernelInfo exitKernel;
+    std::string exitReason;
+    if (!edgeKernel(graph, use.node, exitKernel, exitReason)) {
+        reason = "reaches " + quoted(next) + ": " + exitReason;
+        return false;
+    }
+    if (use.port != 0) {
+        reason = "reaches " + quoted(next) + " on its weight input";
+        return false;
+    }
+    if (exitKernel.inChannels != walk.channels ||
+        !sameAxis(exitKernel.flowAxis, walk.flowAxis, walk.rank)) {
+        reason = "channel mismatch: " + quoted(next) + " takes " +
+                 std::to_string(exitKernel.inChannels) + " input channels, '" + entryNode.name +
+                 "' gives " + std::to_string(walk.channels);
+        return false;
+    }
+    if (!exclusiveTo(graph, exitKernel.weight)) {
+        reason = "the weights of " + quoted(next) + " are shared with other nodes";
+        return false;
+    }
+    walk.parameters.push_back({use.node, exitKernel.weight, exitKernel.inAxis, ChannelRole::Input});
+    section.exit = use.node;
+    section.parameters = std::move(walk.parameters);
+    return true;
+}
+
+/// Why the walk cannot go on from `flow` (a graph output, not one consumer), or "".
+std::string flowReason(const Graph& graph, ValueId flow) {
+    const Value& value = graph.value(flow);
+    if (isGraphOutput(graph, flow)) {
+        return "'" + value.name + "' is a graph output";
+    }
+    if (value.consumers.empty()) {
+        return "'" + value.name + "' is not used";
+    }
+    if (value.consumers.size() != 1) {
+        return "'" + value.name + "' fans out to " + std::to_string(value.consumers.size()) +
+               " consumers";
+    }
+    return {};
 }
 
 /// Walks forward from `entry`; a section on success, else `reason`.
@@ -376,46 +444,14 @@ bool walkFrom(const Graph& graph, NodeId entry, const KernelInfo& kernel, Prunin
     for (;;) {
         const Value& value = graph.value(flow);
         section.flowValues.push_back(flow);
-        if (isGraphOutput(graph, flow)) {
-            reason = "'" + value.name + "' is a graph output";
-            return false;
-        }
-        if (value.consumers.size() != 1) {
-            reason = value.consumers.empty()
-                         ? "'" + value.name + "' is not used"
-                         : "'" + value.name + "' fans out to " +
-                               std::to_string(value.consumers.size()) + " consumers";
+        reason = flowReason(graph, flow);
+        if (!reason.empty()) {
             return false;
         }
         const graph::Use use = value.consumers[0];
         const Node& next = graph.node(use.node);
         if (isEdgeOpType(next.opType) && next.isDefaultDomain()) {
-            KernelInfo exitKernel;
-            std::string exitReason;
-            if (!edgeKernel(graph, use.node, exitKernel, exitReason)) {
-                reason = "reaches " + quoted(next) + ": " + exitReason;
-                return false;
-            }
-            if (use.port != 0) {
-                reason = "reaches " + quoted(next) + " on its weight input";
-                return false;
-            }
-            if (exitKernel.inChannels != walk.channels ||
-                !sameAxis(exitKernel.flowAxis, walk.flowAxis, walk.rank)) {
-                reason = "channel mismatch: " + quoted(next) + " takes " +
-                         std::to_string(exitKernel.inChannels) + " input channels, '" +
-                         entryNode.name + "' gives " + std::to_string(walk.channels);
-                return false;
-            }
-            if (!exclusiveTo(graph, exitKernel.weight)) {
-                reason = "the weights of " + quoted(next) + " are shared with other nodes";
-                return false;
-            }
-            walk.parameters.push_back(
-                {use.node, exitKernel.weight, exitKernel.inAxis, ChannelRole::Input});
-            section.exit = use.node;
-            section.parameters = std::move(walk.parameters);
-            return true;
+            return checkExit(graph, entryNode, use, walk, section, reason);
         }
         if (!checkIntermediate(graph, use.node, use.port, walk, reason)) {
             return false;
@@ -464,8 +500,7 @@ std::string outsideReason(const Graph& graph, NodeId id) {
 } // namespace
 
 bool isEdgeOpType(std::string_view opType) {
-    return opType == "Conv" || opType == "ConvTranspose" || opType == "Gemm" ||
-           opType == "MatMul";
+    return opType == "Conv" || opType == "ConvTranspose" || opType == "Gemm" || opType == "MatMul";
 }
 
 bool edgeKernel(const Graph& graph, NodeId id, KernelInfo& kernel, std::string& reason) {

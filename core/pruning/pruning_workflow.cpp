@@ -52,8 +52,9 @@ Result<std::vector<std::vector<double>>> hessianPerSection(const hessian::Hessia
     }
     std::vector<std::vector<double>> out;
     for (const std::string& entry : analysis.entryNames) {
-        auto it = std::find_if(scores.targets.begin(), scores.targets.end(),
-                               [&](const hessian::HessianTargetScores& t) { return t.node == entry; });
+        auto it =
+            std::find_if(scores.targets.begin(), scores.targets.end(),
+                         [&](const hessian::HessianTargetScores& t) { return t.node == entry; });
         if (it == scores.targets.end()) {
             return Error(Errc::InvalidArgument, "the scores have no target '" + entry + "'");
         }
@@ -79,6 +80,7 @@ Result<hessian::HessianScores> computeScores(const graph::Graph& graph,
     hr.targetNodes = analysis.entryNames;
     hr.samples = request.samples;
     hr.iterations = request.iterations;
+    hr.earlyStop = request.earlyStop;
     const std::vector<graph::ValueId> inputs = graph.runtimeInputs();
     const int64_t fixed = inputs.empty() ? 0 : runtime::staticBatchSize(graph.value(inputs[0]));
     hr.batch = request.hessianBatch > 0
@@ -96,9 +98,9 @@ Result<hessian::HessianScores> computeScores(const graph::Graph& graph,
     QS_ASSIGN_OR_RETURN(runtime::Dataset data,
                         runtime::loadDataset(graph, source).context("dataset"));
     if (data.samples() < request.samples) {
-        return Error(Errc::InvalidArgument,
-                     "--samples " + std::to_string(request.samples) + " but the dataset has " +
-                         std::to_string(data.samples()) + " samples");
+        return Error(Errc::InvalidArgument, "--samples " + std::to_string(request.samples) +
+                                                " but the dataset has " +
+                                                std::to_string(data.samples()) + " samples");
     }
     QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(graph));
     hessian::TensorBatchSource samples(std::move(data.inputs), hr.batch);
@@ -160,8 +162,51 @@ Result<TargetMemory> parseTargetMemory(std::string_view text) {
     return target;
 }
 
+namespace {
+
+/// The names of the sections' entries and exits, and the SIMD size reported: the override, or the
+/// smallest over the entries.
+void describeSections(PruningAnalysis& analysis, int64_t simdOverride) {
+    const graph::Graph& graph = analysis.graph;
+    analysis.simd = simdOverride;
+    for (const PruningSection& section : analysis.detection.sections) {
+        analysis.entryNames.push_back(graph.node(section.entry).name);
+        analysis.exitNames.push_back(graph.node(section.exit).name);
+        const int64_t simd = analysis.simdByNode[section.entry.index()];
+        if (simdOverride <= 0) {
+            analysis.simd = analysis.simd == 0 ? simd : std::min(analysis.simd, simd);
+        }
+    }
+    if (analysis.simd == 0) {
+        analysis.simd = kDefaultSimdSize;
+    }
+}
+
+/// H_c per section (empty lists unless LFH): precomputed, or from one Hessian service fetch.
+Result<std::vector<std::vector<double>>>
+lfhHessians(PruningAnalysis& analysis, const PruningRequest& request, Progress& progress) {
+    if (request.importance != ImportanceMetric::Lfh || analysis.detection.sections.empty()) {
+        return std::vector<std::vector<double>>(analysis.detection.sections.size());
+    }
+    hessian::HessianScores scores;
+    if (request.scores) {
+        scores = *request.scores;
+    } else {
+        SubProgress scoring(progress, 0.02, 0.98);
+        QS_ASSIGN_OR_RETURN(scores, computeScores(analysis.graph, request, analysis, scoring));
+    }
+    analysis.samples = static_cast<int64_t>(scores.sampleIndices.size());
+    analysis.notes.insert(analysis.notes.end(), scores.notes.begin(), scores.notes.end());
+    return hessianPerSection(scores, analysis).context("LFH scores");
+}
+
+} // namespace
+
 Result<PruningAnalysis> analyzePruning(const graph::Graph& model, const PruningRequest& request,
                                        Progress& progress) {
+    if (request.simd < 0) {
+        return Error(Errc::InvalidArgument, "--simd must be positive");
+    }
     PruningAnalysis analysis;
     SubProgress detectStage(progress, 0.0, 0.02);
     detectStage.report(0.0, "pruning sections");
@@ -176,38 +221,13 @@ Result<PruningAnalysis> analyzePruning(const graph::Graph& model, const PruningR
     QS_TRY(checkCancelled(progress));
     QS_ASSIGN_OR_RETURN(const quantization::HWConfig hw,
                         quantization::HWConfig::fromArgument(request.hw).context("--hw"));
-    if (request.simd < 0) {
-        return Error(Errc::InvalidArgument, "--simd must be positive");
-    }
     analysis.simdByNode = simdSizesByNode(hw, graph, request.simd);
     analysis.simdPadding = request.simdPadding;
     analysis.metric = request.importance;
-    analysis.simd = request.simd;
-    for (const PruningSection& section : analysis.detection.sections) {
-        analysis.entryNames.push_back(graph.node(section.entry).name);
-        analysis.exitNames.push_back(graph.node(section.exit).name);
-        const int64_t simd = analysis.simdByNode[section.entry.index()];
-        analysis.simd = request.simd > 0 ? request.simd
-                                         : (analysis.simd == 0 ? simd : std::min(analysis.simd, simd));
-    }
-    if (analysis.simd == 0) {
-        analysis.simd = request.simd > 0 ? request.simd : kDefaultSimdSize;
-    }
-    std::vector<std::vector<double>> hessianScores(analysis.detection.sections.size());
+    describeSections(analysis, request.simd);
     const Clock::time_point start = Clock::now();
-    if (request.importance == ImportanceMetric::Lfh && !analysis.detection.sections.empty()) {
-        hessian::HessianScores scores;
-        if (request.scores) {
-            scores = *request.scores;
-        } else {
-            SubProgress scoring(progress, 0.02, 0.98);
-            QS_ASSIGN_OR_RETURN(scores, computeScores(graph, request, analysis, scoring));
-        }
-        analysis.samples = static_cast<int64_t>(scores.sampleIndices.size());
-        analysis.notes.insert(analysis.notes.end(), scores.notes.begin(), scores.notes.end());
-        QS_ASSIGN_OR_RETURN(hessianScores,
-                            hessianPerSection(scores, analysis).context("LFH scores"));
-    }
+    QS_ASSIGN_OR_RETURN(const std::vector<std::vector<double>> hessianScores,
+                        lfhHessians(analysis, request, progress));
     QS_TRY(checkCancelled(progress));
     std::mt19937_64 rng(request.seed);
     for (size_t s = 0; s < analysis.detection.sections.size(); ++s) {

@@ -39,9 +39,12 @@ struct PruningRequest {
     ImportanceMetric importance = ImportanceMetric::Lfh;
     int64_t samples = 32; ///< MCT's num_score_approximations
     int iterations = hessian::kDefaultHessianIterations;
-    int64_t hessianBatch = 0; ///< 0: the input's static batch, else min(32, samples)
-    uint64_t seed = 0;        ///< Rademacher draws (lfh) or the random scores
-    std::vector<std::string> lock;                    ///< entries never pruned
+    /// MCT's weights-mode rule (reference §1.5): after 10 iterations a batch stops once the
+    /// scores change by less than 1e-3 relative.
+    bool earlyStop = true;
+    int64_t hessianBatch = 0;      ///< 0: the input's static batch, else min(32, samples)
+    uint64_t seed = 0;             ///< Rademacher draws (lfh) or the random scores
+    std::vector<std::string> lock; ///< entries never pruned
     std::vector<std::pair<std::string, int64_t>> keep; ///< entries with a fixed kept count
     runtime::DatasetRequest dataset;                   ///< the samples of the LFH scores
     /// Precomputed weights-mode per-channel scores (`--scores-in`) instead of a Hessian run.
@@ -77,11 +80,11 @@ struct PruningInfo {
 
 struct PruningOutcome {
     int64_t targetBytes = 0;
-    int64_t denseBytes = 0;        ///< every float initializer, unpadded
-    int64_t minimumBytes = 0;      ///< one SIMD group per free entry
-    int64_t prunedBytes = 0;       ///< as the memory calculator counts (padded if asked)
-    int64_t prunedGraphBytes = 0;  ///< the pruned graph's float initializers, unpadded
-    std::vector<int64_t> kept;     ///< per section
+    int64_t denseBytes = 0;       ///< every float initializer, unpadded
+    int64_t minimumBytes = 0;     ///< one SIMD group per free entry
+    int64_t prunedBytes = 0;      ///< as the memory calculator counts (padded if asked)
+    int64_t prunedGraphBytes = 0; ///< the pruned graph's float initializers, unpadded
+    std::vector<int64_t> kept;    ///< per section
     std::vector<EntryConstraint> constraints;
     std::vector<int64_t> sectionBytesBefore; ///< the section members' weights, dense
     std::vector<int64_t> sectionBytesAfter;

@@ -84,8 +84,12 @@ std::string pruningText(const pruning::PruningAnalysis& analysis,
     }
     const auto ew = static_cast<int>(entryWidth);
     const auto xw = static_cast<int>(exitWidth);
-    out << std::left << std::setw(ew) << "entry" << "  " << std::setw(xw) << "exit" << "  "
-        << std::setw(11) << "kept/total" << "  " << std::setw(12) << "before" << "  " << "after\n";
+    out << std::left << std::setw(ew) << "entry"
+        << "  " << std::setw(xw) << "exit"
+        << "  " << std::setw(11) << "kept/total"
+        << "  " << std::setw(12) << "before"
+        << "  "
+        << "after\n";
     for (size_t s = 0; s < analysis.entryNames.size(); ++s) {
         std::ostringstream kept;
         kept << outcome.kept[s] << '/' << analysis.detection.sections[s].channels;
@@ -98,8 +102,8 @@ std::string pruningText(const pruning::PruningAnalysis& analysis,
             mark = "  (fixed)";
         }
         out << std::left << std::setw(ew) << analysis.entryNames[s] << "  " << std::setw(xw)
-            << analysis.exitNames[s] << "  " << std::setw(11) << kept.str() << "  "
-            << std::setw(12) << megabytes(outcome.sectionBytesBefore[s]) << "  "
+            << analysis.exitNames[s] << "  " << std::setw(11) << kept.str() << "  " << std::setw(12)
+            << megabytes(outcome.sectionBytesBefore[s]) << "  "
             << megabytes(outcome.sectionBytesAfter[s]) << mark << '\n';
     }
     const double ratio = outcome.denseBytes > 0 ? static_cast<double>(outcome.prunedBytes) /
@@ -108,8 +112,8 @@ std::string pruningText(const pruning::PruningAnalysis& analysis,
     out << analysis.entryNames.size() << " pruning sections; importance "
         << pruning::importanceName(analysis.metric) << ", SIMD " << analysis.simd
         << (analysis.simdPadding ? " (padded)" : "") << '\n';
-    out << "dense " << outcome.denseBytes << " bytes, pruned " << outcome.prunedBytes
-        << " bytes (" << std::fixed << std::setprecision(1) << ratio * 100.0 << " %), target "
+    out << "dense " << outcome.denseBytes << " bytes, pruned " << outcome.prunedBytes << " bytes ("
+        << std::fixed << std::setprecision(1) << ratio * 100.0 << " %), target "
         << outcome.targetBytes << " bytes, minimum " << outcome.minimumBytes << " bytes\n";
     return out.str();
 }

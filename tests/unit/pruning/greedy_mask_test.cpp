@@ -1,9 +1,8 @@
 // The greedy grow-back: memory <= target and maximal, pruned scores below kept scores per entry,
 // group 0 always kept, locks and fixed counts, the minimum in the error of an unreachable target.
-#include "pruning_test_models.h"
-
 #include "core/pruning/greedy_mask.h"
 #include "core/pruning/pruning_workflow.h"
+#include "pruning_test_models.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,6 @@
 // MCT's memory calculator cases and the incremental count against a full recount.
-#include "pruning_test_models.h"
-
 #include "core/pruning/memory_calculator.h"
+#include "pruning_test_models.h"
 
 #include <gtest/gtest.h>
 
@@ -46,7 +45,8 @@ TEST(MemoryCalculator, PaddingRoundsEveryOutputChannelAxisUp) {
     const MemoryCalculator memory(graph, detection, simdEverywhere(graph, 4), true);
     // SIMD 4: conv1 5 -> 8 channels, bn/prelu/mul 5 -> 8, conv2 2 -> 4 out (in 5), conv3 4, fc 3
     // -> 4 outputs; the scalar Add constant is not padded.
-    const int64_t expected = (27 * 8 + 8) + 4 * 8 + 8 + 8 + 1 + 5 * 4 * 9 + (2 * 4 + 4) + (4 * 4 + 4);
+    const int64_t expected =
+        (27 * 8 + 8) + 4 * 8 + 8 + 8 + 1 + 5 * 4 * 9 + (2 * 4 + 4) + (4 * 4 + 4);
     EXPECT_EQ(memory.parameters({5, 2}), expected);
 }
 
@@ -61,7 +61,8 @@ TEST(MemoryCalculator, IncrementalEqualsFullRecountAfterEveryStep) {
             for (int step = 0; step < 200; ++step) {
                 const int s = static_cast<int>(rng() % detection.sections.size());
                 const int64_t channels = detection.sections[static_cast<size_t>(s)].channels;
-                memory.setKept(s, 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(channels)));
+                memory.setKept(s,
+                               1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(channels)));
                 ASSERT_EQ(memory.current(), memory.parameters(memory.kept())) << "step " << step;
             }
         }

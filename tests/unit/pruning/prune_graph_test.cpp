@@ -1,11 +1,10 @@
 // The pruned graph equals the dense graph whose pruned channels are forced to zero where they
 // enter the exit (after BatchNormalization, PRelu and the per-channel constants), on our
 // executor; it verifies, exports checker-clean and re-imports with the pruned shapes.
-#include "pruning_test_models.h"
-
 #include "core/onnx/model_io.h"
 #include "core/pruning/prune_graph.h"
 #include "core/pruning/pruning_workflow.h"
+#include "pruning_test_models.h"
 
 #include <gtest/gtest.h>
 
@@ -28,7 +27,8 @@ graph::Graph zeroedReference(const graph::Graph& graph, const SectionDetection& 
         int64_t inner = 1;
         int64_t outer = 1;
         for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i) {
-            (i < exitWeight.axis ? outer : inner) *= i == exitWeight.axis ? 1 : dims[static_cast<size_t>(i)];
+            (i < exitWeight.axis ? outer : inner) *=
+                i == exitWeight.axis ? 1 : dims[static_cast<size_t>(i)];
         }
         const int64_t size = dims[static_cast<size_t>(exitWeight.axis)];
         for (int64_t o = 0; o < outer; ++o) {
@@ -103,9 +103,9 @@ TEST(PruneGraph, ExportPassesTheCheckerAndReimportsWithPrunedShapes) {
     EXPECT_EQ(reimported.value(*reimported.findValue("bn_scale")).initializer->numElements(),
               kept(masks[0]));
     const runtime::Tensor x = testing::randomInputs(graph, 2, 3);
-    EXPECT_LT(testing::maxAbsDiff(testing::runGraph(reimported, x)[0],
-                                  testing::runGraph(pruned, x)[0]),
-              1e-6);
+    EXPECT_LT(
+        testing::maxAbsDiff(testing::runGraph(reimported, x)[0], testing::runGraph(pruned, x)[0]),
+        1e-6);
 }
 
 TEST(PruningWorkflow, LfhOnRandomSamplesMeetsTheTargetAndPrunes) {

@@ -1,10 +1,9 @@
 // Pruning sections on hand-built graphs: chains with per-channel intermediates and a shared node,
 // residual Add, Concat, fan-out, Flatten -> Gemm, depthwise in the middle, Gemm/MatMul chains.
-#include "pruning_test_models.h"
-
 #include "core/graph/graph_builder.h"
 #include "core/pruning/prepare_graph.h"
 #include "core/pruning/pruning_section.h"
+#include "pruning_test_models.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +14,8 @@ std::string nameOf(const graph::Graph& graph, graph::NodeId id) {
     return graph.node(id).name;
 }
 
-std::string reasonOf(const graph::Graph& graph, const SectionDetection& d, const std::string& node) {
+std::string reasonOf(const graph::Graph& graph, const SectionDetection& d,
+                     const std::string& node) {
     return d.notPrunableReason[graph.findNode(node)->index()];
 }
 
@@ -85,7 +85,7 @@ TEST(PruningSection, GlobalPoolThenFlattenKeepsTheChannels) {
     ASSERT_EQ(d.sections.size(), 1U);
     EXPECT_EQ(nameOf(graph, d.sections[0].entry), "conv");
     EXPECT_EQ(nameOf(graph, d.sections[0].exit), "fc");
-    EXPECT_EQ(d.sections[0].intermediates.size(), 4U); // bn, relu, gap, flatten
+    EXPECT_EQ(d.sections[0].intermediates.size(), 4U);  // bn, relu, gap, flatten
     EXPECT_EQ(d.sections[0].parameters.back().axis, 1); // transB: B [N, K]
 }
 
@@ -135,9 +135,9 @@ TEST(PruningSection, SharedBiasesThroughIdentityAreUntied) {
     ASSERT_EQ(d.sections.size(), 1U);
     EXPECT_EQ(nameOf(prepared, d.sections[0].entry), "conv1");
     const runtime::Tensor in = testing::randomInputs(graph, 2, 1);
-    EXPECT_LT(testing::maxAbsDiff(testing::runGraph(graph, in)[0],
-                                  testing::runGraph(prepared, in)[0]),
-              1e-7);
+    EXPECT_LT(
+        testing::maxAbsDiff(testing::runGraph(graph, in)[0], testing::runGraph(prepared, in)[0]),
+        1e-7);
 }
 
 } // namespace
