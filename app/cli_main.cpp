@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     commands.push_back(addHessianCommand(app));
     commands.push_back(addHawqCommand(app));
     commands.push_back(addEvaluateCommand(app));
+    commands.push_back(addPruneCommand(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -91,5 +91,7 @@ Command addEvaluateCommand(CLI::App& parent);
 
 /// `hawq MODEL ...` (hawq_command.cpp).
 Command addHawqCommand(CLI::App& parent);
+/// `prune MODEL --target-memory ...` (prune_command.cpp).
+Command addPruneCommand(CLI::App& parent);
 
 } // namespace qs::cli

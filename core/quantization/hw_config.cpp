@@ -85,6 +85,15 @@ Result<void> setLevel(QuantizerConfig& config, const Json& item, std::string_vie
     return {};
 }
 
+Result<void> setSimdSize(QuantizerConfig& config, const Json& item, std::string_view origin,
+                         const std::string& field) {
+    if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 4096) {
+        return fieldError(origin, field, "expected an integer SIMD size 1..4096");
+    }
+    config.simdSize = item.get<int>();
+    return {};
+}
+
 /// Sets one field of `config` from one JSON value of an alias body.
 Result<void> applyAliasField(QuantizerConfig& config, const std::string& key, const Json& item,
                              std::string_view origin, const std::string& keyField) {
@@ -98,6 +107,7 @@ Result<void> applyAliasField(QuantizerConfig& config, const std::string& key, co
         {"signedness_to_force", setSignedness},
         {"level_low", setLevel},
         {"level_high", setLevel},
+        {"simd_size", setSimdSize},
     };
     auto it = kSetters.find(key);
     if (it == kSetters.end()) {

@@ -22,6 +22,9 @@ struct QuantizerConfig {
     std::optional<bool> signednessToForce; ///< nullopt: decided from statistics
     bool perChannel = false;
     bool narrowRange = false;
+    /// MCT's simd_size of the op config ("simd_size" in a HW config body); 0 = the default of
+    /// the bit width (core/pruning/simd_size.h). Only pruning reads it.
+    int simdSize = 0;
 
     bool operator==(const QuantizerConfig&) const = default;
 
