@@ -1,5 +1,6 @@
 #include "core/pruning/prepare_graph.h"
 
+#include "core/graph/op_facts.h"
 #include "core/pruning/pruning_section.h"
 
 #include <algorithm>
@@ -12,19 +13,11 @@ namespace {
 using graph::NodeId;
 using graph::ValueId;
 
-constexpr std::array<std::string_view, 13> kUntiedOps = {"BatchNormalization",
-                                                         "PRelu",
-                                                         "Mul",
-                                                         "Add",
-                                                         "Clip",
-                                                         "Conv",
-                                                         "ConvTranspose",
-                                                         "Gemm",
-                                                         "MatMul",
-                                                         "LeakyRelu",
-                                                         "HardSigmoid",
-                                                         "Dropout",
-                                                         "Identity"};
+/// Ops whose constants a pruned channel slices: the entries and exits, and the per-channel ops
+/// (graph/op_facts.cpp's pruning roles).
+bool untiesConstants(std::string_view opType) {
+    return graph::opFacts(opType).pruningRole != graph::PruningRole::Blocks;
+}
 
 bool isGraphOutput(const graph::Graph& graph, ValueId id) {
     return std::find(graph.outputs().begin(), graph.outputs().end(), id) != graph.outputs().end();
@@ -81,8 +74,7 @@ int untieSharedConstants(graph::Graph& graph) {
     int count = 0;
     for (const NodeId id : graph.nodeIds()) {
         const graph::Node& node = graph.node(id);
-        if (!node.isDefaultDomain() ||
-            std::find(kUntiedOps.begin(), kUntiedOps.end(), node.opType) == kUntiedOps.end()) {
+        if (!node.isDefaultDomain() || !untiesConstants(node.opType)) {
             continue;
         }
         for (uint32_t port = 0; port < graph.node(id).inputs.size(); ++port) {

@@ -1,5 +1,7 @@
 #include "core/pruning/pruning_section.h"
 
+#include "core/graph/op_facts.h"
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -219,9 +221,10 @@ ConstantKind classifyConstant(const graph::TensorData& data, int64_t channels, i
     return ConstantKind::PerChannel;
 }
 
-constexpr std::array<std::string_view, 9> kElementwise = {"Relu",    "LeakyRelu",   "Clip",
-                                                          "Sigmoid", "HardSigmoid", "HardSwish",
-                                                          "Dropout", "Identity",    "PRelu"};
+/// An op that acts per channel or element-wise (graph/op_facts.cpp's pruning role).
+bool isPerChannelOp(std::string_view opType) {
+    return graph::opFacts(opType).pruningRole == graph::PruningRole::PerChannel;
+}
 
 /// The state of one forward walk from an entry.
 struct Walk {
@@ -259,10 +262,7 @@ std::string opKindReason(const Graph& graph, const Node& node, const Walk& walk)
     // channels on axis 1: Conv -> GlobalAveragePool -> Flatten -> Gemm is a section (a Flatten
     // of real spatial dims is not: the Gemm then takes C*H*W inputs).
     const bool known =
-        std::find(kElementwise.begin(), kElementwise.end(), op) != kElementwise.end() ||
-        op == "MaxPool" || op == "AveragePool" || op == "Mul" || op == "Add" ||
-        op == "BatchNormalization" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
-        (op == "Flatten" && flattenKeepsChannels(graph, node, walk));
+        isPerChannelOp(op) || (op == "Flatten" && flattenKeepsChannels(graph, node, walk));
     if (known) {
         return {};
     }
@@ -486,12 +486,7 @@ std::string outsideReason(const Graph& graph, NodeId id) {
             return reason;
         }
     }
-    const bool whitelisted =
-        std::find(kElementwise.begin(), kElementwise.end(), node.opType) != kElementwise.end() ||
-        node.opType == "MaxPool" || node.opType == "AveragePool" || node.opType == "Mul" ||
-        node.opType == "Add" || node.opType == "BatchNormalization" ||
-        node.opType == "GlobalAveragePool" || node.opType == "GlobalMaxPool";
-    if (whitelisted) {
+    if (isPerChannelOp(node.opType)) {
         return "per-channel op outside any entry-to-exit path";
     }
     return node.opType + " is not a per-channel op (it may mix or reshape channels)";

@@ -40,7 +40,8 @@ TEST(OpFacts, NncfPatternListsAndPruningWhitelist) {
     // The intermediates a pruning section may hold; Concat and Softmax end one.
     for (const char* op :
          {"BatchNormalization", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
-          "PRelu", "Mul", "Add", "MaxPool", "AveragePool", "Dropout", "Identity"}) {
+          "PRelu", "Mul", "Add", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+          "Dropout", "Identity"}) {
         EXPECT_EQ(opFacts(op).pruningRole, PruningRole::PerChannel) << op;
     }
     EXPECT_EQ(opFacts("Concat").pruningRole, PruningRole::Blocks);
