@@ -3,6 +3,7 @@
 // answer without a display.
 
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/graph_page.h"
@@ -71,6 +72,12 @@ void describeCommandLine(QCommandLineParser& parser) {
         QStringLiteral("calibrate-random"),
         QCoreApplication::translate("main", "Calibrate the opened model on N random samples and "
                                             "show the SQNR overlay."),
+        QStringLiteral("N")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("hessian-random"),
+        QCoreApplication::translate("main", "Compute the opened model's Hessian scores on N "
+                                            "random samples (10 iterations) and show the "
+                                            "sensitivity overlay and dock."),
         QStringLiteral("N")));
 }
 
@@ -166,6 +173,16 @@ int main(int argc, char** argv) {
         }
         window.feature<qs::ui::CalibrationController>().calibrateOnOpen(samples);
         window.feature<qs::ui::SqnrOverlayFeature>().overlayAction()->setChecked(true);
+    }
+    if (parser.isSet(QStringLiteral("hessian-random"))) {
+        bool ok = false;
+        const qint64 samples = parser.value(QStringLiteral("hessian-random")).toLongLong(&ok);
+        if (!ok || samples <= 0) {
+            qCritical("--hessian-random needs a positive number of samples");
+            return 2;
+        }
+        constexpr int kQuickIterations = 10;
+        window.feature<qs::ui::HessianController>().computeOnOpen(samples, kQuickIterations);
     }
     window.show();
     if (const QStringList scopes = parser.values(QStringLiteral("expand")); !scopes.isEmpty()) {

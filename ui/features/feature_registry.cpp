@@ -2,6 +2,7 @@
 
 #include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
+#include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 
@@ -13,6 +14,7 @@ QList<Feature*> createFeatures(const FeatureContext& context) {
         new Fp16ExportFeature(context),
         new CalibrationController(context),
         new SqnrOverlayFeature(context),
+        new HessianController(context),
     };
 }
 
