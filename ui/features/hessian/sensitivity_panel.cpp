@@ -44,6 +44,8 @@ void SensitivityChart::setBars(std::vector<Bar> bars) {
             high = std::max(high, std::log10(bar.score));
         }
     }
+    m_lowLog = std::isfinite(low) ? low : 0.0;
+    m_highLog = std::isfinite(high) ? high : 0.0;
     m_lowDecade = std::isfinite(low) ? std::floor(low) : 0.0;
     m_highDecade = std::isfinite(high) ? std::ceil(high) : 1.0;
     if (m_highDecade <= m_lowDecade) {
@@ -112,7 +114,7 @@ void SensitivityChart::paintEvent(QPaintEvent*) {
                          Qt::AlignVCenter | Qt::AlignRight,
                          metrics.elidedText(bar.node, Qt::ElideMiddle, kNameWidth - kPad));
         const double l = bar.score > 0 ? std::log10(bar.score) : m_lowDecade;
-        const double t = (l - m_lowDecade) / span;
+        const double t = m_highLog > m_lowLog ? (l - m_lowLog) / (m_highLog - m_lowLog) : 1.0;
         const QRectF box(left, row.top() + 3, std::max(1.0, xOf(l) - left), row.height() - 6);
         painter.setPen(Qt::NoPen);
         painter.setBrush(sensitivityColor(t));
