@@ -10,7 +10,12 @@ namespace qs::report {
 
 Result<std::optional<AccuracyComparison>> calibrationAccuracy(
     const quantization::CalibrationOutcome& outcome) {
-    const std::optional<quantization::LabelledScores>& labelled = outcome.simulation.labelled;
+    return simulationAccuracy(outcome.simulation);
+}
+
+Result<std::optional<AccuracyComparison>> simulationAccuracy(
+    const quantization::SimulationReport& simulation) {
+    const std::optional<quantization::LabelledScores>& labelled = simulation.labelled;
     if (!labelled) {
         return std::optional<AccuracyComparison>();
     }

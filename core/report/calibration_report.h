@@ -19,8 +19,12 @@ struct AccuracyComparison {
     Accuracy compressed; ///< the quantized (or weight-compressed) model
 };
 
-/// The accuracies of a calibration's simulation, nothing when its dataset had no labels; labels
-/// outside the output's class range are an error naming both numbers.
+/// The accuracies of a simulation, nothing when its dataset had no labels; labels outside the
+/// output's class range are an error naming both numbers.
+Result<std::optional<AccuracyComparison>> simulationAccuracy(
+    const quantization::SimulationReport& simulation);
+
+/// simulationAccuracy() of the calibration's simulation.
 Result<std::optional<AccuracyComparison>> calibrationAccuracy(
     const quantization::CalibrationOutcome& outcome);
 
