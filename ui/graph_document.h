@@ -12,13 +12,12 @@
 #include "core/support/progress.h"
 #include "core/support/result.h"
 
-#include <nlohmann/json.hpp>
-
 #include <QList>
 #include <QObject>
 #include <QPair>
 #include <QString>
 #include <QUndoStack>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <memory>

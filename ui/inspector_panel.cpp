@@ -128,9 +128,8 @@ protected:
         painter.setBrush(palette().color(QPalette::Highlight));
         for (size_t i = 0; i < m_values.size(); ++i) {
             const double h = top > 0 ? area.height() * std::max(0.0, m_values[i]) / top : 0.0;
-            painter.drawRect(QRectF(area.left() + step * static_cast<double>(i),
-                                    area.bottom() - h, std::max(1.0, step - (step > 3 ? 1 : 0)),
-                                    h));
+            painter.drawRect(QRectF(area.left() + step * static_cast<double>(i), area.bottom() - h,
+                                    std::max(1.0, step - (step > 3 ? 1 : 0)), h));
         }
     }
 

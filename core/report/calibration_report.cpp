@@ -8,13 +8,13 @@
 
 namespace qs::report {
 
-Result<std::optional<AccuracyComparison>> calibrationAccuracy(
-    const quantization::CalibrationOutcome& outcome) {
+Result<std::optional<AccuracyComparison>>
+calibrationAccuracy(const quantization::CalibrationOutcome& outcome) {
     return simulationAccuracy(outcome.simulation);
 }
 
-Result<std::optional<AccuracyComparison>> simulationAccuracy(
-    const quantization::SimulationReport& simulation) {
+Result<std::optional<AccuracyComparison>>
+simulationAccuracy(const quantization::SimulationReport& simulation) {
     const std::optional<quantization::LabelledScores>& labelled = simulation.labelled;
     if (!labelled) {
         return std::optional<AccuracyComparison>();

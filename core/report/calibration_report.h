@@ -21,12 +21,12 @@ struct AccuracyComparison {
 
 /// The accuracies of a simulation, nothing when its dataset had no labels; labels outside the
 /// output's class range are an error naming both numbers.
-Result<std::optional<AccuracyComparison>> simulationAccuracy(
-    const quantization::SimulationReport& simulation);
+Result<std::optional<AccuracyComparison>>
+simulationAccuracy(const quantization::SimulationReport& simulation);
 
 /// simulationAccuracy() of the calibration's simulation.
-Result<std::optional<AccuracyComparison>> calibrationAccuracy(
-    const quantization::CalibrationOutcome& outcome);
+Result<std::optional<AccuracyComparison>>
+calibrationAccuracy(const quantization::CalibrationOutcome& outcome);
 
 /// {"float": Accuracy, "<compressedName>": Accuracy}.
 nlohmann::json toJson(const AccuracyComparison& accuracy,

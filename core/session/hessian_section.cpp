@@ -133,8 +133,9 @@ Result<HessianSection> hessianSectionFromJson(const nlohmann::json& json) {
     if (!json.contains("scores")) {
         return Error(Errc::InvalidArgument, "malformed hessian section: no \"scores\"");
     }
-    QS_ASSIGN_OR_RETURN(section.scores, report::hessianScoresFromJson(json.at("scores"))
-                                            .context("hessian section \"scores\""));
+    QS_ASSIGN_OR_RETURN(
+        section.scores,
+        report::hessianScoresFromJson(json.at("scores")).context("hessian section \"scores\""));
     return section;
 }
 

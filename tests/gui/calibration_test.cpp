@@ -333,18 +333,17 @@ TEST(CalibrationWindowTest, LabelledDataShowsFloatAndQuantizedAccuracy) {
     MainWindow window(settings, std::make_unique<Recorder>(errors));
     window.openModel(models + QStringLiteral("digits_cnn.onnx"));
     ASSERT_TRUE(QTest::qWaitFor(
-        [&] { return !window.session().isOpening() && window.session().document(); },
-        kTimeoutMs));
+        [&] { return !window.session().isOpening() && window.session().document(); }, kTimeoutMs));
     CalibrationController& calibration = window.feature<CalibrationController>();
     CalibrationRequest request;
     request.dataset.npyFiles = {(models + QStringLiteral("digits_test_inputs.npy")).toStdString()};
-    request.dataset.labelsNpy =
-        (models + QStringLiteral("digits_test_labels.npy")).toStdString();
+    request.dataset.labelsNpy = (models + QStringLiteral("digits_test_labels.npy")).toStdString();
     request.dataset.maxSamples = 360;
     QSignalSpy finished(&calibration, &CalibrationController::calibrationFinished);
     ASSERT_TRUE(calibration.calibrate(request));
     ASSERT_TRUE(finished.wait(kTimeoutMs));
-    ASSERT_TRUE(finished.front().front().toBool()) << finished.front().at(1).toString().toStdString();
+    ASSERT_TRUE(finished.front().front().toBool())
+        << finished.front().at(1).toString().toStdString();
     const QString summary = window.quantizerPanel().calibrationSummary();
     EXPECT_TRUE(summary.contains(QStringLiteral("top-1 accuracy: float 98.33 %, quantized")))
         << summary.toStdString();

@@ -165,8 +165,7 @@ TEST_F(HessianGuiTest, ScoresFillTheDockTheOverlayAndTheInspector) {
 
     // A click on the top bar selects its op in the graph, and the Inspector shows its score.
     const QString node = chart.bars().front().node;
-    QTest::mouseClick(&hessian().panel().chart(), Qt::LeftButton, {},
-                      chart.rowRect(0).center());
+    QTest::mouseClick(&hessian().panel().chart(), Qt::LeftButton, {}, chart.rowRect(0).center());
     ASSERT_TRUE(QTest::qWaitFor(
         [&] {
             const QList<QGraphicsItem*> selected = m_window.graphPage().scene()->selectedItems();
@@ -174,11 +173,10 @@ TEST_F(HessianGuiTest, ScoresFillTheDockTheOverlayAndTheInspector) {
                    static_cast<NodeItem*>(selected.front())->content().fullName == node;
         },
         kTimeoutMs));
-    const QString score =
-        m_window.inspector().value(QStringLiteral("Sensitivity (Hessian)"), QStringLiteral("Score"));
+    const QString score = m_window.inspector().value(QStringLiteral("Sensitivity (Hessian)"),
+                                                     QStringLiteral("Score"));
     ASSERT_FALSE(score.isNull()) << m_window.inspector().title().toStdString();
-    EXPECT_NEAR(score.toDouble(), chart.bars().front().score,
-                1e-3 * chart.bars().front().score);
+    EXPECT_NEAR(score.toDouble(), chart.bars().front().score, 1e-3 * chart.bars().front().score);
     const hessian::HessianTargetScores* target = result->target(node.toStdString());
     ASSERT_NE(target, nullptr);
     EXPECT_EQ(m_window.inspector()
@@ -252,9 +250,9 @@ TEST_F(HessianGuiTest, ScoresAreSavedInTheSessionAndTurnStaleWithTheirDataset) {
     ASSERT_TRUE(rows.ok());
     QFile::remove(npy);
     ASSERT_TRUE(runtime::writeNpy(*rows, std::filesystem::path(npy.toStdString())).ok());
-    std::filesystem::last_write_time(
-        npy.toStdString(),
-        std::filesystem::last_write_time(npy.toStdString()) + std::chrono::seconds(5));
+    std::filesystem::last_write_time(npy.toStdString(),
+                                     std::filesystem::last_write_time(npy.toStdString()) +
+                                         std::chrono::seconds(5));
     EXPECT_TRUE(isSensitivityStale(document(), *restored));
     hessian().panel().refresh();
     EXPECT_TRUE(hessian().panel().summary().startsWith(QStringLiteral("Stale")));

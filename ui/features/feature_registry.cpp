@@ -9,6 +9,8 @@
 namespace qs::ui {
 
 QList<Feature*> createFeatures(const FeatureContext& context) {
+    // One feature per line (the order is their place in the menus).
+    // clang-format off
     return {
         new WeightCompressionController(context),
         new Fp16ExportFeature(context),
@@ -16,6 +18,7 @@ QList<Feature*> createFeatures(const FeatureContext& context) {
         new SqnrOverlayFeature(context),
         new HessianController(context),
     };
+    // clang-format on
 }
 
 } // namespace qs::ui

@@ -68,7 +68,8 @@ QString outputMetricsText(const quantization::SimulationReport& report) {
         }
         parts.push_back(text);
     }
-    if (auto accuracy = report::simulationAccuracy(report); accuracy.ok() && accuracy->has_value()) {
+    if (auto accuracy = report::simulationAccuracy(report);
+        accuracy.ok() && accuracy->has_value()) {
         const report::AccuracyComparison& a = **accuracy;
         parts.push_back(tr("top-1 accuracy: float %1 %, quantized %2 % (%3 labelled)")
                             .arg(QString::number(a.floatModel.top1() * 100, 'f', 2),

@@ -25,8 +25,8 @@ Result<hessian::HessianScores> HessianCache::fetch(const graph::Graph& graph,
                             runtime::loadDataset(graph, dataset).context("dataset"));
         // The service re-batches to the Hessian batch; the source's own batch does not matter.
         m_service.reset();
-        m_source = std::make_unique<hessian::TensorBatchSource>(std::move(data.inputs),
-                                                                std::max<int64_t>(1, request.batch));
+        m_source = std::make_unique<hessian::TensorBatchSource>(
+            std::move(data.inputs), std::max<int64_t>(1, request.batch));
         m_service = std::make_unique<hessian::HessianService>(*m_executor, *m_source);
         m_datasetKey = key;
     }

@@ -43,8 +43,7 @@ HessianController::HessianController(const FeatureContext& context)
     connect(&m_context.session, &Session::documentChanged, this,
             &HessianController::onDocumentChanged);
     connect(m_panel, &SensitivityPanel::computeRequested, this, &HessianController::showDialog);
-    connect(&m_panel->chart(), &SensitivityChart::barClicked, this,
-            &HessianController::selectNode);
+    connect(&m_panel->chart(), &SensitivityChart::barClicked, this, &HessianController::selectNode);
     connect(m_context.page.scene(), &QGraphicsScene::selectionChanged, this,
             &HessianController::followSelection);
 }

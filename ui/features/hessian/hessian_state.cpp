@@ -48,11 +48,12 @@ std::optional<DocumentState::NodeDetails> HessianState::nodeDetails(const QStrin
     details.section = QObject::tr("Sensitivity (Hessian)");
     const double score = SensitivityResult::perTensorScore(*target);
     details.rows.push_back({QObject::tr("Score"), QString::number(score, 'g', 4)});
-    details.rows.push_back(
-        {QObject::tr("log10"), score > 0 ? QString::number(std::log10(score), 'f', 2) : QStringLiteral("-inf")});
+    details.rows.push_back({QObject::tr("log10"), score > 0
+                                                      ? QString::number(std::log10(score), 'f', 2)
+                                                      : QStringLiteral("-inf")});
     details.rows.push_back({QObject::tr("Tensor"), qs(target->tensor)});
-    details.rows.push_back({QObject::tr("Samples"),
-                            QString::number(m_result->scores.sampleIndices.size())});
+    details.rows.push_back(
+        {QObject::tr("Samples"), QString::number(m_result->scores.sampleIndices.size())});
     details.rows.push_back({QObject::tr("Dataset"), qs(m_result->dataset)});
     std::vector<double> channels = target->mean();
     details.rows.push_back({QObject::tr("Channels"), QString::number(channels.size())});

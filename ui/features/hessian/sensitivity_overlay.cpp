@@ -32,11 +32,8 @@ constexpr int kLegendMessageHeight = 28;
 constexpr int kTextPad = 6;
 
 /// Matplotlib's "plasma" at five stops: dark blue-purple, purple, pink, orange, yellow.
-constexpr std::array<std::array<int, 3>, 5> kRamp{{{13, 8, 135},
-                                                   {126, 3, 168},
-                                                   {204, 71, 120},
-                                                   {248, 149, 64},
-                                                   {240, 249, 33}}};
+constexpr std::array<std::array<int, 3>, 5> kRamp{
+    {{13, 8, 135}, {126, 3, 168}, {204, 71, 120}, {248, 149, 64}, {240, 249, 33}}};
 
 QRectF frameRect(const QRectF& box) {
     return box.adjusted(-kFrameGap, -kFrameGap, kFrameGap, kFrameGap);
@@ -94,9 +91,8 @@ void SensitivityHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsIte
     font.setBold(true);
     painter->setFont(font);
     painter->setPen(m_t > 0.6 ? QColor(Qt::black) : QColor(Qt::white));
-    const QString text = std::isfinite(m_log10)
-                             ? QStringLiteral("1e%1").arg(m_log10, 0, 'f', 1)
-                             : QStringLiteral("0");
+    const QString text = std::isfinite(m_log10) ? QStringLiteral("1e%1").arg(m_log10, 0, 'f', 1)
+                                                : QStringLiteral("0");
     painter->drawText(label, Qt::AlignCenter, text);
 }
 

@@ -150,12 +150,12 @@ void SensitivityPanel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
     m_document = document;
     if (document != nullptr) {
-        m_connection = connect(document, &GraphDocument::stateChanged, this,
-                               [this](const QString& key) {
-                                   if (key == kHessianKey) {
-                                       refresh();
-                                   }
-                               });
+        m_connection =
+            connect(document, &GraphDocument::stateChanged, this, [this](const QString& key) {
+                if (key == kHessianKey) {
+                    refresh();
+                }
+            });
     }
     refresh();
 }

@@ -60,9 +60,8 @@ private:
     QString m_highlighted;
     double m_lowDecade = 0.0;
     double m_highDecade = 1.0;
-    double m_lowLog = 0.0; ///< the smallest and largest log10 score: the colour ramp's ends,
+    double m_lowLog = 0.0;  ///< the smallest and largest log10 score: the colour ramp's ends,
     double m_highLog = 0.0; ///< as on the overlay
-
 };
 
 class SensitivityPanel : public QWidget {
