@@ -4,6 +4,7 @@
 
 #include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/hawq/hawq_controller.h"
+#include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/graph_page.h"
@@ -79,6 +80,12 @@ void describeCommandLine(QCommandLineParser& parser) {
                                             "the opened model at this BitOps ratio and show "
                                             "the Pareto explorer."),
         QStringLiteral("R")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("hessian-random"),
+        QCoreApplication::translate("main", "Compute the opened model's Hessian scores on N "
+                                            "random samples (10 iterations) and show the "
+                                            "sensitivity overlay and dock."),
+        QStringLiteral("N")));
 }
 
 /// The --compress-weights request, or nullopt without the option; errors name the problem.
@@ -182,6 +189,16 @@ int main(int argc, char** argv) {
             return 2;
         }
         window.feature<qs::ui::HawqController>().runOnOpen(ratio);
+    }
+    if (parser.isSet(QStringLiteral("hessian-random"))) {
+        bool ok = false;
+        const qint64 samples = parser.value(QStringLiteral("hessian-random")).toLongLong(&ok);
+        if (!ok || samples <= 0) {
+            qCritical("--hessian-random needs a positive number of samples");
+            return 2;
+        }
+        constexpr int kQuickIterations = 10;
+        window.feature<qs::ui::HessianController>().computeOnOpen(samples, kQuickIterations);
     }
     window.show();
     if (const QStringList scopes = parser.values(QStringLiteral("expand")); !scopes.isEmpty()) {

@@ -101,6 +101,20 @@ bool DocumentState::followQuantization(const GraphDocument& /*document*/) {
     return false;
 }
 
+std::optional<nlohmann::json> DocumentState::sessionSection() const {
+    return std::nullopt;
+}
+
+std::optional<DocumentState::NodeDetails>
+DocumentState::nodeDetails(const QString& /*nodeName*/) const {
+    return std::nullopt;
+}
+
+const nlohmann::json* GraphDocument::savedSection(std::string_view key) const {
+    const auto found = m_model.sessionSections.find(key);
+    return found == m_model.sessionSections.end() ? nullptr : &found->second;
+}
+
 DocumentState* GraphDocument::state(const QString& key) const {
     const auto found = m_states.find(key);
     return found == m_states.end() ? nullptr : found->second.get();

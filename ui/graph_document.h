@@ -14,13 +14,17 @@
 
 #include <QList>
 #include <QObject>
+#include <QPair>
 #include <QString>
 #include <QUndoStack>
+#include <nlohmann/json.hpp>
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace qs::ui {
 
@@ -32,6 +36,9 @@ struct LoadedModel {
     std::optional<quantization::QuantizationState> quantization;
     QString quantizationError;
     std::string modelHash; ///< quantization::hashModelFile() of the file read
+    /// The feature sections of the session this model was opened from, by key (empty when
+    /// opened as a model); features restore their state from them (GraphDocument::savedSection).
+    std::map<std::string, nlohmann::json, std::less<>> sessionSections;
 };
 
 /// Imports the ONNX model at `path`, computes its ModelInfo and places its quantizers with
@@ -51,6 +58,20 @@ public:
     /// The quantization setup of `document` changed (a choice, the settings, an undo); returns
     /// true when this state changed with it (a calibration turning stale), so stateChanged fires.
     virtual bool followQuantization(const GraphDocument& document);
+
+    /// The session section this state saves under its feature's key, or nothing (not saved).
+    virtual std::optional<nlohmann::json> sessionSection() const;
+
+    /// What the Inspector adds for op `nodeName`: a section of rows and optional bars.
+    struct NodeDetails {
+        QString section;
+        QList<QPair<QString, QString>> rows;
+        QString barsLabel;        ///< what the bars are ("per-channel score")
+        std::vector<double> bars; ///< drawn as a small bar chart when not empty
+    };
+
+    /// Details of op `nodeName` for the Inspector, or nothing.
+    virtual std::optional<NodeDetails> nodeDetails(const QString& nodeName) const;
 };
 
 /// An open model: graph, info, undo stack and what each feature keeps for it.
@@ -107,6 +128,12 @@ public:
 
     /// Replaces (nullptr: removes) what feature `key` keeps; emits stateChanged(key).
     void setState(const QString& key, std::unique_ptr<DocumentState> state);
+
+    /// Every feature's state, by key (sessions save their sections, the Inspector their details).
+    const std::map<QString, std::unique_ptr<DocumentState>>& states() const { return m_states; }
+
+    /// The section `key` of the session this document was opened from, or nullptr.
+    const nlohmann::json* savedSection(std::string_view key) const;
 
 Q_SIGNALS:
     /// Choices, settings or the setup changed; badges and tables redraw.

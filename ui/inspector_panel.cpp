@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QPainter>
 #include <QSignalBlocker>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -104,6 +105,39 @@ void addRow(QTreeWidgetItem* section, const QString& key, const QString& value) 
     auto* row = new QTreeWidgetItem(section, {key, value});
     row->setToolTip(1, value);
 }
+
+/// A feature's values as small bars (a DocumentState's NodeDetails::bars), scaled to the largest.
+class MiniBarChart final : public QWidget {
+public:
+    MiniBarChart(std::vector<double> values, QWidget* parent)
+        : QWidget(parent)
+        , m_values(std::move(values)) {
+        const double top = *std::max_element(m_values.begin(), m_values.end());
+        setToolTip(QObject::tr("%1 values, largest %2").arg(m_values.size()).arg(top, 0, 'g', 3));
+    }
+
+    const std::vector<double>& values() const { return m_values; }
+
+protected:
+    void paintEvent(QPaintEvent* /*event*/) override {
+        QPainter painter(this);
+        const double top = *std::max_element(m_values.begin(), m_values.end());
+        const QRectF area = QRectF(rect()).adjusted(1, 2, -1, -2);
+        const double step = area.width() / static_cast<double>(m_values.size());
+        painter.setPen(Qt::NoPen);
+        painter.setBrush(palette().color(QPalette::Highlight));
+        for (size_t i = 0; i < m_values.size(); ++i) {
+            const double h = top > 0 ? area.height() * std::max(0.0, m_values[i]) / top : 0.0;
+            painter.drawRect(QRectF(area.left() + step * static_cast<double>(i), area.bottom() - h,
+                                    std::max(1.0, step - (step > 3 ? 1 : 0)), h));
+        }
+    }
+
+private:
+    std::vector<double> m_values;
+};
+
+constexpr int kBarChartHeight = 48;
 } // namespace
 
 InspectorPanel::InspectorPanel(QWidget* parent)
@@ -136,10 +170,13 @@ InspectorPanel::InspectorPanel(QWidget* parent)
 
 void InspectorPanel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
+    disconnect(m_stateConnection);
     m_document = document;
     if (document != nullptr) {
         m_connection =
             connect(document, &GraphDocument::quantizationChanged, this, &InspectorPanel::refresh);
+        m_stateConnection = connect(document, &GraphDocument::stateChanged, this,
+                                    [this](const QString&) { refresh(); });
     }
     clear();
 }
@@ -269,6 +306,25 @@ void InspectorPanel::fillNode(const QString& nodeName) {
     }
     if (weights != nullptr) {
         addRow(general, tr("Parameters"), QLocale().toString(static_cast<qlonglong>(parameters)));
+    }
+    fillFeatureDetails(nodeName);
+}
+
+void InspectorPanel::fillFeatureDetails(const QString& nodeName) {
+    for (const auto& [key, state] : m_document->states()) {
+        std::optional<DocumentState::NodeDetails> details = state->nodeDetails(nodeName);
+        if (!details) {
+            continue;
+        }
+        QTreeWidgetItem* section = addSection(details->section);
+        for (const auto& [name, value] : details->rows) {
+            addRow(section, name, value);
+        }
+        if (!details->bars.empty()) {
+            auto* row = new QTreeWidgetItem(section, {details->barsLabel});
+            row->setSizeHint(1, QSize(0, kBarChartHeight));
+            m_tree->setItemWidget(row, 1, new MiniBarChart(std::move(details->bars), m_tree));
+        }
     }
 }
 

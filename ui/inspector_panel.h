@@ -61,6 +61,9 @@ private:
 
     void fillNode(const QString& nodeName);
 
+    /// The sections the features' document states add for the op (DocumentState::nodeDetails).
+    void fillFeatureDetails(const QString& nodeName);
+
     void fillQuantizer(int id);
 
     void chooseCandidate(int index);
@@ -69,6 +72,7 @@ private:
 
     QPointer<GraphDocument> m_document;
     QMetaObject::Connection m_connection;
+    QMetaObject::Connection m_stateConnection;
     QLabel* m_title;
     QLabel* m_configLabel;
     QComboBox* m_configs;

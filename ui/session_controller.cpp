@@ -69,6 +69,7 @@ Result<ReadSession> readSession(const QString& path, Progress& progress) {
             return inSession(std::move(chosen).error());
         }
     }
+    loaded.sessionSections = std::move(session.sections); // features restore their own
     return ReadSession{Session::Opened{model, std::move(loaded)}, session.view};
 }
 } // namespace
@@ -156,6 +157,11 @@ Result<void> SessionController::writeSession(const QString& path) const {
                         session::captureSession(toPath(document->filePath()), document->modelHash(),
                                                 *document->quantization()));
     session.view = viewState();
+    for (const auto& [key, state] : document->states()) {
+        if (std::optional<nlohmann::json> section = state->sessionSection()) {
+            session.sections.insert_or_assign(key.toStdString(), std::move(*section));
+        }
+    }
     return session::writeSessionFile(toPath(path), session);
 }
 

@@ -59,6 +59,11 @@ void addDatasetOptions(CLI::App& app, runtime::DatasetRequest& request,
     app.add_option("--labels-npy", request.labelsNpy,
                    "int64 .npy of one label per sample (for accuracy metrics)")
         ->type_name("FILE");
+    app.add_flag("--labels-from-folders", request.labelsFromFolders,
+                 "The image folder holds one subfolder per class (ImageNet's layout; assumed "
+                 "when it holds subfolders and no images): labels are the class indices in "
+                 "sorted name order")
+        ->needs(images);
     addInputShapeOption(app, request);
 }
 

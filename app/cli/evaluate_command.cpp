@@ -370,15 +370,23 @@ nlohmann::json toJson(const std::vector<ModelEvaluation>& models, const Evaluate
 
 Result<void> evaluate(const EvaluateOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
-    if (options.dataset.labelsNpy.empty() && options.modelPaths.size() < 2) {
-        return Error(Errc::InvalidArgument,
-                     "nothing to evaluate: give --labels-npy for accuracy, or a second model to "
-                     "compare with");
+    const Error nothing(Errc::InvalidArgument,
+                        "nothing to evaluate: give --labels-npy (or class folders) for accuracy, "
+                        "or a second model to compare with");
+    // Image folders may hold class subfolders, whose labels are known once they are read.
+    const bool mayHaveLabels = !options.dataset.labelsNpy.empty() ||
+                               !options.dataset.imagesDir.empty() ||
+                               !options.dataset.classesDir.empty();
+    if (!mayHaveLabels && options.modelPaths.size() < 2) {
+        return nothing;
     }
     QS_ASSIGN_OR_RETURN(
         graph::Graph first,
         onnx::importModel(options.modelPaths[0]).context("model '" + options.modelPaths[0] + "'"));
     QS_ASSIGN_OR_RETURN(EvaluationData data, loadEvaluationData(first, options));
+    if (!data.labels && options.modelPaths.size() < 2) {
+        return nothing;
+    }
     std::vector<ModelEvaluation> models;
     for (const std::string& path : options.modelPaths) {
         QS_ASSIGN_OR_RETURN(ModelEvaluation model,

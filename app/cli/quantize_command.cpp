@@ -162,6 +162,10 @@ Result<CalibrationOutcome> calibrateAndReport(const QuantizeOptions& options,
     StderrProgressBar bar;
     QS_ASSIGN_OR_RETURN(const CalibrationOutcome outcome,
                         runCalibration(model, setup, request, bar));
+    // Labels that do not fit the output (an id out of its class range) stop here, named.
+    if (auto accuracy = report::calibrationAccuracy(outcome); !accuracy.ok()) {
+        return std::move(accuracy).error().context("--labels-npy");
+    }
     std::cout << report::calibrationText(outcome);
     if (!options.encodingsOut.empty()) {
         QS_TRY(writeJson(options.encodingsOut, toJson(setup, outcome.parameters)));

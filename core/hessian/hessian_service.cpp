@@ -1,6 +1,7 @@
 #include "core/hessian/hessian_service.h"
 
 #include "core/runtime/batching.h"
+#include "core/runtime/dataset_request.h"
 
 #include <algorithm>
 #include <set>
@@ -108,6 +109,12 @@ Result<void> HessianService::checkSamplesAxis(std::vector<EstimatorTarget>& targ
     // Trace samples 0 and 0..1: a tensor holds the samples on its axis iff that axis is 1 and
     // 2 long. Needs two samples; with one, the estimator's size checks are all there is.
     if (m_source.size().value_or(2) < 2) {
+        return success();
+    }
+    // A model with a static batch cannot run 1 and 2 samples; its batch is what it is, and one
+    // sample per batch (the usual static batch) needs no split.
+    const std::vector<graph::ValueId> inputs = m_executor.graph().runtimeInputs();
+    if (!inputs.empty() && runtime::staticBatchSize(m_executor.graph().value(inputs[0])) > 0) {
         return success();
     }
     QS_TRY(m_source.rewind());

@@ -4,6 +4,7 @@
 
 #include "core/quantization/fake_quantize.h"
 #include "core/quantization/insertion_point_values.h"
+#include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/probe_runner.h"
 #include "core/support/similarity.h"
@@ -268,12 +269,29 @@ public:
         for (size_t o = 0; o < m_numOutputs; ++o) {
             QS_TRY(m_outputs[o].add(ref.outputs[o], quant[o]));
         }
+        if (ref.batch.labels && m_numOutputs > 0 && ref.outputs[0].rank() == 2) {
+            m_labels.push_back(*ref.batch.labels);
+            m_floatScores.push_back(ref.outputs[0]);
+            m_quantScores.push_back(quant[0]);
+        }
         for (size_t p = 0; p < m_probes.size(); ++p) {
             const runtime::Tensor& y = quant[m_numOutputs + m_probes[p].outIndex];
             QS_TRY(m_accumulated[p].add(ref.probes[m_probes[p].floatIndex], y));
             QS_TRY(m_local[p].add(quant[m_numOutputs + m_probes[p].inIndex], y));
         }
         return success();
+    }
+
+    /// The first output's scores of both models with the labels, when the dataset has them.
+    Result<std::optional<LabelledScores>> labelled() const {
+        if (m_labels.empty()) {
+            return std::optional<LabelledScores>();
+        }
+        LabelledScores scores;
+        QS_ASSIGN_OR_RETURN(scores.labels, runtime::concatBatches(m_labels));
+        QS_ASSIGN_OR_RETURN(scores.floatScores, runtime::concatBatches(m_floatScores));
+        QS_ASSIGN_OR_RETURN(scores.quantizedScores, runtime::concatBatches(m_quantScores));
+        return std::optional<LabelledScores>(std::move(scores));
     }
 
     void fill(const graph::Graph& model, SimulationReport& report) const {
@@ -316,6 +334,9 @@ private:
     std::vector<NoiseSums> m_accumulated;
     std::vector<NoiseSums> m_local;
     std::vector<OutputAccumulator> m_outputs;
+    std::vector<runtime::Tensor> m_labels;
+    std::vector<runtime::Tensor> m_floatScores;
+    std::vector<runtime::Tensor> m_quantScores;
 };
 
 } // namespace
@@ -350,6 +371,7 @@ Result<SimulationReport> simulateQuantization(const graph::Graph& model,
     SimulationReport report;
     report.samples = dataset.samples();
     runs.fill(model, report);
+    QS_ASSIGN_OR_RETURN(report.labelled, runs.labelled());
     QS_TRY(weightErrors(model, setup, parameters, report));
     report.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 namespace qs::runtime {
 namespace {
@@ -173,6 +174,24 @@ Result<std::vector<Tensor>> randomSamples(const graph::Graph& model,
     return tensors;
 }
 
+/// True when `dir` holds at least one subfolder and no files but hidden ones (an image
+/// folder in ImageNet's class layout).
+bool holdsOnlySubfolders(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    bool folders = false;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        if (entry.path().filename().string().starts_with('.')) {
+            continue;
+        }
+        if (!entry.is_directory()) {
+            return false;
+        }
+        folders = true;
+    }
+    return folders && !ec;
+}
+
 Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
                            const DatasetRequest& request) {
     Dataset dataset;
@@ -181,8 +200,21 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
         QS_ASSIGN_OR_RETURN(dataset.inputs, loadNpy(model, inputs, request));
         return dataset;
     }
-    case DatasetKind::ImageFolder:
-        return loadImages(model, inputs, request);
+    case DatasetKind::ImageFolder: {
+        if (!request.labelsFromFolders && !holdsOnlySubfolders(request.imagesDir)) {
+            return loadImages(model, inputs, request);
+        }
+        if (!request.labelsNpy.empty()) {
+            return Error(Errc::InvalidArgument,
+                         request.names.labels + " and the class subfolders of " +
+                             request.names.images + " '" + request.imagesDir +
+                             "' both give labels; give one of them");
+        }
+        DatasetRequest classes = request; // the ImageNet layout under the images option's name
+        classes.classesDir = std::exchange(classes.imagesDir, {});
+        classes.names.classes = request.names.images;
+        return loadClassFolders(model, inputs, classes);
+    }
     case DatasetKind::ClassFolders:
         return loadClassFolders(model, inputs, request);
     case DatasetKind::Random: {

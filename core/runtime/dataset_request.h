@@ -50,6 +50,10 @@ struct DatasetOptionNames {
 struct DatasetRequest {
     std::vector<std::string> npyFiles; ///< one per runtime input, in order
     std::string imagesDir;             ///< PNG/JPEG/BMP images for a one-input NCHW model
+    /// imagesDir holds one subfolder of images per class (ImageNet's layout): the labels come
+    /// from the sorted class names, as with classesDir. Also assumed when imagesDir holds
+    /// subfolders and no images (`--labels-from-folders` makes it explicit).
+    bool labelsFromFolders = false;
     /// One subfolder per class, each holding images; label = index of the class name in sorted
     /// order (torchvision's ImageFolder convention).
     std::string classesDir;

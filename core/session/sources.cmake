@@ -3,4 +3,5 @@ target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/session_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sections.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hawq_section.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/hessian_section.cpp
 )

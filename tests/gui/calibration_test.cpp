@@ -7,6 +7,7 @@
 // outputs, and refuses clearly while uncalibrated, stale, or when the path cannot be written.
 
 #include "core/onnx/model_io.h"
+#include "core/runtime/npy.h"
 #include "tests/gui/test_models.h"
 #include "ui/dataset_picker.h"
 #include "ui/features/calibration/calibration_controller.h"
@@ -320,6 +321,47 @@ TEST(CalibrationWindowTest, ClosingTheWindowDuringACalibrationWaitsAndAppliesNot
     window.reset(); // cancels and waits for the job; its result is not applied to a dead window
     EXPECT_TRUE(finished.isEmpty());
     EXPECT_TRUE(errors.isEmpty());
+}
+
+TEST(CalibrationWindowTest, LabelledDataShowsFloatAndQuantizedAccuracy) {
+    // The trained demo model on its labelled held-out split: the summary over the Quantizers
+    // table and the status line state both accuracies; bad label ids fail the calibration.
+    const QString models = QStringLiteral(QS_SOURCE_DIR "/resources/models/");
+    QTemporaryDir dir;
+    Settings settings(dir.filePath(QStringLiteral("settings.ini")));
+    QStringList errors;
+    MainWindow window(settings, std::make_unique<Recorder>(errors));
+    window.openModel(models + QStringLiteral("digits_cnn.onnx"));
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] { return !window.session().isOpening() && window.session().document(); }, kTimeoutMs));
+    CalibrationController& calibration = window.feature<CalibrationController>();
+    CalibrationRequest request;
+    request.dataset.npyFiles = {(models + QStringLiteral("digits_test_inputs.npy")).toStdString()};
+    request.dataset.labelsNpy = (models + QStringLiteral("digits_test_labels.npy")).toStdString();
+    request.dataset.maxSamples = 360;
+    QSignalSpy finished(&calibration, &CalibrationController::calibrationFinished);
+    ASSERT_TRUE(calibration.calibrate(request));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    ASSERT_TRUE(finished.front().front().toBool())
+        << finished.front().at(1).toString().toStdString();
+    const QString summary = window.quantizerPanel().calibrationSummary();
+    EXPECT_TRUE(summary.contains(QStringLiteral("top-1 accuracy: float 98.33 %, quantized")))
+        << summary.toStdString();
+    EXPECT_TRUE(summary.contains(QStringLiteral("(360 labelled)"))) << summary.toStdString();
+
+    auto labels = runtime::readNpy(request.dataset.labelsNpy);
+    ASSERT_TRUE(labels.ok());
+    labels->mutableData<int64_t>()[5] = 10;
+    const std::string bad = dir.filePath(QStringLiteral("bad.npy")).toStdString();
+    ASSERT_TRUE(runtime::writeNpy(*labels, bad).ok());
+    request.dataset.labelsNpy = bad;
+    finished.clear();
+    ASSERT_TRUE(calibration.calibrate(request));
+    ASSERT_TRUE(finished.wait(kTimeoutMs));
+    EXPECT_FALSE(finished.front().front().toBool());
+    ASSERT_EQ(errors.size(), 1);
+    EXPECT_TRUE(errors.front().contains(QStringLiteral("label 10 of sample 5")))
+        << errors.front().toStdString();
 }
 
 TEST(CalibrationDialogTest, AsksForAnExistingPath) {

@@ -6,6 +6,7 @@
 #include "ui/feature.h"
 #include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
+#include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/main_window.h"
@@ -50,9 +51,10 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
     }
-    EXPECT_EQ(keys, QStringList({QStringLiteral("weight_compression"),
-                                 QStringLiteral("fp16_export"), QStringLiteral("calibration"),
-                                 QStringLiteral("hawq"), QStringLiteral("sqnr_overlay")}));
+    EXPECT_EQ(keys,
+              QStringList({QStringLiteral("weight_compression"), QStringLiteral("fp16_export"),
+                           QStringLiteral("calibration"), QStringLiteral("hawq"),
+                           QStringLiteral("sqnr_overlay"), QStringLiteral("hessian")}));
     EXPECT_EQ(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     // Each one is reachable by its type.
     EXPECT_EQ(m_window.feature<CalibrationController>().key(), QStringLiteral("calibration"));
@@ -60,11 +62,12 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
               QStringLiteral("weight_compression"));
     EXPECT_EQ(m_window.feature<Fp16ExportFeature>().key(), QStringLiteral("fp16_export"));
     EXPECT_EQ(m_window.feature<SqnrOverlayFeature>().key(), QStringLiteral("sqnr_overlay"));
+    EXPECT_EQ(m_window.feature<HessianController>().key(), QStringLiteral("hessian"));
 }
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 7);
+    ASSERT_EQ(actions.featureActions().size(), 9);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -88,6 +91,8 @@ TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     EXPECT_TRUE(quantize.contains(QStringLiteral("calibration.calibrate")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("hawq.run")));
     EXPECT_TRUE(view.contains(QStringLiteral("sqnr_overlay.toggle")));
+    EXPECT_TRUE(quantize.contains(QStringLiteral("hessian.compute")));
+    EXPECT_TRUE(view.contains(QStringLiteral("hessian.overlay")));
     // A separator opens each feature's section of the Quantize menu.
     const QList<QAction*> entries = actions.quantizeMenu()->actions();
     for (const QString& name :
@@ -125,7 +130,9 @@ TEST_F(FeatureRegistryTest, FeatureDocksArePlacedWithAViewToggle) {
         EXPECT_FALSE(dock->objectName().isEmpty()); // window state restores it by name
         EXPECT_TRUE(dock->isHidden());
     }
-    EXPECT_EQ(docks, 2); // Weight Compression in the Quantizers' area, HAWQ's Pareto Explorer
+    EXPECT_EQ(
+        docks,
+        3); // Weight Compression, in the Quantizers' area; HAWQ's Pareto Explorer; Sensitivity
     EXPECT_EQ(m_window.dockWidgetArea(m_window.feature<WeightCompressionController>().dock()),
               m_window.dockWidgetArea(&m_window.quantizerDock()));
 }

@@ -2,7 +2,10 @@
 // bundled trained demo model: its float top-1 on the committed held-out split equals the count
 // recorded next to it by the training script.
 #include "core/onnx/model_io.h"
+#include "core/quantization/calibration_workflow.h"
+#include "core/quantization/quantization_state.h"
 #include "core/report/accuracy.h"
+#include "core/report/calibration_report.h"
 #include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/npy.h"
@@ -190,6 +193,72 @@ TEST(TrainedDemoModel, FloatTop1EqualsTheRecordedCount) {
         EXPECT_EQ(accuracy->perClass[c].samples, recorded["samples"].get<int64_t>()) << c;
         EXPECT_EQ(accuracy->perClass[c].top1Correct, recorded["correct"].get<int64_t>()) << c;
     }
+}
+
+} // namespace
+} // namespace qs::report
+
+namespace qs::report {
+namespace {
+
+/// Calibrates the trained demo model (CPU config) on the first `samples` of its held-out split
+/// with `labelsNpy` as the labels.
+Result<quantization::CalibrationOutcome> calibrateDemo(const std::string& labelsNpy,
+                                                       int64_t samples) {
+    const fs::path models = fs::path(QS_SOURCE_DIR) / "resources/models";
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(models / "digits_cnn.onnx"));
+    QS_ASSIGN_OR_RETURN(quantization::QuantizationState state,
+                        quantization::computeQuantization(graph, {}));
+    quantization::CalibrationRequest request;
+    request.dataset.npyFiles = {(models / "digits_test_inputs.npy").string()};
+    request.dataset.labelsNpy = labelsNpy;
+    request.dataset.maxSamples = samples;
+    NullProgress progress;
+    return quantization::runCalibration(graph, state.setup, request, progress);
+}
+
+TEST(CalibrationAccuracy, ReportsStateFloatAndQuantizedTop1OfTheDemoModel) {
+    const fs::path models = fs::path(QS_SOURCE_DIR) / "resources/models";
+    std::ifstream recordFile(models / "digits_cnn.accuracy.json");
+    const nlohmann::json record = nlohmann::json::parse(recordFile);
+    auto outcome = calibrateDemo((models / "digits_test_labels.npy").string(), 360);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().toString();
+    auto accuracy = calibrationAccuracy(*outcome);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    ASSERT_TRUE(accuracy->has_value());
+    const AccuracyComparison& a = **accuracy;
+    // The float figure is the recorded one; 8-bit keeps top-1 within one point of it.
+    EXPECT_EQ(a.floatModel.samples, 360);
+    EXPECT_EQ(a.floatModel.top1Correct, record["correct"].get<int64_t>());
+    EXPECT_LE(std::abs(a.compressed.top1() - a.floatModel.top1()), 0.01);
+    ASSERT_TRUE(a.floatModel.top5().has_value()); // ten classes
+    const nlohmann::json json = toJson(*outcome);
+    ASSERT_TRUE(json.contains("accuracy"));
+    EXPECT_EQ(json["accuracy"]["float"]["top1_correct"], record["correct"]);
+    EXPECT_TRUE(json["accuracy"].contains("quantized"));
+    const std::string text = calibrationText(*outcome);
+    EXPECT_NE(text.find("Top-1 accuracy: float 98.33 %, quantized"), std::string::npos) << text;
+    EXPECT_NE(text.find("Top-5 accuracy"), std::string::npos) << text;
+}
+
+TEST(CalibrationAccuracy, NoLabelsNoAccuracyAndBadIdsAreNamed) {
+    auto unlabelled = calibrateDemo("", 40);
+    ASSERT_TRUE(unlabelled.ok()) << unlabelled.error().toString();
+    EXPECT_FALSE(calibrationAccuracy(*unlabelled)->has_value());
+    EXPECT_FALSE(toJson(*unlabelled).contains("accuracy"));
+    EXPECT_EQ(calibrationText(*unlabelled).find("accuracy"), std::string::npos);
+
+    const fs::path bad = fs::temp_directory_path() / "qs_calibration_bad_labels.npy";
+    std::vector<int64_t> ids(40, 1);
+    ids[7] = 12;
+    ASSERT_TRUE(runtime::writeNpy(Tensor::fromVector<int64_t>({40}, ids), bad).ok());
+    auto outcome = calibrateDemo(bad.string(), 40);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().toString();
+    auto accuracy = calibrationAccuracy(*outcome);
+    ASSERT_FALSE(accuracy.ok());
+    EXPECT_NE(accuracy.error().message().find("label 12 of sample 7"), std::string::npos)
+        << accuracy.error().toString();
+    fs::remove(bad);
 }
 
 } // namespace

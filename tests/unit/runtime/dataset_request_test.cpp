@@ -280,6 +280,61 @@ TEST(DatasetRequest, ClassFoldersGiveLabelsBySortedClassName) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(DatasetRequest, AnImageFolderOfClassSubfoldersGivesLabels) {
+    // ImageNet's layout under the images option: three class folders, labels by sorted name.
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_imagenet_test";
+    std::filesystem::remove_all(dir);
+    for (const char* name : {"zebra", "ant", "moth"}) {
+        std::filesystem::create_directories(dir / name);
+    }
+    writeBmp(dir / "zebra" / "a.bmp", 250);
+    writeBmp(dir / "ant" / "a.bmp", 10);
+    writeBmp(dir / "moth" / "a.bmp", 100);
+    writeBmp(dir / "moth" / "b.bmp", 110);
+    graph::GraphBuilder b(13);
+    const auto x = b.input("image", {-1, 1, 2, 2});
+    b.output(b.op("Identity", "copy", {x}));
+    const graph::Graph model = b.take();
+    DatasetRequest request;
+    request.imagesDir = dir.string();
+    request.normalization = {.mean = {0, 0, 0}, .std = {1, 1, 1}};
+    const auto labelsOf = [&](const Dataset& dataset) {
+        return std::vector<int64_t>(dataset.labels->data<int64_t>(),
+                                    dataset.labels->data<int64_t>() + dataset.labels->shape()[0]);
+    };
+    auto detected = loadDataset(model, request);
+    ASSERT_TRUE(detected.ok()) << messageOf(detected);
+    ASSERT_TRUE(detected->labels.has_value());
+    EXPECT_EQ(labelsOf(*detected), (std::vector<int64_t>{0, 1, 1, 2})); // ant, moth x2, zebra
+    request.labelsFromFolders = true;                                   // explicit: the same
+    auto explicitly = loadDataset(model, request);
+    ASSERT_TRUE(explicitly.ok()) << messageOf(explicitly);
+    EXPECT_EQ(labelsOf(*explicitly), labelsOf(*detected));
+    request.maxSamples = 3;
+    EXPECT_EQ(labelsOf(*loadDataset(model, request)), (std::vector<int64_t>{0, 1, 1}));
+    request.maxSamples = std::numeric_limits<int64_t>::max();
+    request.labelsNpy = "labels.npy";
+    EXPECT_NE(messageOf(loadDataset(model, request)).find("both give labels"), std::string::npos);
+    request.labelsNpy.clear();
+
+    // A flat folder stays unlabelled; asking for folder labels there is a clear error.
+    writeBmp(dir / "loose.bmp", 50);
+    request.labelsFromFolders = false;
+    auto mixed = loadDataset(model, request); // images at the top: a flat folder
+    ASSERT_TRUE(mixed.ok()) << messageOf(mixed);
+    EXPECT_EQ(mixed->inputs[0].shape()[0], 1);
+    EXPECT_FALSE(mixed->labels.has_value());
+    const auto flatDir = dir / "moth";
+    request.imagesDir = flatDir.string();
+    auto images = loadDataset(model, request);
+    ASSERT_TRUE(images.ok()) << messageOf(images);
+    EXPECT_FALSE(images->labels.has_value());
+    request.labelsFromFolders = true;
+    EXPECT_NE(messageOf(loadDataset(model, request)).find("has no class subfolders"),
+              std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
 /// A counter that cancels after `allowed` reports.
 class CancelAfter final : public Progress {
 public:

@@ -1,5 +1,7 @@
 #include "ui/features/calibration/calibration.h"
 
+#include "core/report/calibration_report.h"
+
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -42,6 +44,10 @@ Result<CalibrationResult> runCalibration(const graph::Graph& model,
                                          const CalibrationRequest& request, Progress& progress) {
     QS_ASSIGN_OR_RETURN(quantization::CalibrationOutcome outcome,
                         quantization::runCalibration(model, setup, request, progress));
+    // Labels that do not fit the output fail the calibration, named, as in the CLI.
+    if (auto accuracy = report::calibrationAccuracy(outcome); !accuracy.ok()) {
+        return std::move(accuracy).error().context("labels");
+    }
     CalibrationResult result;
     result.parameters = std::move(outcome.parameters);
     result.report = std::move(outcome.simulation);
@@ -61,6 +67,14 @@ QString outputMetricsText(const quantization::SimulationReport& report) {
             text += tr(" · top-1 %1 %").arg(QString::number(*output.top1Agreement * 100, 'f', 1));
         }
         parts.push_back(text);
+    }
+    if (auto accuracy = report::simulationAccuracy(report);
+        accuracy.ok() && accuracy->has_value()) {
+        const report::AccuracyComparison& a = **accuracy;
+        parts.push_back(tr("top-1 accuracy: float %1 %, quantized %2 % (%3 labelled)")
+                            .arg(QString::number(a.floatModel.top1() * 100, 'f', 2),
+                                 QString::number(a.compressed.top1() * 100, 'f', 2))
+                            .arg(a.floatModel.samples));
     }
     return parts.join(QStringLiteral("; "));
 }

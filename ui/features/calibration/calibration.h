@@ -43,7 +43,8 @@ Result<CalibrationResult> runCalibration(const graph::Graph& model,
                                          const quantization::SingleConfigQuantizerSetup& setup,
                                          const CalibrationRequest& request, Progress& progress);
 
-/// "cosine 0.9991 · max |err| 0.012 · top-1 100 %" for each output, joined by "; ".
+/// "cosine 0.9991 · max |err| 0.012 · top-1 100 %" for each output, joined by "; ", then with a
+/// labelled dataset "top-1 accuracy: float 98.33 %, quantized 98.06 % (360 labelled)".
 QString outputMetricsText(const quantization::SimulationReport& report);
 
 /// "23.4 dB", "∞ dB" for a noiseless quantizer.
