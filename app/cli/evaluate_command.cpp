@@ -368,6 +368,35 @@ nlohmann::json toJson(const std::vector<ModelEvaluation>& models, const Evaluate
     return json;
 }
 
+/// Every model on our executor (and in ONNX Runtime with --ort), each later one compared with
+/// the first.
+Result<std::vector<ModelEvaluation>> evaluateAll(const EvaluateOptions& options,
+                                                 const EvaluationData& data) {
+    std::vector<ModelEvaluation> models;
+    for (const std::string& path : options.modelPaths) {
+        QS_ASSIGN_OR_RETURN(ModelEvaluation model,
+                            evaluateModel(path, options, data).context("model '" + path + "'"));
+        if (!models.empty()) {
+            QS_ASSIGN_OR_RETURN(
+                model.agreement,
+                report::compareOutputs(models[0].output, model.output)
+                    .context("model '" + path + "' against '" + models[0].path + "'"));
+        }
+        models.push_back(std::move(model));
+    }
+    if (!options.ort) {
+        return models;
+    }
+    QS_ASSIGN_OR_RETURN(std::vector<ModelEvaluation> ortModels, evaluateWithOrt(options, data));
+    for (ModelEvaluation& model : ortModels) {
+        QS_ASSIGN_OR_RETURN(model.agreement, report::compareOutputs(models[0].output, model.output)
+                                                 .context("ONNX Runtime's '" + model.path +
+                                                          "' against '" + models[0].path + "'"));
+        models.push_back(std::move(model));
+    }
+    return models;
+}
+
 Result<void> evaluate(const EvaluateOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
     const Error nothing(Errc::InvalidArgument,
@@ -387,28 +416,7 @@ Result<void> evaluate(const EvaluateOptions& options) {
     if (!data.labels && options.modelPaths.size() < 2) {
         return nothing;
     }
-    std::vector<ModelEvaluation> models;
-    for (const std::string& path : options.modelPaths) {
-        QS_ASSIGN_OR_RETURN(ModelEvaluation model,
-                            evaluateModel(path, options, data).context("model '" + path + "'"));
-        if (!models.empty()) {
-            QS_ASSIGN_OR_RETURN(
-                model.agreement,
-                report::compareOutputs(models[0].output, model.output)
-                    .context("model '" + path + "' against '" + models[0].path + "'"));
-        }
-        models.push_back(std::move(model));
-    }
-    if (options.ort) {
-        QS_ASSIGN_OR_RETURN(std::vector<ModelEvaluation> ortModels, evaluateWithOrt(options, data));
-        for (ModelEvaluation& model : ortModels) {
-            QS_ASSIGN_OR_RETURN(model.agreement,
-                                report::compareOutputs(models[0].output, model.output)
-                                    .context("ONNX Runtime's '" + model.path + "' against '" +
-                                             models[0].path + "'"));
-            models.push_back(std::move(model));
-        }
-    }
+    QS_ASSIGN_OR_RETURN(const std::vector<ModelEvaluation> models, evaluateAll(options, data));
     if (options.json) {
         std::cout << toJson(models, options, data).dump(2) << '\n';
     } else {

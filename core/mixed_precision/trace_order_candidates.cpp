@@ -77,9 +77,10 @@ void forEachNonDecreasingSequence(size_t length, std::span<const int> bits,
             forEachCombination(length - 1, j - 1, [&](const std::vector<size_t>& cuts) {
                 sequence.clear();
                 size_t previous = 0;
-                for (size_t c = 0; c < cuts.size(); ++c) {
-                    sequence.insert(sequence.end(), cuts[c] + 1 - previous, bits[widths[c]]);
-                    previous = cuts[c] + 1;
+                size_t run = 0; // runs of equal bits end after each cut
+                for (const size_t cut : cuts) {
+                    sequence.insert(sequence.end(), cut + 1 - previous, bits[widths[run++]]);
+                    previous = cut + 1;
                 }
                 sequence.insert(sequence.end(), length - previous, bits[widths.back()]);
                 visit(sequence);
