@@ -1,5 +1,7 @@
 #include "core/pruning/channel_importance.h"
 
+#include "core/pruning/axis_split.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -44,17 +46,7 @@ std::vector<double> EntryImportance::unrolledScores() const {
 }
 
 std::vector<double> squaredNormsAlong(const graph::TensorData& weight, int64_t axis) {
-    const std::vector<int64_t>& dims = weight.dims();
-    int64_t outer = 1;
-    int64_t inner = 1;
-    for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i) {
-        if (i < axis) {
-            outer *= dims[static_cast<size_t>(i)];
-        } else if (i > axis) {
-            inner *= dims[static_cast<size_t>(i)];
-        }
-    }
-    const int64_t size = dims[static_cast<size_t>(axis)];
+    const auto [outer, size, inner] = splitAt(weight.dims(), axis);
     std::vector<double> norms(static_cast<size_t>(size), 0.0);
     const std::span<const float> w = weight.as<float>();
     for (int64_t o = 0; o < outer; ++o) {

@@ -1,5 +1,7 @@
 #include "core/pruning/prune_graph.h"
 
+#include "core/pruning/axis_split.h"
+
 #include <numeric>
 
 namespace qs::pruning {
@@ -7,16 +9,7 @@ namespace qs::pruning {
 graph::TensorPtr sliceAlong(const graph::TensorData& data, int64_t axis,
                             const std::vector<int64_t>& keep) {
     std::vector<int64_t> dims = data.dims();
-    int64_t outer = 1;
-    int64_t inner = 1;
-    for (int64_t i = 0; i < static_cast<int64_t>(dims.size()); ++i) {
-        if (i < axis) {
-            outer *= dims[static_cast<size_t>(i)];
-        } else if (i > axis) {
-            inner *= dims[static_cast<size_t>(i)];
-        }
-    }
-    const int64_t size = dims[static_cast<size_t>(axis)];
+    const auto [outer, size, inner] = splitAt(dims, axis);
     const std::span<const float> in = data.as<float>();
     std::vector<float> out;
     out.reserve(static_cast<size_t>(outer * inner) * keep.size());
