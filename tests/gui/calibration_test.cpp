@@ -8,6 +8,7 @@
 
 #include "core/onnx/model_io.h"
 #include "core/runtime/npy.h"
+#include "tests/gui/recording_reporter.h"
 #include "tests/gui/test_models.h"
 #include "ui/dataset_picker.h"
 #include "ui/features/calibration/calibration_controller.h"
@@ -45,24 +46,11 @@ namespace {
 constexpr int kTimeoutMs = 60000;
 const QString kDemoModel = QStringLiteral(QS_SOURCE_DIR "/resources/models/demo_cnn.onnx");
 
-class Recorder final : public MessageReporter {
-public:
-    explicit Recorder(QStringList& errors)
-        : m_errors(errors) {}
-
-    void error(const QString&, const QString& text) override { m_errors.push_back(text); }
-
-    void notice(const QString&, const QString&) override {}
-
-private:
-    QStringList& m_errors;
-};
-
 class CalibrationTest : public ::testing::Test {
 protected:
     CalibrationTest()
         : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
-        , m_window(m_settings, std::make_unique<Recorder>(m_errors)) {}
+        , m_window(m_settings, std::make_unique<test::ErrorRecorder>(m_errors)) {}
 
     void SetUp() override {
         m_window.openModel(kDemoModel);
@@ -311,7 +299,8 @@ TEST(CalibrationWindowTest, ClosingTheWindowDuringACalibrationWaitsAndAppliesNot
     QTemporaryDir dir;
     Settings settings(dir.filePath(QStringLiteral("settings.ini")));
     QStringList errors;
-    auto window = std::make_unique<MainWindow>(settings, std::make_unique<Recorder>(errors));
+    auto window =
+        std::make_unique<MainWindow>(settings, std::make_unique<test::ErrorRecorder>(errors));
     QSignalSpy finished(&window->feature<CalibrationController>(),
                         &CalibrationController::calibrationFinished);
     window->feature<CalibrationController>().calibrateOnOpen(400);
@@ -330,7 +319,7 @@ TEST(CalibrationWindowTest, LabelledDataShowsFloatAndQuantizedAccuracy) {
     QTemporaryDir dir;
     Settings settings(dir.filePath(QStringLiteral("settings.ini")));
     QStringList errors;
-    MainWindow window(settings, std::make_unique<Recorder>(errors));
+    MainWindow window(settings, std::make_unique<test::ErrorRecorder>(errors));
     window.openModel(models + QStringLiteral("digits_cnn.onnx"));
     ASSERT_TRUE(QTest::qWaitFor(
         [&] { return !window.session().isOpening() && window.session().document(); }, kTimeoutMs));

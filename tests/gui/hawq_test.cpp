@@ -3,6 +3,7 @@
 // switch included); the ratio re-selects instantly without a job; a click on a point applies it;
 // undo restores the setup; a re-run with the same samples reuses the traces.
 
+#include "tests/gui/recording_reporter.h"
 #include "tests/gui/test_models.h"
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hawq/hawq_state.h"
@@ -30,24 +31,11 @@ namespace {
 constexpr int kTimeoutMs = 120000;
 const QString kDigits = QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx");
 
-class Recorder final : public MessageReporter {
-public:
-    explicit Recorder(QStringList& errors)
-        : m_errors(errors) {}
-
-    void error(const QString&, const QString& text) override { m_errors.push_back(text); }
-
-    void notice(const QString&, const QString&) override {}
-
-private:
-    QStringList& m_errors;
-};
-
 class HawqTest : public ::testing::Test {
 protected:
     HawqTest()
         : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
-        , m_window(m_settings, std::make_unique<Recorder>(m_errors)) {}
+        , m_window(m_settings, std::make_unique<test::ErrorRecorder>(m_errors)) {}
 
     void SetUp() override {
         m_window.openModel(kDigits);

@@ -8,6 +8,7 @@
 // dialog refuses a missing file.
 
 #include "core/runtime/npy.h"
+#include "tests/gui/recording_reporter.h"
 #include "ui/dataset_picker.h"
 #include "ui/features/hessian/hessian_cache.h"
 #include "ui/features/hessian/hessian_controller.h"
@@ -50,19 +51,6 @@ const QString kDemoModel = QStringLiteral(QS_SOURCE_DIR "/resources/models/digit
 const QString kCalibInputs =
     QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_calib_inputs.npy");
 
-class Recorder final : public MessageReporter {
-public:
-    explicit Recorder(QStringList& errors)
-        : m_errors(errors) {}
-
-    void error(const QString&, const QString& text) override { m_errors.push_back(text); }
-
-    void notice(const QString&, const QString&) override {}
-
-private:
-    QStringList& m_errors;
-};
-
 HessianJobRequest randomRequest(int64_t samples, int iterations) {
     HessianJobRequest request;
     request.dataset.randomSamples = samples;
@@ -76,7 +64,7 @@ class HessianGuiTest : public ::testing::Test {
 protected:
     HessianGuiTest()
         : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
-        , m_window(m_settings, std::make_unique<Recorder>(m_errors)) {}
+        , m_window(m_settings, std::make_unique<test::ErrorRecorder>(m_errors)) {}
 
     void SetUp() override { openAndWait(kDemoModel); }
 

@@ -28,4 +28,18 @@ private:
     Messages& m_messages;
 };
 
+/// Records only the errors, into a caller's list (notices are dropped).
+class ErrorRecorder final : public MessageReporter {
+public:
+    explicit ErrorRecorder(QStringList& errors)
+        : m_errors(errors) {}
+
+    void error(const QString&, const QString& text) override { m_errors.push_back(text); }
+
+    void notice(const QString&, const QString&) override {}
+
+private:
+    QStringList& m_errors;
+};
+
 } // namespace qs::ui::test
