@@ -16,6 +16,7 @@ constexpr int kRowHeight = 20;
 constexpr int kPadding = 8;
 constexpr int kTextLeft = 40;
 constexpr int kWidth = 260;
+constexpr int kFoldedWidth = 90; ///< the title line alone
 
 struct LegendRow {
     QuantizerBadgeItem::Content badge;
@@ -65,7 +66,7 @@ QStringList GraphLegend::rowTexts() {
 
 QSize GraphLegend::sizeHint() const {
     const int rows = m_folded ? 0 : static_cast<int>(kRows.size()) + 1;
-    return {kWidth, 2 * kPadding + kRowHeight * (rows + 1)};
+    return {m_folded ? kFoldedWidth : kWidth, 2 * kPadding + kRowHeight * (rows + 1)};
 }
 
 void GraphLegend::setFolded(bool folded) {

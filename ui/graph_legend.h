@@ -1,8 +1,8 @@
 // Legend: what the quantizer marks on the graph mean, drawn over the bottom-left corner of a
 // GraphView with the very badge items the scene uses (so it follows the theme and the
 // colour-blind palette): the fill per bit width, the candidate count beside a badge, a weight
-// quantizer, a requantizer, a merged-away ghost and a unified-scale ring. A click folds it to its
-// title line and back.
+// quantizer, a requantizer, a merged-away ghost and a unified-scale ring. It starts folded to its
+// title line; a click unfolds and folds it.
 #pragma once
 
 #include <QWidget>
@@ -34,7 +34,7 @@ protected:
 
 private:
     GraphView& m_view;
-    bool m_folded = false;
+    bool m_folded = true; // one line until asked: on a big graph the rows would hide nodes
 };
 
 } // namespace qs::ui

@@ -109,10 +109,13 @@ TEST_F(MainWindowTest, LegendExplainsTheMarksAndFollowsViewLegend) {
     EXPECT_TRUE(rows.contains(QStringLiteral("3 = candidate configs to choose from")));
     EXPECT_EQ(rows.filter(QStringLiteral("requantizer")).size(), 1);
     EXPECT_EQ(rows.filter(QStringLiteral("unified-scale")).size(), 1);
-    const int unfolded = legend->height();
+    EXPECT_TRUE(legend->isFolded()); // one line until asked, so it hides no nodes
+    const int folded = legend->height();
+    QTest::mouseClick(legend, Qt::LeftButton);
+    EXPECT_FALSE(legend->isFolded());
+    EXPECT_GT(legend->height(), 4 * folded);
     QTest::mouseClick(legend, Qt::LeftButton);
     EXPECT_TRUE(legend->isFolded());
-    EXPECT_LT(legend->height(), unfolded / 4);
     m_window.actions().showLegend()->trigger();
     EXPECT_TRUE(legend->isHidden());
     EXPECT_FALSE(m_settings.showLegend()); // remembered
