@@ -96,9 +96,19 @@ step - quantize "$model" --hw cpu --preset performance --setup-out "$out_dir/set
 step - compress-weights "$model" --mode int8_asym --out "$out_dir/model.int8.onnx"
 step - convert-fp16 "$model" --out "$out_dir/model.fp16.onnx"
 if ((labelled == 1)); then
-    # Float, 8-bit QDQ and int8 weights side by side: top-1, top-5, agreement with float. (The
-    # executor does not run convert-fp16's float16 graphs, so the FP16 model is not among them.)
-    compared=("$model" "$out_dir/model.qdq.onnx" "$out_dir/model.int8.onnx")
+    # HAWQ mixed precision (exported through quantize --setup-in) and SIMD pruning (label-free
+    # Hessian importance) of the demo model, for the comparison below.
+    step - hawq "$model" --hw npu --compression-ratio 1.4 "${calibration[@]}" --samples 8 \
+        --iterations 50 --setup-out "$out_dir/hawq_setup.json" --report "$out_dir/hawq.json"
+    step - quantize "$model" --hw npu --setup-in "$out_dir/hawq_setup.json" "${calibration[@]}" \
+        --out "$out_dir/model.mixed.qdq.onnx"
+    step - prune "$model" --target-memory 85% --simd 1 "${calibration[@]}" --samples 8 \
+        --iterations 50 --report "$out_dir/pruning.json" --out "$out_dir/model.pruned.onnx"
+    # Float, 8-bit QDQ, HAWQ mixed precision, int8 weights and pruned side by side: top-1, top-5,
+    # agreement with float. (The executor does not run convert-fp16's float16 graphs, so the FP16
+    # model is not among them.)
+    compared=("$model" "$out_dir/model.qdq.onnx" "$out_dir/model.mixed.qdq.onnx"
+        "$out_dir/model.int8.onnx" "$out_dir/model.pruned.onnx")
     test_set=(--calib-npy "$repo/resources/models/digits_test_inputs.npy"
         --labels-npy "$repo/resources/models/digits_test_labels.npy")
     step - evaluate "${compared[@]}" "${test_set[@]}"

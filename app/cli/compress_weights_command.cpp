@@ -159,7 +159,12 @@ Result<void> runCompress(const CompressOptions& options) {
     if (!options.dequantizedOutPath.empty()) {
         QS_TRY(writeSimulation(graph, outcome.plan, options.dequantizedOutPath));
     }
+    const graph::Graph floatModel = graph; // weights are shared: this copies the node tables
     QS_TRY(compression::applyCompression(graph, outcome, progress));
+    QS_TRY(compression::scoreCompression(floatModel, graph, options.dataset, outcome, progress));
+    if (auto accuracy = report::compressionAccuracy(outcome); !accuracy.ok()) {
+        return std::move(accuracy).error().context("--labels-npy");
+    }
     QS_TRY(onnx::exportModel(graph, options.outPath));
     return writeResults(options, graph, outcome);
 }
@@ -187,7 +192,8 @@ Command addCompressWeightsCommand(CLI::App& parent) {
                   "Let the last MatMul and the embeddings take the 4-bit mode too");
     addDatasetOptions(*app, options->dataset,
                       {.npy = "Dataset .npy per model input, samples on axis 0 (repeatable)",
-                       .images = "Folder of images for data-aware sensitivity (one NCHW input)",
+                       .images = "Folder of images for data-aware sensitivity (one NCHW input); "
+                                 "with labels, also both models' accuracy",
                        .random = "N seeded random-normal samples as the dataset",
                        .seedAlias = "--seed"});
     app->add_option("--sensitivity-metric", options->sensitivityMetric,

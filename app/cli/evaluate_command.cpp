@@ -330,8 +330,8 @@ void printTable(const std::vector<ModelEvaluation>& models, const EvaluateOption
             std::cout << std::setw(13) << model.runtime;
         }
         if (model.accuracy) {
-            std::cout << std::setw(20) << top1Cell(*model.accuracy)
-                      << (top5 ? (percent(model.accuracy->top5().value_or(0.0)) + "   ") : "");
+            std::cout << std::setw(20) << top1Cell(*model.accuracy) << std::setw(top5 ? 10 : 0)
+                      << (top5 ? percent(model.accuracy->top5().value_or(0.0)) : "");
         }
         if (compare && model.agreement) {
             std::ostringstream cosine;

@@ -11,7 +11,9 @@
 
 #include "app/cli/command.h"
 #include "core/mixed_precision/hawq_workflow.h"
+#include "core/quantization/calibration_workflow.h"
 #include "core/quantization/quantizer_setup_report.h"
+#include "core/report/calibration_report.h"
 #include "core/report/hawq_report.h"
 #include "core/report/hessian_report.h"
 #include "core/runtime/parallel.h"
@@ -25,6 +27,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace qs::cli {
 
@@ -113,8 +116,23 @@ Result<void> writeIfAsked(const std::string& path, const char* flag,
     return writeFileAtomically(path, text()).context(flag);
 }
 
+/// With labels: the float model and the chosen mixed-precision setup, calibrated and simulated on
+/// the same dataset (what `quantize --setup-in` then exports), scored against them.
+Result<std::optional<report::AccuracyComparison>>
+mixedPrecisionAccuracy(const HawqOptions& options, const graph::Graph& model,
+                       const mixed_precision::HawqOutcome& outcome, Progress& progress) {
+    if (!options.dataset.hasLabels()) {
+        return std::optional<report::AccuracyComparison>();
+    }
+    QS_ASSIGN_OR_RETURN(const quantization::CalibrationOutcome calibrated,
+                        quantization::runCalibration(model, outcome.state.setup,
+                                                     {.dataset = options.dataset}, progress));
+    return report::calibrationAccuracy(calibrated).context("--labels-npy");
+}
+
 Result<void> writeOutputs(const HawqOptions& options, const graph::Graph& model,
-                          const mixed_precision::HawqOutcome& outcome) {
+                          const mixed_precision::HawqOutcome& outcome,
+                          const std::optional<report::AccuracyComparison>& accuracy) {
     QS_TRY(writeIfAsked(options.setupOut, "--setup-out",
                         [&] { return outcome.state.setup.toJson().dump(2) + "\n"; }));
     QS_TRY(writeIfAsked(options.tracesOut, "--traces-out", [&] {
@@ -122,6 +140,9 @@ Result<void> writeOutputs(const HawqOptions& options, const graph::Graph& model,
     }));
     QS_TRY(writeIfAsked(options.reportOut, "--report", [&] {
         nlohmann::json json = report::toJson(outcome);
+        if (accuracy) {
+            json["accuracy"] = report::toJson(*accuracy, "mixed_precision");
+        }
         json["model"] = options.modelPath;
         json["hw"] = options.hw;
         return json.dump(2) + "\n";
@@ -165,6 +186,8 @@ Result<void> runHawqCommand(const HawqOptions& options) {
     StderrProgressBar bar;
     QS_ASSIGN_OR_RETURN(const mixed_precision::HawqOutcome outcome,
                         mixed_precision::runHawq(model, request, bar));
+    QS_ASSIGN_OR_RETURN(const std::optional<report::AccuracyComparison> accuracy,
+                        mixedPrecisionAccuracy(options, model, outcome, bar));
     for (const std::string& note : outcome.analysis.problem.notes) {
         std::cerr << "note: " << note << '\n';
     }
@@ -177,7 +200,10 @@ Result<void> runHawqCommand(const HawqOptions& options) {
     std::cout << report::hawqLogLine(outcome) << '\n';
     std::cout << report::hawqText(outcome);
     std::cout << quantization::bitwidthSummaryTable(outcome.state.setup);
-    QS_TRY(writeOutputs(options, model, outcome));
+    if (accuracy) {
+        std::cout << report::accuracyText(*accuracy, "mixed precision");
+    }
+    QS_TRY(writeOutputs(options, model, outcome, accuracy));
     if (!options.sessionPath.empty()) {
         QS_TRY(writeSession(options, request, outcome));
     }

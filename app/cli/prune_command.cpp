@@ -123,6 +123,10 @@ Result<void> runPrune(const PruneOptions& options) {
     pruning::PruningAnalysis analysis;
     QS_ASSIGN_OR_RETURN(pruning::PruningOutcome outcome,
                         pruning::runPruning(graph, request, bar, &analysis));
+    QS_TRY(pruning::scorePruning(graph, options.dataset, outcome, bar));
+    if (auto accuracy = report::pruningAccuracy(outcome); !accuracy.ok()) {
+        return std::move(accuracy).error().context("--labels-npy");
+    }
     bar.report(1.0, "done");
     for (const std::string& note : analysis.notes) {
         std::cerr << "note: " << note << '\n';

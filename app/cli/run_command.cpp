@@ -7,6 +7,7 @@
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
 #include "core/pass/pass.h"
+#include "core/report/accuracy.h"
 #include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/parallel.h"
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -103,6 +105,25 @@ Result<void> reportFp16Deviation(const runtime::Executor& executor, const runtim
     return success();
 }
 
+/// With labels: the top-1 (and top-5) accuracy of the first output.
+Result<void> printAccuracy(const runtime::Dataset& dataset,
+                           const std::vector<runtime::Tensor>& outputs) {
+    if (!dataset.labels || outputs.empty()) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(const std::vector<int64_t> labels,
+                        report::labelsFromTensor(*dataset.labels).context("--labels-npy"));
+    QS_ASSIGN_OR_RETURN(const report::Accuracy accuracy,
+                        report::computeAccuracy(outputs[0], labels).context("--labels-npy"));
+    std::cout << std::fixed << std::setprecision(2) << "Top-1 accuracy: " << 100.0 * accuracy.top1()
+              << " % (" << accuracy.top1Correct << "/" << accuracy.samples << ")";
+    if (accuracy.top5()) {
+        std::cout << ", top-5 " << 100.0 * *accuracy.top5() << " %";
+    }
+    std::cout << std::defaultfloat << '\n';
+    return success();
+}
+
 /// An output name made safe as a file name.
 std::string fileNameFor(std::string name) {
     for (char& c : name) {
@@ -158,6 +179,7 @@ Result<void> runModel(const RunOptions& options) {
     if (options.fp16) {
         QS_TRY(reportFp16Deviation(executor, dataset, outputs));
     }
+    QS_TRY(printAccuracy(dataset, outputs));
     return writeOutputs(options, executor, outputs);
 }
 } // namespace

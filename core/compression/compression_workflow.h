@@ -6,6 +6,7 @@
 
 #include "core/compression/weight_compression.h"
 #include "core/runtime/dataset_request.h"
+#include "core/runtime/labelled_scores.h"
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,9 @@ struct WeightCompressionOutcome {
     std::optional<CompressionSummary> summary; ///< once applied
     int64_t datasetSamples = 0;                ///< 0: no dataset ran
     int64_t batchSize = 0;
+    /// The float and the compressed model's first output on a labelled dataset, for their
+    /// accuracies (report::compressionAccuracy); nothing without labels.
+    std::optional<runtime::LabelledScores> labelled;
 };
 
 /// Loads the request's dataset (if any) and plans (planWeightCompression).
@@ -33,7 +37,15 @@ Result<WeightCompressionOutcome> planCompression(const graph::Graph& graph,
 Result<void> applyCompression(graph::Graph& graph, WeightCompressionOutcome& outcome,
                               Progress& progress);
 
-/// Plans and applies: `graph` is the compressed model afterwards.
+/// Runs the float model and its compressed copy over the request's dataset when it has labels,
+/// and keeps their scores in `outcome.labelled` (nothing is run without labels). The GUI calls it
+/// after exporting; runWeightCompression does it for the CLI.
+Result<void> scoreCompression(const graph::Graph& floatModel, const graph::Graph& compressed,
+                              const runtime::DatasetRequest& dataset,
+                              WeightCompressionOutcome& outcome, Progress& progress);
+
+/// Plans and applies: `graph` is the compressed model afterwards. With a labelled dataset both
+/// models are scored on it as well (outcome.labelled).
 Result<WeightCompressionOutcome> runWeightCompression(graph::Graph& graph,
                                                       const WeightCompressionRequest& request,
                                                       Progress& progress);

@@ -322,4 +322,11 @@ Result<PruningOutcome> runPruning(const graph::Graph& graph, const PruningReques
     return outcome;
 }
 
+Result<void> scorePruning(const graph::Graph& dense, const runtime::DatasetRequest& dataset,
+                          PruningOutcome& outcome, Progress& progress) {
+    QS_ASSIGN_OR_RETURN(outcome.labelled,
+                        runtime::scoreLabelled(dense, outcome.pruned, dataset, progress));
+    return success();
+}
+
 } // namespace qs::pruning

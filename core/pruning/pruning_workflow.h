@@ -9,6 +9,7 @@
 #include "core/pruning/greedy_mask.h"
 #include "core/pruning/pruning_section.h"
 #include "core/runtime/dataset_request.h"
+#include "core/runtime/labelled_scores.h"
 #include "core/support/progress.h"
 
 #include <optional>
@@ -92,6 +93,9 @@ struct PruningOutcome {
     double greedySeconds = 0.0;
     PruningInfo info;
     graph::Graph pruned;
+    /// The dense and the pruned model's first output on a labelled dataset (scorePruning), for
+    /// their accuracies; nothing without labels.
+    std::optional<runtime::LabelledScores> labelled;
 };
 
 /// Sections, SIMD sizes and importance; LFH loads request.dataset and asks the Hessian service
@@ -110,5 +114,10 @@ Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const Tar
 /// analyzePruning then computePruning with the request's constraints.
 Result<PruningOutcome> runPruning(const graph::Graph& graph, const PruningRequest& request,
                                   Progress& progress, PruningAnalysis* analysisOut = nullptr);
+
+/// Runs `dense` and `outcome.pruned` over `dataset` when it has labels (else nothing runs) and
+/// keeps their scores in `outcome.labelled`.
+Result<void> scorePruning(const graph::Graph& dense, const runtime::DatasetRequest& dataset,
+                          PruningOutcome& outcome, Progress& progress);
 
 } // namespace qs::pruning

@@ -269,10 +269,8 @@ public:
         for (size_t o = 0; o < m_numOutputs; ++o) {
             QS_TRY(m_outputs[o].add(ref.outputs[o], quant[o]));
         }
-        if (ref.batch.labels && m_numOutputs > 0 && ref.outputs[0].rank() == 2) {
-            m_labels.push_back(*ref.batch.labels);
-            m_floatScores.push_back(ref.outputs[0]);
-            m_quantScores.push_back(quant[0]);
+        if (m_numOutputs > 0) {
+            m_labelled.add(ref.batch, ref.outputs[0], quant[0]);
         }
         for (size_t p = 0; p < m_probes.size(); ++p) {
             const runtime::Tensor& y = quant[m_numOutputs + m_probes[p].outIndex];
@@ -283,16 +281,7 @@ public:
     }
 
     /// The first output's scores of both models with the labels, when the dataset has them.
-    Result<std::optional<LabelledScores>> labelled() const {
-        if (m_labels.empty()) {
-            return std::optional<LabelledScores>();
-        }
-        LabelledScores scores;
-        QS_ASSIGN_OR_RETURN(scores.labels, runtime::concatBatches(m_labels));
-        QS_ASSIGN_OR_RETURN(scores.floatScores, runtime::concatBatches(m_floatScores));
-        QS_ASSIGN_OR_RETURN(scores.quantizedScores, runtime::concatBatches(m_quantScores));
-        return std::optional<LabelledScores>(std::move(scores));
-    }
+    Result<std::optional<runtime::LabelledScores>> labelled() const { return m_labelled.finish(); }
 
     void fill(const graph::Graph& model, SimulationReport& report) const {
         for (size_t p = 0; p < m_probes.size(); ++p) {
@@ -334,9 +323,7 @@ private:
     std::vector<NoiseSums> m_accumulated;
     std::vector<NoiseSums> m_local;
     std::vector<OutputAccumulator> m_outputs;
-    std::vector<runtime::Tensor> m_labels;
-    std::vector<runtime::Tensor> m_floatScores;
-    std::vector<runtime::Tensor> m_quantScores;
+    runtime::LabelledScoresCollector m_labelled;
 };
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "core/quantization/quantizer_setup.h"
 #include "core/quantization/statistics.h"
 #include "core/runtime/dataset_request.h"
+#include "core/runtime/labelled_scores.h"
 #include "core/runtime/tensor.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
@@ -51,22 +52,13 @@ struct OutputMetrics {
     std::optional<double> top1Agreement; ///< rank-2 outputs: argmax equal, fraction of samples
 };
 
-/// With a labelled dataset: the first output's scores of both models on every sample and the
-/// labels, so the reports can state top-1/top-5 accuracy of the float and the quantized model
-/// (core/report/accuracy.h; the report layer computes it, this layer only keeps what it needs).
-struct LabelledScores {
-    runtime::Tensor labels;          ///< the dataset's labels, [N]
-    runtime::Tensor floatScores;     ///< [N, C]
-    runtime::Tensor quantizedScores; ///< [N, C]
-};
-
 struct SimulationReport {
     int64_t samples = 0;
     double seconds = 0.0;
     std::map<int, QuantizerError> quantizers;
     std::vector<OutputMetrics> outputs;
     /// Set when the dataset has labels and the first output is rank 2 ([N, C]).
-    std::optional<LabelledScores> labelled;
+    std::optional<runtime::LabelledScores> labelled;
 };
 
 /// Runs the float model and its fake-quant copy (insertFakeQuantizers) over `dataset`.

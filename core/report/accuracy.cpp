@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 #include <string>
 
 namespace qs::report {
@@ -213,6 +215,39 @@ nlohmann::json toJson(const OutputAgreement& agreement) {
             {"top1_agreement", agreement.top1Agreement},
             {"cosine_similarity", agreement.meanCosine},
             {"min_cosine_similarity", agreement.minCosine}};
+}
+
+Result<std::optional<AccuracyComparison>>
+compareAccuracy(const std::optional<runtime::LabelledScores>& labelled) {
+    if (!labelled) {
+        return std::optional<AccuracyComparison>();
+    }
+    QS_ASSIGN_OR_RETURN(const std::vector<int64_t> labels, labelsFromTensor(labelled->labels));
+    AccuracyComparison accuracy;
+    QS_ASSIGN_OR_RETURN(accuracy.floatModel, computeAccuracy(labelled->floatScores, labels));
+    QS_ASSIGN_OR_RETURN(accuracy.compressed, computeAccuracy(labelled->compressedScores, labels));
+    return std::optional<AccuracyComparison>(std::move(accuracy));
+}
+
+nlohmann::json toJson(const AccuracyComparison& accuracy, std::string_view compressedName) {
+    return {{"float", toJson(accuracy.floatModel)},
+            {std::string(compressedName), toJson(accuracy.compressed)}};
+}
+
+std::string accuracyText(const AccuracyComparison& accuracy, std::string_view compressedName) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2);
+    const auto line = [&](std::string_view what, double floatValue, double compressedValue) {
+        out << what << " accuracy: float " << 100.0 * floatValue << " %, " << compressedName << " "
+            << 100.0 * compressedValue << " % (" << std::showpos
+            << 100.0 * (compressedValue - floatValue) << std::noshowpos << " points; "
+            << accuracy.floatModel.samples << " labelled samples)\n";
+    };
+    line("Top-1", accuracy.floatModel.top1(), accuracy.compressed.top1());
+    if (accuracy.floatModel.top5() && accuracy.compressed.top5()) {
+        line("Top-5", *accuracy.floatModel.top5(), *accuracy.compressed.top5());
+    }
+    return out.str();
 }
 
 } // namespace qs::report

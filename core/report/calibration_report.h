@@ -13,12 +13,6 @@
 
 namespace qs::report {
 
-/// Top-1 (and top-5) accuracy of the float and the quantized model on a labelled dataset.
-struct AccuracyComparison {
-    Accuracy floatModel;
-    Accuracy compressed; ///< the quantized (or weight-compressed) model
-};
-
 /// The accuracies of a simulation, nothing when its dataset had no labels; labels outside the
 /// output's class range are an error naming both numbers.
 Result<std::optional<AccuracyComparison>>
@@ -27,15 +21,6 @@ simulationAccuracy(const quantization::SimulationReport& simulation);
 /// simulationAccuracy() of the calibration's simulation.
 Result<std::optional<AccuracyComparison>>
 calibrationAccuracy(const quantization::CalibrationOutcome& outcome);
-
-/// {"float": Accuracy, "<compressedName>": Accuracy}.
-nlohmann::json toJson(const AccuracyComparison& accuracy,
-                      std::string_view compressedName = "quantized");
-
-/// "Top-1 accuracy: float 97.22 %, quantized 97.04 % (-0.18 points; 540 labelled samples)",
-/// then the same for top-5 when there are >= 10 classes.
-std::string accuracyText(const AccuracyComparison& accuracy,
-                         std::string_view compressedName = "quantized");
 
 /// {"calibration": {dataset, samples, batch_size, range_estimator, seconds}, "quantizers": per
 /// quantizer parameters and SQNR, "simulation", "bitwidth_table", "accuracy" (with labels)};

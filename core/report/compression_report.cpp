@@ -19,6 +19,11 @@ std::string mebibytesText(int64_t bytes) {
     return out.str();
 }
 
+Result<std::optional<AccuracyComparison>>
+compressionAccuracy(const compression::WeightCompressionOutcome& outcome) {
+    return compareAccuracy(outcome.labelled);
+}
+
 nlohmann::json toJson(const compression::WeightCompressionOutcome& outcome) {
     nlohmann::json json = compression::planToJson(outcome.plan);
     if (outcome.summary) {
@@ -28,6 +33,10 @@ nlohmann::json toJson(const compression::WeightCompressionOutcome& outcome) {
                            {"weight_bytes_after", summary.bytesAfter},
                            {"opset", summary.opset},
                            {"ir_version", summary.irVersion}};
+    }
+    // Bad labels are reported by compressionAccuracy() where the caller checks it.
+    if (auto accuracy = compressionAccuracy(outcome); accuracy.ok() && accuracy->has_value()) {
+        json["accuracy"] = toJson(**accuracy, "compressed");
     }
     return json;
 }
@@ -48,6 +57,9 @@ std::string compressionText(const compression::WeightCompressionOutcome& outcome
         out << "Compressed weights: " << outcome.summary->compressedWeights << " ("
             << mebibytesText(outcome.summary->floatBytesBefore) << " -> "
             << mebibytesText(outcome.summary->bytesAfter) << ")\n";
+    }
+    if (auto accuracy = compressionAccuracy(outcome); accuracy.ok() && accuracy->has_value()) {
+        out << accuracyText(**accuracy, "compressed");
     }
     return out.str();
 }

@@ -5,20 +5,28 @@
 
 #include "core/compression/compression_workflow.h"
 #include "core/compression/fp16_conversion.h"
+#include "core/report/accuracy.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace qs::report {
 
-/// The plan (options, per-weight decisions, table rows) and, once applied, "summary"; the caller
-/// adds "model" and "output".
+/// Top-1 (and top-5) of the float and the compressed model when the outcome was scored on a
+/// labelled dataset; nothing otherwise. Labels outside the output's class range are an error.
+Result<std::optional<AccuracyComparison>>
+compressionAccuracy(const compression::WeightCompressionOutcome& outcome);
+
+/// The plan (options, per-weight decisions, table rows), once applied "summary", and with labels
+/// "accuracy" {"float", "compressed"}; the caller adds "model" and "output".
 nlohmann::json toJson(const compression::WeightCompressionOutcome& outcome);
 
 /// "Sensitivity: M over N dataset row(s) in batches of B" when the ratio mixes modes (empty
-/// otherwise), NNCF's bitwidth table, and once applied "Compressed weights: N (X MiB -> Y MiB)".
+/// otherwise), NNCF's bitwidth table, once applied "Compressed weights: N (X MiB -> Y MiB)", and
+/// with labels both models' accuracy.
 std::string compressionText(const compression::WeightCompressionOutcome& outcome);
 
 /// "12.34 MiB".

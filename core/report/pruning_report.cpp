@@ -21,6 +21,10 @@ std::string megabytes(int64_t bytes) {
 
 } // namespace
 
+Result<std::optional<AccuracyComparison>> pruningAccuracy(const pruning::PruningOutcome& outcome) {
+    return compareAccuracy(outcome.labelled);
+}
+
 nlohmann::json toJson(const pruning::PruningAnalysis& analysis,
                       const pruning::PruningOutcome& outcome) {
     const graph::Graph& graph = analysis.graph;
@@ -70,6 +74,10 @@ nlohmann::json toJson(const pruning::PruningAnalysis& analysis,
     }
     json["not_prunable"] = notPrunable;
     json["notes"] = analysis.notes;
+    // Bad labels are reported by pruningAccuracy() where the caller checks it.
+    if (auto accuracy = pruningAccuracy(outcome); accuracy.ok() && accuracy->has_value()) {
+        json["accuracy"] = toJson(**accuracy, "pruned");
+    }
     return json;
 }
 
@@ -115,6 +123,9 @@ std::string pruningText(const pruning::PruningAnalysis& analysis,
     out << "dense " << outcome.denseBytes << " bytes, pruned " << outcome.prunedBytes << " bytes ("
         << std::fixed << std::setprecision(1) << ratio * 100.0 << " %), target "
         << outcome.targetBytes << " bytes, minimum " << outcome.minimumBytes << " bytes\n";
+    if (auto accuracy = pruningAccuracy(outcome); accuracy.ok() && accuracy->has_value()) {
+        out << std::defaultfloat << accuracyText(**accuracy, "pruned");
+    }
     return out.str();
 }
 

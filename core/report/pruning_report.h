@@ -10,17 +10,25 @@
 #pragma once
 
 #include "core/pruning/pruning_workflow.h"
+#include "core/report/accuracy.h"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace qs::report {
 
+/// Top-1 (and top-5) of the dense and the pruned model when the outcome was scored on a labelled
+/// dataset (pruning::scorePruning); nothing otherwise.
+Result<std::optional<AccuracyComparison>> pruningAccuracy(const pruning::PruningOutcome& outcome);
+
+/// The fields above and, with labels, "accuracy" {"float", "pruned"}.
 nlohmann::json toJson(const pruning::PruningAnalysis& analysis,
                       const pruning::PruningOutcome& outcome);
 
-/// The per-section table (entry, exit, channels kept/total, memory before/after) and the totals.
+/// The per-section table (entry, exit, channels kept/total, memory before/after), the totals and,
+/// with labels, both models' accuracy.
 std::string pruningText(const pruning::PruningAnalysis& analysis,
                         const pruning::PruningOutcome& outcome);
 

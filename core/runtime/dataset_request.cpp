@@ -192,6 +192,25 @@ bool holdsOnlySubfolders(const std::string& dir) {
     return folders && !ec;
 }
 
+} // namespace
+
+bool DatasetRequest::hasLabels() const {
+    switch (kind()) {
+    case DatasetKind::NpyFiles:
+        return !labelsNpy.empty();
+    case DatasetKind::ImageFolder:
+        return !labelsNpy.empty() || labelsFromFolders || holdsOnlySubfolders(imagesDir);
+    case DatasetKind::ClassFolders:
+        return true;
+    case DatasetKind::Random:
+    case DatasetKind::None:
+        break;
+    }
+    return false;
+}
+
+namespace {
+
 Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
                            const DatasetRequest& request) {
     Dataset dataset;

@@ -79,6 +79,11 @@ struct DatasetRequest {
 
     bool empty() const { return sourceCount() == 0; }
 
+    /// Whether the loaded dataset will carry labels: a labels file, class folders, or an image
+    /// folder in the class layout (looked at on disk). Lets a flow skip a run that only labels
+    /// make worth doing.
+    bool hasLabels() const;
+
     /// "images DIR", "classes DIR", "npy FILE...", "random N (seed S)" for reports.
     std::string describe() const;
 };

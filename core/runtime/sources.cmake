@@ -56,5 +56,6 @@ target_sources(qs_core PRIVATE $<TARGET_OBJECTS:qs_runtime_ops>
 find_library(QS_STB_LIBRARY stb REQUIRED)
 target_sources(qs_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/image_dataset.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dataset_request.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/probe_runner.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/probe_runner.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/labelled_scores.cpp)
 target_link_libraries(qs_core PRIVATE ${QS_STB_LIBRARY})

@@ -5,6 +5,7 @@
 
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
+#include "core/runtime/npy.h"
 #include "ui/actions.h"
 #include "ui/features/fp16_export/fp16_export_dialog.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
@@ -35,6 +36,7 @@
 #include <QMenu>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -43,6 +45,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <vector>
 
 namespace qs::ui {
 namespace {
@@ -107,8 +110,10 @@ protected:
 
     Fp16ExportFeature& fp16Export() { return m_window.feature<Fp16ExportFeature>(); }
 
-    void openMlp() {
-        m_window.openModel(writeMlpModel(m_dir.path()));
+    void openMlp() { open(writeMlpModel(m_dir.path())); }
+
+    void open(const QString& model) {
+        m_window.openModel(model);
         ASSERT_TRUE(QTest::qWaitFor(
             [this] {
                 return !m_window.session().isOpening() &&
@@ -372,6 +377,38 @@ TEST_F(WeightCompressionGuiTest, ExportsReimportAndPassTheChecker) {
     const auto halfChecked = onnx::checkModel(half.value());
     EXPECT_TRUE(halfChecked.ok()) << halfChecked.error().toString();
     EXPECT_TRUE(m_messages.errors.isEmpty());
+}
+
+TEST_F(WeightCompressionGuiTest, ExportOnLabelledDataStatesBothAccuracies) {
+    const std::string models = QS_SOURCE_DIR "/resources/models/";
+    open(QString::fromStdString(models + "digits_cnn.onnx"));
+    WeightCompressionRequest request;
+    request.options.mode = compression::CompressionMode::Int8Asym;
+    request.dataset.npyFiles = {models + "digits_test_inputs.npy"};
+    request.dataset.labelsNpy = models + "digits_test_labels.npy";
+    ASSERT_TRUE(compressAndWait(request))
+        << m_messages.errors.join(QLatin1Char('\n')).toStdString();
+    const QString path = m_dir.filePath(QStringLiteral("digits_int8.onnx"));
+    ASSERT_TRUE(exportAndWait([&] { controller().exportCompressed(path); }))
+        << m_messages.errors.join(QLatin1Char('\n')).toStdString();
+    // The float figure is the one recorded beside the committed model (digits_cnn.accuracy.json).
+    const QString message = m_window.statusBar()->currentMessage();
+    EXPECT_TRUE(message.contains(QStringLiteral("top-1 accuracy: float 98.33 %, compressed ")))
+        << message.toStdString();
+    EXPECT_TRUE(message.contains(QStringLiteral("(360 labelled)"))) << message.toStdString();
+
+    // Labels that do not fit the output are the CLI's error, and nothing is claimed written.
+    const QString badLabels = m_dir.filePath(QStringLiteral("labels.npy"));
+    const std::vector<int64_t> ids(360, 12);
+    ASSERT_TRUE(
+        runtime::writeNpy(runtime::Tensor::fromVector<int64_t>({360}, ids), badLabels.toStdString())
+            .ok());
+    request.dataset.labelsNpy = badLabels.toStdString();
+    ASSERT_TRUE(compressAndWait(request));
+    EXPECT_FALSE(exportAndWait([&] { controller().exportCompressed(path); }));
+    ASSERT_EQ(m_messages.errors.size(), 1);
+    EXPECT_TRUE(m_messages.errors.front().contains(QStringLiteral("12")))
+        << m_messages.errors.front().toStdString();
 }
 
 TEST_F(WeightCompressionGuiTest, UnwritablePathIsAClearError) {

@@ -1,13 +1,18 @@
 // Accuracy metrics (core/report/accuracy.h) on hand-made scores, label validation errors, and the
 // bundled trained demo model: its float top-1 on the committed held-out split equals the count
 // recorded next to it by the training script.
+#include "core/compression/compression_workflow.h"
 #include "core/onnx/model_io.h"
+#include "core/pruning/pruning_workflow.h"
 #include "core/quantization/calibration_workflow.h"
 #include "core/quantization/quantization_state.h"
 #include "core/report/accuracy.h"
 #include "core/report/calibration_report.h"
+#include "core/report/compression_report.h"
+#include "core/report/pruning_report.h"
 #include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/labelled_scores.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/probe_runner.h"
 #include "core/support/progress.h"
@@ -259,6 +264,149 @@ TEST(CalibrationAccuracy, NoLabelsNoAccuracyAndBadIdsAreNamed) {
     EXPECT_NE(accuracy.error().message().find("label 12 of sample 7"), std::string::npos)
         << accuracy.error().toString();
     fs::remove(bad);
+}
+
+} // namespace
+} // namespace qs::report
+
+namespace qs::report {
+namespace {
+
+const fs::path kModels = fs::path(QS_SOURCE_DIR) / "resources/models";
+
+int64_t recordedCorrect() {
+    std::ifstream recordFile(kModels / "digits_cnn.accuracy.json");
+    return nlohmann::json::parse(recordFile)["correct"].get<int64_t>();
+}
+
+runtime::DatasetRequest labelledSplit() {
+    runtime::DatasetRequest request;
+    request.npyFiles = {(kModels / "digits_test_inputs.npy").string()};
+    request.labelsNpy = (kModels / "digits_test_labels.npy").string();
+    return request;
+}
+
+TEST(LabelledScores, OnlyLabelledRowsOfClassesAreKept) {
+    runtime::LabelledScoresCollector collector;
+    runtime::SampleBatch unlabelled{.begin = 0, .end = 2};
+    collector.add(unlabelled, scores(2, 3, {1, 0, 0, 0, 1, 0}), scores(2, 3, {1, 0, 0, 0, 1, 0}));
+    auto none = collector.finish();
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+
+    runtime::SampleBatch first{.begin = 0, .end = 2};
+    first.labels = Tensor::fromVector<int64_t>({2}, {0, 2});
+    collector.add(first, scores(2, 3, {1, 0, 0, 0, 0, 1}), scores(2, 3, {1, 0, 0, 0, 1, 0}));
+    runtime::SampleBatch maps{.begin = 2, .end = 3}; // a detector's maps: not a classifier
+    maps.labels = Tensor::fromVector<int64_t>({1}, {1});
+    collector.add(maps, Tensor::fromVector<float>({1, 3, 1}, {0, 1, 0}),
+                  Tensor::fromVector<float>({1, 3, 1}, {0, 1, 0}));
+    runtime::SampleBatch second{.begin = 3, .end = 4};
+    second.labels = Tensor::fromVector<int64_t>({1}, {1});
+    collector.add(second, scores(1, 3, {0, 1, 0}), scores(1, 3, {0, 1, 0}));
+    auto kept = collector.finish();
+    ASSERT_TRUE(kept.ok()) << kept.error().toString();
+    ASSERT_TRUE(kept->has_value());
+    auto accuracy = compareAccuracy(*kept);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    ASSERT_TRUE(accuracy->has_value());
+    EXPECT_EQ((*accuracy)->floatModel.samples, 3);
+    EXPECT_EQ((*accuracy)->floatModel.top1Correct, 3);
+    EXPECT_EQ((*accuracy)->compressed.top1Correct, 2); // the second row says class 1, label 2
+    EXPECT_EQ(accuracyText(**accuracy, "pruned")
+                  .rfind("Top-1 accuracy: float 100.00 %, pruned "
+                         "66.67 % (-33.33 points; 3 labelled",
+                         0),
+              0U)
+        << accuracyText(**accuracy, "pruned");
+}
+
+TEST(LabelledScores, RequestsSayWhetherTheyCarryLabels) {
+    EXPECT_TRUE(labelledSplit().hasLabels());
+    runtime::DatasetRequest unlabelled = labelledSplit();
+    unlabelled.labelsNpy.clear();
+    EXPECT_FALSE(unlabelled.hasLabels());
+    runtime::DatasetRequest random;
+    random.randomSamples = 4;
+    EXPECT_FALSE(random.hasLabels());
+    EXPECT_FALSE(runtime::DatasetRequest{}.hasLabels());
+    const fs::path dir = fs::temp_directory_path() / "qs_has_labels_classes";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "cat");
+    runtime::DatasetRequest folders;
+    folders.imagesDir = dir.string();
+    EXPECT_TRUE(folders.hasLabels()); // only class subfolders: ImageNet's layout
+    std::ofstream(dir / "loose.png") << "x";
+    EXPECT_FALSE(folders.hasLabels());
+    fs::remove_all(dir);
+}
+
+TEST(CompressionAccuracy, LabelledDatasetScoresTheFloatAndTheCompressedModel) {
+    auto graph = onnx::importModel(kModels / "digits_cnn.onnx");
+    ASSERT_TRUE(graph.ok()) << graph.error().toString();
+    const graph::Graph dense = *graph;
+    compression::WeightCompressionRequest request;
+    request.options.mode = compression::CompressionMode::Int4Sym;
+    request.options.groupSize = 8;
+    request.options.allLayers = true;
+    request.options.groupSizeFallback = compression::GroupSizeFallback::Adjust;
+    request.dataset = labelledSplit();
+    NullProgress progress;
+    auto outcome = compression::runWeightCompression(*graph, request, progress);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().toString();
+    auto accuracy = compressionAccuracy(*outcome);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    ASSERT_TRUE(accuracy->has_value());
+    EXPECT_EQ((*accuracy)->floatModel.top1Correct, recordedCorrect());
+
+    // The compressed figure is that of the graph it wrote, run on its own.
+    auto executor = runtime::Executor::create(*graph, {});
+    ASSERT_TRUE(executor.ok()) << executor.error().toString();
+    auto dataset = runtime::loadDataset(dense, request.dataset);
+    ASSERT_TRUE(dataset.ok()) << dataset.error().toString();
+    auto outputs = runtime::runBatched(*executor, *dataset, progress);
+    ASSERT_TRUE(outputs.ok()) << outputs.error().toString();
+    auto labels = readLabelsNpy(request.dataset.labelsNpy);
+    auto direct = computeAccuracy((*outputs)[0], *labels);
+    ASSERT_TRUE(direct.ok()) << direct.error().toString();
+    EXPECT_EQ((*accuracy)->compressed.top1Correct, direct->top1Correct);
+    const nlohmann::json json = toJson(*outcome);
+    EXPECT_EQ(json["accuracy"]["float"]["top1_correct"], recordedCorrect());
+    EXPECT_EQ(json["accuracy"]["compressed"]["top1_correct"], direct->top1Correct);
+    EXPECT_NE(compressionText(*outcome).find("Top-1 accuracy: float 98.33 %, compressed"),
+              std::string::npos)
+        << compressionText(*outcome);
+
+    // Without labels nothing is scored and the report says nothing about accuracy.
+    graph::Graph again = dense;
+    request.dataset.labelsNpy.clear();
+    auto unlabelled = compression::runWeightCompression(again, request, progress);
+    ASSERT_TRUE(unlabelled.ok()) << unlabelled.error().toString();
+    EXPECT_FALSE(unlabelled->labelled.has_value());
+    EXPECT_FALSE(toJson(*unlabelled).contains("accuracy"));
+}
+
+TEST(PruningAccuracy, ScoresTheDenseAndThePrunedModel) {
+    auto graph = onnx::importModel(kModels / "digits_cnn.onnx");
+    ASSERT_TRUE(graph.ok()) << graph.error().toString();
+    pruning::PruningRequest request;
+    request.importance = pruning::ImportanceMetric::L2;
+    request.simd = 1;
+    request.target = {.fraction = true, .value = 0.9};
+    NullProgress progress;
+    pruning::PruningAnalysis analysis;
+    auto outcome = pruning::runPruning(*graph, request, progress, &analysis);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().toString();
+    ASSERT_TRUE(pruning::scorePruning(*graph, labelledSplit(), *outcome, progress).ok());
+    auto accuracy = pruningAccuracy(*outcome);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    ASSERT_TRUE(accuracy->has_value());
+    EXPECT_EQ((*accuracy)->floatModel.top1Correct, recordedCorrect());
+    EXPECT_LT((*accuracy)->compressed.top1Correct, (*accuracy)->floatModel.samples);
+    const nlohmann::json json = toJson(analysis, *outcome);
+    EXPECT_EQ(json["accuracy"]["pruned"]["top1_correct"], (*accuracy)->compressed.top1Correct);
+    EXPECT_NE(pruningText(analysis, *outcome).find("Top-1 accuracy: float 98.33 %, pruned"),
+              std::string::npos);
 }
 
 } // namespace

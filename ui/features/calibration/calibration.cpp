@@ -1,6 +1,7 @@
 #include "ui/features/calibration/calibration.h"
 
 #include "core/report/calibration_report.h"
+#include "ui/accuracy_text.h"
 
 #include <QCoreApplication>
 #include <QStringList>
@@ -70,11 +71,7 @@ QString outputMetricsText(const quantization::SimulationReport& report) {
     }
     if (auto accuracy = report::simulationAccuracy(report);
         accuracy.ok() && accuracy->has_value()) {
-        const report::AccuracyComparison& a = **accuracy;
-        parts.push_back(tr("top-1 accuracy: float %1 %, quantized %2 % (%3 labelled)")
-                            .arg(QString::number(a.floatModel.top1() * 100, 'f', 2),
-                                 QString::number(a.compressed.top1() * 100, 'f', 2))
-                            .arg(a.floatModel.samples));
+        parts.push_back(accuracySummary(**accuracy, tr("quantized")));
     }
     return parts.join(QStringLiteral("; "));
 }

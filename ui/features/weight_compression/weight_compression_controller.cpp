@@ -1,5 +1,7 @@
 #include "ui/features/weight_compression/weight_compression_controller.h"
 
+#include "core/runtime/labelled_scores.h"
+#include "ui/accuracy_text.h"
 #include "ui/actions.h"
 #include "ui/features/weight_compression/compression_plan_state.h"
 #include "ui/features/weight_compression/weight_compression_badges.h"
@@ -16,6 +18,8 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QMainWindow>
+
+#include <optional>
 
 namespace qs::ui {
 
@@ -152,17 +156,35 @@ void WeightCompressionController::exportCompressed(const QString& path) {
         Q_EMIT exportFinished(false, path);
         return;
     }
-    m_export->start(m_document->graph(), path,
-                    [plan = *plan](graph::Graph& graph, Progress& progress) -> Result<QString> {
-                        QS_ASSIGN_OR_RETURN(
-                            const compression::CompressionSummary summary,
-                            compression::applyWeightCompression(graph, plan, progress));
-                        return QObject::tr("%1 weights, %2 KiB -> %3 KiB (opset %4)")
-                            .arg(summary.compressedWeights)
-                            .arg(summary.floatBytesBefore / 1024)
-                            .arg(summary.bytesAfter / 1024)
-                            .arg(summary.opset);
-                    });
+    // With a labelled dataset the float model and the compressed copy are scored on it, so the
+    // message states the accuracy of what was written.
+    m_export->start(
+        m_document->graph(), path,
+        [plan = *plan, dataset = m_last.dataset](graph::Graph& graph,
+                                                 Progress& progress) -> Result<QString> {
+            std::optional<graph::Graph> floatModel;
+            if (dataset.hasLabels()) {
+                floatModel = graph;
+            }
+            QS_ASSIGN_OR_RETURN(const compression::CompressionSummary summary,
+                                compression::applyWeightCompression(graph, plan, progress));
+            QString text = QObject::tr("%1 weights, %2 KiB -> %3 KiB (opset %4)")
+                               .arg(summary.compressedWeights)
+                               .arg(summary.floatBytesBefore / 1024)
+                               .arg(summary.bytesAfter / 1024)
+                               .arg(summary.opset);
+            if (floatModel) {
+                QS_ASSIGN_OR_RETURN(const std::optional<runtime::LabelledScores> scores,
+                                    runtime::scoreLabelled(*floatModel, graph, dataset, progress));
+                QS_ASSIGN_OR_RETURN(const std::optional<report::AccuracyComparison> accuracy,
+                                    report::compareAccuracy(scores).context("labels"));
+                if (accuracy) {
+                    text += QStringLiteral("; ") +
+                            accuracySummary(*accuracy, QObject::tr("compressed"));
+                }
+            }
+            return text;
+        });
 }
 
 void WeightCompressionController::showCompressDialog() {
