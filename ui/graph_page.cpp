@@ -7,10 +7,37 @@
 #include "ui/job_runner.h"
 #include "ui/rule_hint_bar.h"
 
+#include <QEvent>
 #include <QLabel>
+#include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <string>
+
 namespace qs::ui {
+
+namespace {
+/// The job's Progress, also cancelled when the page starts a newer layout.
+class StoppableProgress final : public Progress {
+public:
+    StoppableProgress(Progress& inner, const std::atomic<bool>& stop)
+        : m_inner(inner)
+        , m_stop(stop) {}
+
+    void report(double fraction, std::string_view what) override { m_inner.report(fraction, what); }
+
+    bool isCancelled() const override { return m_stop.load() || m_inner.isCancelled(); }
+
+private:
+    Progress& m_inner;
+    const std::atomic<bool>& m_stop;
+};
+
+constexpr int kIdleRefinementDelayMs = 2000;
+/// Per group when refining: the user is idle, and any input stops it at once.
+constexpr double kRefinementBudgetSeconds = 20.0;
+} // namespace
 
 GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
     : QWidget(parent)
@@ -19,7 +46,8 @@ GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
     , m_view(new GraphView(m_scene, this))
     , m_searchBar(new GraphSearchBar(*m_view, this))
     , m_ruleHint(new RuleHintBar(this))
-    , m_status(new QLabel(this)) {
+    , m_status(new QLabel(this))
+    , m_idleTimer(new QTimer(this)) {
     auto* column = new QVBoxLayout(this);
     column->setContentsMargins(0, 0, 0, 0);
     column->setSpacing(0);
@@ -41,6 +69,74 @@ GraphPage::GraphPage(JobRunner& jobs, QWidget* parent)
     m_status->setAlignment(Qt::AlignCenter);
     m_status->setContentsMargins(0, 6, 0, 6);
     m_status->hide();
+    m_idleTimer->setSingleShot(true);
+    m_idleTimer->setInterval(kIdleRefinementDelayMs);
+    connect(m_idleTimer, &QTimer::timeout, this, &GraphPage::refineWhenIdle);
+    m_view->installEventFilter(this);
+    m_view->viewport()->installEventFilter(this);
+}
+
+void GraphPage::setIdleRefinementDelay(int milliseconds) {
+    m_idleTimer->setInterval(milliseconds);
+}
+
+size_t GraphPage::pendingRefinements() const {
+    return m_cache ? m_cache->pendingRefinements() : 0;
+}
+
+bool GraphPage::eventFilter(QObject* watched, QEvent* event) {
+    switch (event->type()) {
+    case QEvent::MouseButtonPress:
+    case QEvent::MouseMove:
+    case QEvent::Wheel:
+    case QEvent::KeyPress:
+        noteActivity();
+        break;
+    default:
+        break;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void GraphPage::noteActivity() {
+    if (m_refineStop) {
+        m_refineStop->store(true); // its result then asks for another idle wait
+    }
+    if (m_idleTimer->isActive()) {
+        m_idleTimer->start();
+    }
+}
+
+void GraphPage::refineWhenIdle() {
+    if (m_document.isNull() || m_layingOut || m_refineStop || pendingRefinements() == 0) {
+        return;
+    }
+    const int request = m_request;
+    auto stop = std::make_shared<std::atomic<bool>>(false);
+    m_refineStop = stop;
+    m_jobs.start<size_t>(
+        tr("Refining the layout"),
+        [cache = m_cache, stop](Progress& progress) {
+            StoppableProgress stoppable(progress, *stop);
+            return layout::refineFallbacks(*cache, kRefinementBudgetSeconds, stoppable);
+        },
+        [this, request, stop](const Result<size_t>& refined) {
+            if (m_refineStop == stop) {
+                m_refineStop.reset();
+            }
+            if (request != m_request || m_document.isNull()) {
+                return; // another graph or layout meanwhile; it waits for idle itself
+            }
+            if (!refined.ok() || *refined == 0) {
+                if (pendingRefinements() > 0) {
+                    m_idleTimer->start(); // interrupted by input: again when idle
+                }
+                return;
+            }
+            // Dot's drawing replaces the fallback; the view stays on the same scene point.
+            const QPointF center = m_view->mapToScene(m_view->viewport()->rect().center());
+            relayout(std::nullopt, [this, center] { m_view->centerOn(center); });
+        });
 }
 
 void GraphPage::showGraph(GraphDocument& document) {
@@ -74,28 +170,13 @@ void GraphPage::showGraph(GraphDocument& document) {
 }
 
 namespace {
-/// The job's Progress, also cancelled when the page starts a newer layout.
-class StoppableProgress final : public Progress {
-public:
-    StoppableProgress(Progress& inner, const std::atomic<bool>& stop)
-        : m_inner(inner)
-        , m_stop(stop) {}
-
-    void report(double fraction, std::string_view what) override { m_inner.report(fraction, what); }
-
-    bool isCancelled() const override { return m_stop.load() || m_inner.isCancelled(); }
-
-private:
-    Progress& m_inner;
-    const std::atomic<bool>& m_stop;
-};
-
 /// What one layout job needs, shared with it (the page may start another meanwhile).
 struct LayoutJob {
     layout::LayoutInput input;
     layout::GroupTree tree;
     std::vector<bool> expanded;
     std::vector<layout::Size> sizes;
+    layout::GroupedLayoutOptions options;
     std::shared_ptr<layout::GroupLayoutCache> cache;
     std::shared_ptr<std::atomic<bool>> stop;
 };
@@ -109,11 +190,14 @@ void GraphPage::cancelLayout() {
 
 void GraphPage::relayout(std::optional<uint32_t> anchorGroup, std::function<void()> then) {
     cancelLayout();
+    if (m_refineStop) {
+        m_refineStop->store(true); // the layout asked for now comes first
+    }
     const int request = ++m_request;
     m_layingOut = true;
     m_stop = std::make_shared<std::atomic<bool>>(false);
     auto job = std::make_shared<const LayoutJob>(
-        LayoutJob{m_model.input, m_tree, m_expanded, m_groupSizes, m_cache, m_stop});
+        LayoutJob{m_model.input, m_tree, m_expanded, m_groupSizes, m_options, m_cache, m_stop});
     // Where the anchor group is on screen now, to put it back there.
     std::optional<QPointF> anchorView;
     if (anchorGroup) {
@@ -130,7 +214,7 @@ void GraphPage::relayout(std::optional<uint32_t> anchorGroup, std::function<void
         [job](Progress& progress) {
             StoppableProgress stoppable(progress, *job->stop);
             return layout::computeGroupedLayout(job->input, job->tree, job->expanded, job->sizes,
-                                                {}, stoppable, job->cache.get());
+                                                job->options, stoppable, job->cache.get());
         },
         [this, request, job, anchorGroup, anchorView,
          then = std::move(then)](Result<layout::GroupedLayout> placed) {
@@ -148,6 +232,10 @@ void GraphPage::relayout(std::optional<uint32_t> anchorGroup, std::function<void
                 return;
             }
             m_status->hide();
+            m_lastFallbacks = placed->fallbacks;
+            if (pendingRefinements() > 0) {
+                m_idleTimer->start();
+            }
             m_scene->populate(m_document->graph(), m_model, job->tree, job->expanded, *placed);
             refreshQuantizers();
             m_view->sceneChanged();
@@ -200,6 +288,43 @@ bool GraphPage::expandScopes(const QStringList& paths) {
         relayout(std::nullopt, [this] { m_view->fitGraph(); });
     }
     return matched;
+}
+
+namespace {
+/// A group's key in a session: its scope path, and for a group made from the structure (whose
+/// path is its parent's) the path and its name.
+std::string groupKey(const layout::LayoutGroup& group) {
+    return group.artificial ? group.path + "#" + group.name : group.path;
+}
+} // namespace
+
+std::vector<std::string> GraphPage::expandedGroupKeys() const {
+    std::vector<std::string> keys;
+    for (uint32_t g = 1; g < m_tree.groups.size() && g < m_expanded.size(); ++g) {
+        if (m_expanded[g]) {
+            keys.push_back(groupKey(m_tree.groups[g]));
+        }
+    }
+    return keys;
+}
+
+void GraphPage::showExpandedGroups(const std::vector<std::string>& keys,
+                                   std::function<void()> then) {
+    std::vector<bool> expanded(m_expanded.size(), false);
+    if (!expanded.empty()) {
+        expanded[0] = true;
+    }
+    for (uint32_t g = 1; g < m_tree.groups.size() && g < expanded.size(); ++g) {
+        expanded[g] = std::find(keys.begin(), keys.end(), groupKey(m_tree.groups[g])) != keys.end();
+    }
+    if (expanded == m_expanded) {
+        if (then) {
+            then();
+        }
+        return;
+    }
+    m_expanded = std::move(expanded);
+    relayout(std::nullopt, std::move(then));
 }
 
 void GraphPage::revealItem(uint32_t item, std::function<void()> then) {

@@ -4,7 +4,10 @@
 // the GUI thread never waits on it) and fills the scene when the layout arrives, with the
 // document's quantizer badges, which it redraws whenever the quantization changes. Expanding or
 // collapsing a group re-lays only what changed (a per-graph cache) and keeps the group where it
-// was on screen. A newer request cancels the older one.
+// was on screen. A newer request cancels the older one. Groups whose dot call ran out of its time
+// budget are drawn by the fast layered fallback first; once the user has been idle for a moment
+// they are laid out by dot again in the background with a long budget (any input cancels that)
+// and the graph is redrawn with dot's drawing, the view kept where it was.
 #pragma once
 
 #include "core/layout/graph_layout.h"
@@ -19,9 +22,11 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 class QLabel;
+class QTimer;
 
 namespace qs::ui {
 
@@ -80,13 +85,34 @@ public:
     /// (right away when nothing had to open).
     void revealItem(uint32_t item, std::function<void()> then);
 
-    /// Which groups are open, by GroupTree index (what a session would remember).
+    /// Which groups are open, by GroupTree index.
     const std::vector<bool>& expandedGroups() const { return m_expanded; }
+
+    /// The keys of the open groups, as a session saves them (SessionView::expandedGroups).
+    std::vector<std::string> expandedGroupKeys() const;
+
+    /// Opens exactly the groups named by `keys` (keys this graph lacks are ignored), re-lays the
+    /// graph and calls `then` once it is shown; calls `then` at once when nothing changes.
+    void showExpandedGroups(const std::vector<std::string>& keys, std::function<void()> then);
 
     const layout::GroupTree& groupTree() const { return m_tree; }
 
     /// Cancels the running layout, if any (a second open does this too).
     void cancelLayout();
+
+    /// Layout options for the next layouts (tests shorten the dot budget).
+    void setLayoutOptions(const layout::GroupedLayoutOptions& options) { m_options = options; }
+
+    /// How long the user must leave the view alone before fallback groups are refined.
+    void setIdleRefinementDelay(int milliseconds);
+
+    /// Groups of the shown graph drawn by the layered fallback and not refined yet.
+    size_t pendingRefinements() const;
+
+    /// Fallbacks of the newest layout (dot calls over budget).
+    size_t lastFallbacks() const { return m_lastFallbacks; }
+
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 Q_SIGNALS:
     /// The newest layout was applied (`ok`) or failed/cancelled (`message` says why).
@@ -96,6 +122,12 @@ private:
     /// Lays out the open groups in the background; keeps `anchorGroup` where it is on screen
     /// and calls `then` once the new layout is shown.
     void relayout(std::optional<uint32_t> anchorGroup, std::function<void()> then = {});
+
+    /// Runs refineFallbacks() in the background, then redraws with what it refined.
+    void refineWhenIdle();
+
+    /// Input in the view: stops a running refinement and restarts the idle wait.
+    void noteActivity();
 
     JobRunner& m_jobs;
     GraphScene* m_scene;
@@ -114,6 +146,10 @@ private:
     std::vector<layout::Size> m_groupSizes;
     std::shared_ptr<layout::GroupLayoutCache> m_cache;
     std::shared_ptr<std::atomic<bool>> m_stop; ///< set to cancel the running layout
+    layout::GroupedLayoutOptions m_options;
+    size_t m_lastFallbacks = 0;
+    QTimer* m_idleTimer;
+    std::shared_ptr<std::atomic<bool>> m_refineStop; ///< set to cancel the running refinement
 };
 
 } // namespace qs::ui

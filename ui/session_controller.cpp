@@ -134,7 +134,7 @@ std::optional<session::SessionView> SessionController::viewState() const {
     }
     const GraphView* view = m_page.view();
     const QPointF center = view->mapToScene(view->viewport()->rect().center());
-    return session::SessionView{view->zoom(), center.x(), center.y()};
+    return session::SessionView{view->zoom(), center.x(), center.y(), m_page.expandedGroupKeys()};
 }
 
 void SessionController::applyRestoredView() {
@@ -143,9 +143,12 @@ void SessionController::applyRestoredView() {
     if (!restored || restored->zoom <= 0) {
         return;
     }
-    GraphView* view = m_page.view();
-    view->zoomBy(restored->zoom / view->zoom());
-    view->centerOn(restored->centerX, restored->centerY);
+    // The saved groups open first, so the centre point means the same place in the new layout.
+    m_page.showExpandedGroups(restored->expandedGroups, [this, restored = *restored] {
+        GraphView* view = m_page.view();
+        view->zoomBy(restored.zoom / view->zoom());
+        view->centerOn(restored.centerX, restored.centerY);
+    });
 }
 
 Result<void> SessionController::writeSession(const QString& path) const {

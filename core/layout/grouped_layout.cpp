@@ -22,12 +22,20 @@ using detail::RankPin;
 struct GroupLayoutCache::Impl {
     std::mutex mutex;
     std::unordered_map<uint64_t, DotResult> results; ///< by dot-graph content hash
+    /// Dot graphs whose call ran out of budget (their results are the layered fallback), for
+    /// refineFallbacks().
+    std::unordered_map<uint64_t, DotGraph> pending;
 };
 
 GroupLayoutCache::GroupLayoutCache()
     : m_impl(std::make_unique<Impl>()) {}
 
 GroupLayoutCache::~GroupLayoutCache() = default;
+
+size_t GroupLayoutCache::pendingRefinements() const {
+    const std::lock_guard lock(m_impl->mutex);
+    return m_impl->pending.size();
+}
 
 namespace {
 constexpr Size kProxySize{2, 2};
@@ -126,8 +134,8 @@ uint32_t proxy(LocalGraph& local, std::map<OutputRef, uint32_t>& proxies, Output
     return it->second;
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
-void buildLocals(Run& run) {
+/// Marks the open groups (expanded, with every ancestor expanded) and numbers them in pre-order.
+void markOpenGroups(Run& run) {
     const GroupTree& tree = run.tree;
     run.open.assign(tree.groups.size(), false);
     run.localOf.assign(tree.groups.size(), UINT32_MAX);
@@ -141,64 +149,84 @@ void buildLocals(Run& run) {
             run.openOrder.push_back(g);
         }
     }
-    run.locals.resize(run.openOrder.size());
-    for (uint32_t g : run.openOrder) {
-        LocalGraph& local = run.locals[run.localOf[g]];
-        local.dot.nodeSeparation = run.options.nodeSeparation;
-        local.dot.rankSeparation = run.options.rankSeparation;
-        std::vector<std::pair<uint32_t, GroupTree::Child>> keyed;
-        for (uint32_t node : tree.groups[g].nodes) {
-            keyed.push_back({node, {true, node}});
+}
+
+/// The first node of a group at any depth: its drawing-order key (node lists are sorted).
+uint32_t firstNodeOf(const GroupTree& tree, uint32_t group) {
+    uint32_t first = UINT32_MAX;
+    std::vector<uint32_t> stack{group};
+    while (!stack.empty()) {
+        const uint32_t at = stack.back();
+        stack.pop_back();
+        if (!tree.groups[at].nodes.empty()) {
+            first = std::min(first, tree.groups[at].nodes.front());
         }
-        for (uint32_t child : tree.groups[g].groups) {
-            uint32_t first = UINT32_MAX;
-            // The first node of a group: its drawing-order key (groups' node lists are sorted).
-            std::vector<uint32_t> stack{child};
-            while (!stack.empty()) {
-                const uint32_t at = stack.back();
-                stack.pop_back();
-                if (!tree.groups[at].nodes.empty()) {
-                    first = std::min(first, tree.groups[at].nodes.front());
-                }
-                stack.insert(stack.end(), tree.groups[at].groups.begin(),
-                             tree.groups[at].groups.end());
-            }
-            keyed.push_back({first, {false, child}});
-        }
-        std::stable_sort(keyed.begin(), keyed.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (const auto& [first, child] : keyed) {
-            local.dotOfChild[{child.isNode, child.index}] =
-                static_cast<uint32_t>(local.dot.nodes.size());
-            local.children.push_back(child);
-            local.dot.nodes.push_back({}); // sized once the children are laid out
+        stack.insert(stack.end(), tree.groups[at].groups.begin(), tree.groups[at].groups.end());
+    }
+    return first;
+}
+
+/// One dot node per child of open group `g` (nodes and child groups), in drawing order.
+void addChildren(const Run& run, uint32_t g, LocalGraph& local) {
+    const GroupTree& tree = run.tree;
+    local.dot.nodeSeparation = run.options.nodeSeparation;
+    local.dot.rankSeparation = run.options.rankSeparation;
+    std::vector<std::pair<uint32_t, GroupTree::Child>> keyed;
+    for (uint32_t node : tree.groups[g].nodes) {
+        keyed.push_back({node, {true, node}});
+    }
+    for (uint32_t child : tree.groups[g].groups) {
+        keyed.push_back({firstNodeOf(tree, child), {false, child}});
+    }
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& entry : keyed) {
+        const GroupTree::Child child = entry.second;
+        local.dotOfChild[{child.isNode, child.index}] =
+            static_cast<uint32_t>(local.dot.nodes.size());
+        local.children.push_back(child);
+        local.dot.nodes.push_back({}); // sized once the children are laid out
+    }
+}
+
+/// The dot pieces of one layout edge: from its tail up to the lowest common group through
+/// leaving proxies, across that group, and down to its head through entering proxies.
+void addLayoutEdge(Run& run, const LayoutEdge& edge) {
+    const GroupTree& tree = run.tree;
+    const uint32_t gu = tree.groupOfNode[edge.from];
+    const uint32_t gv = tree.groupOfNode[edge.to];
+    const uint32_t top = lowestCommonGroup(tree, gu, gv);
+    if (!run.open[top] || edge.from == edge.to) {
+        return; // drawn inside a collapsed group, or not at all
+    }
+    const OutputRef key{edge.from, edge.fromPort};
+    for (uint32_t g = gu; g != top; g = tree.groups[g].parent) {
+        if (run.open[g]) {
+            LocalGraph& local = run.locals[run.localOf[g]];
+            const uint32_t out = proxy(local, local.outProxies, key, RankPin::Last);
+            addEdge(local, dotOfChild(local, tree.childToward(g, edge.from)), out);
         }
     }
+    for (uint32_t g = gv; g != top; g = tree.groups[g].parent) {
+        if (run.open[g]) {
+            LocalGraph& local = run.locals[run.localOf[g]];
+            const uint32_t in = proxy(local, local.inProxies, key, RankPin::First);
+            addEdge(local, in, dotOfChild(local, tree.childToward(g, edge.to)));
+        }
+    }
+    LocalGraph& local = run.locals[run.localOf[top]];
+    addEdge(local, dotOfChild(local, tree.childToward(top, edge.from)),
+            dotOfChild(local, tree.childToward(top, edge.to)));
+}
+
+void buildLocals(Run& run) {
+    markOpenGroups(run);
+    run.locals.resize(run.openOrder.size());
+    for (uint32_t g : run.openOrder) {
+        addChildren(run, g, run.locals[run.localOf[g]]);
+    }
     for (const LayoutEdge& edge : run.input.edges) {
-        const uint32_t gu = tree.groupOfNode[edge.from];
-        const uint32_t gv = tree.groupOfNode[edge.to];
-        const uint32_t top = lowestCommonGroup(tree, gu, gv);
-        if (!run.open[top] || edge.from == edge.to) {
-            continue; // drawn inside a collapsed group, or not at all
-        }
-        const OutputRef key{edge.from, edge.fromPort};
-        for (uint32_t g = gu; g != top; g = tree.groups[g].parent) {
-            if (run.open[g]) {
-                LocalGraph& local = run.locals[run.localOf[g]];
-                const uint32_t out = proxy(local, local.outProxies, key, RankPin::Last);
-                addEdge(local, dotOfChild(local, tree.childToward(g, edge.from)), out);
-            }
-        }
-        for (uint32_t g = gv; g != top; g = tree.groups[g].parent) {
-            if (run.open[g]) {
-                LocalGraph& local = run.locals[run.localOf[g]];
-                const uint32_t in = proxy(local, local.inProxies, key, RankPin::First);
-                addEdge(local, in, dotOfChild(local, tree.childToward(g, edge.to)));
-            }
-        }
-        LocalGraph& local = run.locals[run.localOf[top]];
-        addEdge(local, dotOfChild(local, tree.childToward(top, edge.from)),
-                dotOfChild(local, tree.childToward(top, edge.to)));
+        addLayoutEdge(run, edge);
     }
 }
 
@@ -207,8 +235,74 @@ Size frameSize(const DotResult& result, const GroupedLayoutOptions& options) {
             result.size.height + options.headerHeight + 2 * options.groupPadding};
 }
 
+/// The size of a child box as its parent's dot call sees it: a node's, an open group's frame, or
+/// a collapsed group's box.
+Size childSize(const Run& run, GroupTree::Child child) {
+    if (child.isNode) {
+        return run.input.nodes[child.index].size;
+    }
+    if (run.open[child.index]) {
+        return frameSize(run.locals[run.localOf[child.index]].result, run.options);
+    }
+    if (child.index < run.collapsedSizes.size()) {
+        return run.collapsedSizes[child.index];
+    }
+    return {120, 40};
+}
+
+/// The cached drawing of a dot graph, if any.
+bool fromCache(GroupLayoutCache* cache, uint64_t key, DotResult& result) {
+    if (cache == nullptr) {
+        return false;
+    }
+    const std::lock_guard lock(cache->impl().mutex);
+    const auto hit = cache->impl().results.find(key);
+    if (hit == cache->impl().results.end()) {
+        return false;
+    }
+    result = hit->second;
+    return true;
+}
+
+/// Draws one group's dot graph: a DenseNet-like dense graph goes to the layered layout up front,
+/// a small one runs dot in this process, any other runs dot within the budget and falls back to
+/// the layered layout (counted, and remembered in the cache for refineFallbacks()).
+Result<void> drawLocal(const Run& run, LocalGraph& local, uint64_t key, GroupLayoutCache* cache,
+                       GroupedLayout& out, Progress& progress) {
+    ++out.dotCalls;
+    const bool dense = static_cast<double>(local.dot.edges.size()) >
+                       run.options.denseEdgesPerNode * static_cast<double>(local.dot.nodes.size());
+    if (dense && local.dot.nodes.size() > run.options.inProcessUpTo) {
+        local.result = detail::layeredLayout(local.dot); // not a fallback: chosen up front
+        --out.dotCalls;
+        return success();
+    }
+    if (local.dot.nodes.size() <= run.options.inProcessUpTo) {
+        if (auto result = detail::runDot(local.dot); result.ok()) {
+            local.result = std::move(result).value();
+            return success();
+        }
+    } else {
+        detail::BudgetedDot budgeted =
+            detail::runDotBudgeted(local.dot, run.options.dotBudgetSeconds, progress);
+        if (budgeted.outcome == detail::DotOutcome::Cancelled) {
+            return Error(Errc::Cancelled, "layout cancelled");
+        }
+        if (budgeted.outcome == detail::DotOutcome::Done) {
+            local.result = std::move(budgeted.result);
+            return success();
+        }
+    }
+    ++out.fallbacks;
+    local.result = detail::layeredLayout(local.dot);
+    if (cache != nullptr) {
+        const std::lock_guard lock(cache->impl().mutex);
+        cache->impl().pending.try_emplace(key, local.dot);
+    }
+    return success();
+}
+
 /// Lays out every open group, deepest first, so each knows its children's frame sizes.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 Result<void> layOutLocals(Run& run, GroupLayoutCache* cache, GroupedLayout& out,
                           Progress& progress) {
     std::vector<uint32_t> order = run.openOrder;
@@ -221,63 +315,19 @@ Result<void> layOutLocals(Run& run, GroupLayoutCache* cache, GroupedLayout& out,
         }
         LocalGraph& local = run.locals[run.localOf[order[i]]];
         for (size_t c = 0; c < local.children.size(); ++c) {
-            const GroupTree::Child child = local.children[c];
-            Size size;
-            if (child.isNode) {
-                size = run.input.nodes[child.index].size;
-            } else if (run.open[child.index]) {
-                size = frameSize(run.locals[run.localOf[child.index]].result, run.options);
-            } else if (child.index < run.collapsedSizes.size()) {
-                size = run.collapsedSizes[child.index];
-            } else {
-                size = {120, 40};
-            }
-            local.dot.nodes[c].size = size;
+            local.dot.nodes[c].size = childSize(run, local.children[c]);
         }
         local.dot.tuned = local.dot.nodes.size() > run.options.tunedAbove ||
                           local.dot.edges.size() > 2 * run.options.tunedAbove;
         const uint64_t key = hashDot(local.dot);
-        if (cache != nullptr) {
-            const std::lock_guard lock(cache->impl().mutex);
-            if (auto hit = cache->impl().results.find(key); hit != cache->impl().results.end()) {
-                local.result = hit->second;
-                continue;
-            }
+        if (fromCache(cache, key, local.result)) {
+            continue;
         }
         char what[96];
         std::snprintf(what, sizeof what, "Laying out group %zu of %zu (%zu boxes)", i + 1,
                       order.size(), local.children.size());
         progress.report(static_cast<double>(i) / static_cast<double>(order.size()), what);
-        ++out.dotCalls;
-        bool done = false;
-        const bool dense =
-            static_cast<double>(local.dot.edges.size()) >
-            run.options.denseEdgesPerNode * static_cast<double>(local.dot.nodes.size());
-        if (dense && local.dot.nodes.size() > run.options.inProcessUpTo) {
-            local.result = detail::layeredLayout(local.dot); // not a fallback: chosen up front
-            done = true;
-            --out.dotCalls;
-        } else if (local.dot.nodes.size() <= run.options.inProcessUpTo) {
-            auto result = detail::runDot(local.dot);
-            if (result.ok()) {
-                local.result = std::move(result).value();
-                done = true;
-            }
-        } else {
-            detail::BudgetedDot budgeted =
-                detail::runDotBudgeted(local.dot, run.options.dotBudgetSeconds, progress);
-            if (budgeted.outcome == detail::DotOutcome::Cancelled) {
-                return Error(Errc::Cancelled, "layout cancelled");
-            }
-            if (budgeted.outcome == detail::DotOutcome::Done) {
-                local.result = std::move(budgeted.result);
-                done = true;
-            }
-        }
-        if (!done) {
-            ++out.fallbacks;
-            local.result = detail::layeredLayout(local.dot);
-        }
+        QS_TRY(drawLocal(run, local, key, cache, out, progress));
         if (cache != nullptr) {
             const std::lock_guard lock(cache->impl().mutex);
             cache->impl().results[key] = local.result;
@@ -391,7 +441,42 @@ void snapEnds(std::vector<Point>& path, Point from, Point to) {
     path[last - 1] = shifted(path[last - 1], tail);
 }
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
+/// The bezier of layout edge `edge` stitched from the dot pieces of every level it passes: up
+/// from its tail through the leaving proxies, across the lowest common group, and down to its
+/// head through the entering proxies, outermost group first.
+std::vector<Point> stitchedPath(const Run& run, const LayoutEdge& edge) {
+    const GroupTree& tree = run.tree;
+    const OutputRef key{edge.from, edge.fromPort};
+    const auto dotOf = [&tree](const LocalGraph& local, uint32_t g, uint32_t node) {
+        const GroupTree::Child child = tree.childToward(g, node);
+        return local.dotOfChild.at({child.isNode, child.index});
+    };
+    const uint32_t gu = tree.groupOfNode[edge.from];
+    const uint32_t gv = tree.groupOfNode[edge.to];
+    const uint32_t top = lowestCommonGroup(tree, gu, gv);
+    std::vector<Point> path;
+    for (uint32_t g = gu; g != top; g = tree.groups[g].parent) {
+        if (run.open[g]) {
+            const LocalGraph& local = run.locals[run.localOf[g]];
+            join(path, piece(local, dotOf(local, g, edge.from), local.outProxies.at(key)));
+        }
+    }
+    const LocalGraph& across = run.locals[run.localOf[top]];
+    join(path, piece(across, dotOf(across, top, edge.from), dotOf(across, top, edge.to)));
+    std::vector<uint32_t> descending;
+    for (uint32_t g = gv; g != top; g = tree.groups[g].parent) {
+        descending.push_back(g);
+    }
+    std::reverse(descending.begin(), descending.end()); // outermost group first
+    for (const uint32_t g : descending) {
+        if (run.open[g]) {
+            const LocalGraph& local = run.locals[run.localOf[g]];
+            join(path, piece(local, local.inProxies.at(key), dotOf(local, g, edge.to)));
+        }
+    }
+    return path;
+}
+
 void routeEdges(Run& run, GroupedLayout& out) {
     const GroupTree& tree = run.tree;
     std::vector<Unit> unitOf(run.input.nodes.size());
@@ -416,41 +501,7 @@ void routeEdges(Run& run, GroupedLayout& out) {
         if (!added) {
             continue;
         }
-        DrawnEdge drawnEdge{from, fromPort, to, toPort, {}, e};
-        const uint32_t gu = tree.groupOfNode[edge.from];
-        const uint32_t gv = tree.groupOfNode[edge.to];
-        const uint32_t top = lowestCommonGroup(tree, gu, gv);
-        std::vector<Point>& path = drawnEdge.bezier;
-        for (uint32_t g = gu; g != top; g = tree.groups[g].parent) {
-            if (run.open[g]) {
-                const LocalGraph& local = run.locals[run.localOf[g]];
-                const uint32_t tail = local.dotOfChild.at(
-                    {tree.childToward(g, edge.from).isNode, tree.childToward(g, edge.from).index});
-                join(path, piece(local, tail, local.outProxies.at(key)));
-            }
-        }
-        {
-            const LocalGraph& local = run.locals[run.localOf[top]];
-            const GroupTree::Child a = tree.childToward(top, edge.from);
-            const GroupTree::Child b = tree.childToward(top, edge.to);
-            join(path, piece(local, local.dotOfChild.at({a.isNode, a.index}),
-                             local.dotOfChild.at({b.isNode, b.index})));
-        }
-        std::vector<uint32_t> descending;
-        for (uint32_t g = gv; g != top; g = tree.groups[g].parent) {
-            descending.push_back(g);
-        }
-        // NOLINTNEXTLINE(modernize-loop-convert): outermost group first
-        for (auto it = descending.rbegin(); it != descending.rend(); ++it) {
-            const uint32_t g = *it;
-            if (run.open[g]) {
-                const LocalGraph& local = run.locals[run.localOf[g]];
-                const GroupTree::Child b = tree.childToward(g, edge.to);
-                join(path, piece(local, local.inProxies.at(key),
-                                 local.dotOfChild.at({b.isNode, b.index})));
-            }
-        }
-        out.edges.push_back(std::move(drawnEdge));
+        out.edges.push_back({from, fromPort, to, toPort, stitchedPath(run, edge), e});
     }
     // Port anchors of collapsed groups, then every path's ends on its anchors.
     for (PlacedGroup& group : out.groups) {
@@ -578,6 +629,33 @@ Unit visibleUnit(const GroupTree& tree, const std::vector<bool>& expanded, uint3
         }
     }
     return unit;
+}
+
+Result<size_t> refineFallbacks(GroupLayoutCache& cache, double budgetSeconds, Progress& progress) {
+    std::vector<std::pair<uint64_t, DotGraph>> pending;
+    {
+        const std::lock_guard lock(cache.impl().mutex);
+        pending.assign(cache.impl().pending.begin(), cache.impl().pending.end());
+    }
+    size_t refined = 0;
+    for (size_t i = 0; i < pending.size(); ++i) {
+        const auto& [key, dot] = pending[i];
+        progress.report(static_cast<double>(i) / static_cast<double>(pending.size()),
+                        "Refining the layout");
+        detail::BudgetedDot budgeted = detail::runDotBudgeted(dot, budgetSeconds, progress);
+        if (budgeted.outcome == detail::DotOutcome::Cancelled) {
+            return Error(Errc::Cancelled, "layout refinement cancelled");
+        }
+        const std::lock_guard lock(cache.impl().mutex);
+        // Tried once: a graph dot cannot draw within this budget keeps the layered drawing.
+        cache.impl().pending.erase(key);
+        if (budgeted.outcome == detail::DotOutcome::Done) {
+            cache.impl().results[key] = std::move(budgeted.result);
+            ++refined;
+        }
+    }
+    progress.report(1.0, "Layout refined");
+    return refined;
 }
 
 } // namespace qs::layout

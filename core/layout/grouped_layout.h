@@ -7,7 +7,8 @@
 // pieces of every level it passes, so it follows the drawing at each level.
 //
 // Every dot call has a time budget and runs in a child process that a cancel kills (a cgraph
-// call cannot be interrupted); a call over budget falls back to layeredLayout(). Results are
+// call cannot be interrupted); a call over budget falls back to layeredLayout(), and
+// refineFallbacks() later gives such groups dot's drawing when the user is idle. Results are
 // cached per group by the content of its dot graph, so expanding one group re-lays only that
 // group and its ancestors.
 #pragma once
@@ -97,6 +98,9 @@ public:
 
     Impl& impl() { return *m_impl; }
 
+    /// Groups drawn by the layered fallback because dot ran out of budget, not yet refined.
+    size_t pendingRefinements() const;
+
 private:
     std::unique_ptr<Impl> m_impl;
 };
@@ -109,6 +113,14 @@ Result<GroupedLayout> computeGroupedLayout(const LayoutInput& input, const Group
                                            std::span<const Size> collapsedSizes,
                                            const GroupedLayoutOptions& options, Progress& progress,
                                            GroupLayoutCache* cache = nullptr);
+
+/// Background refinement (run when the user is idle): re-runs dot with `budgetSeconds` on every
+/// group the cache holds a layered fallback for and caches dot's drawing instead, so the next
+/// computeGroupedLayout() shows it (the groups around it are laid out anew, as their children's
+/// sizes changed). A group dot cannot draw within this budget either keeps the layered drawing
+/// and is not tried again. Returns how many groups got dot's drawing; a cancel stops within one
+/// poll interval (Errc::Cancelled), leaving the untried groups pending.
+Result<size_t> refineFallbacks(GroupLayoutCache& cache, double budgetSeconds, Progress& progress);
 
 /// Every group expanded.
 std::vector<bool> expandAll(const GroupTree& tree);

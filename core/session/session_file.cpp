@@ -126,8 +126,14 @@ SessionFile parseSession(const nlohmann::json& json) {
     }
     if (json.contains("view") && !json.at("view").is_null()) {
         const nlohmann::json& view = json.at("view");
-        session.view = SessionView{view.at("zoom").get<double>(), view.at("center_x").get<double>(),
-                                   view.at("center_y").get<double>()};
+        session.view = SessionView{view.at("zoom").get<double>(),
+                                   view.at("center_x").get<double>(),
+                                   view.at("center_y").get<double>(),
+                                   {}};
+        if (view.contains("expanded_groups")) { // absent before expand state was saved
+            session.view->expandedGroups =
+                view.at("expanded_groups").get<std::vector<std::string>>();
+        }
     }
     return session;
 }
@@ -195,7 +201,8 @@ nlohmann::json toJson(const SessionFile& session) {
     if (session.view) {
         out["view"] = {{"zoom", session.view->zoom},
                        {"center_x", session.view->centerX},
-                       {"center_y", session.view->centerY}};
+                       {"center_y", session.view->centerY},
+                       {"expanded_groups", session.view->expandedGroups}};
     }
     return out;
 }

@@ -9,7 +9,8 @@
 // and writes sessions too; written atomically.
 //
 // Format version 2:
-//   {"quantscope_session": 2, "model": {"path", "hash"}, "view": {"zoom", "center_x", "center_y"},
+//   {"quantscope_session": 2, "model": {"path", "hash"},
+//    "view": {"zoom", "center_x", "center_y", "expanded_groups": [KEY, ...]},
 //    "sections": {"quantization": {"hw_config", "preset", "rule", "choices": {ID: {"qip",
 //    "qconfig"}}}, "calibration": {...}, "compression": {...}, ...}}
 #pragma once
@@ -24,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qs::session {
 
@@ -33,11 +35,14 @@ using quantization::QuantizationState;
 using quantization::QuantizerConfig;
 using quantization::QuantizerConfigChoice;
 
-/// Where the graph view looked: scale and the scene point at the centre.
+/// Where the graph view looked: scale, the scene point at the centre, and which groups were
+/// open (their keys: the scope path, "/layer1/layer1.0", or for a group made from the structure
+/// the path and its name, "/features#section 2 of 5"), so a reopened big graph looks the same.
 struct SessionView {
     double zoom = 1.0;
     double centerX = 0.0;
     double centerY = 0.0;
+    std::vector<std::string> expandedGroups;
 
     bool operator==(const SessionView&) const = default;
 };

@@ -109,6 +109,38 @@ TEST(GraphGroupsTest, ScopesAreCollapsedGroupsThatExpandInPlace) {
     EXPECT_EQ(scene.groupBox(stage)->scenePos(), boxScene);
 }
 
+TEST(GraphGroupsTest, FallbackGroupsGetDotsDrawingWhenTheUserIsIdle) {
+    JobRunner jobs;
+    GraphPage page(jobs);
+    page.resize(1200, 800);
+    page.show();
+    layout::GroupedLayoutOptions hurried;
+    hurried.dotBudgetSeconds = 0.0; // every forked dot call falls back to the layered layout
+    page.setLayoutOptions(hurried);
+    page.setIdleRefinementDelay(50);
+    GraphDocument document(QStringLiteral("chain.onnx"), {layout::makeSkipChainGraph(400), {}});
+    ASSERT_TRUE(showAndWait(page, document));
+    ASSERT_TRUE(relayoutAndWait(page, [&] { page.expandAllGroups(true); }));
+    const size_t fallbacks = page.lastFallbacks();
+    ASSERT_GT(fallbacks, 0U);
+    ASSERT_EQ(page.pendingRefinements(), fallbacks);
+
+    // Input in the view keeps the refinement from starting (or stops it).
+    QTest::mouseMove(page.view()->viewport(), {100, 100});
+    EXPECT_EQ(page.pendingRefinements(), fallbacks);
+
+    // Left alone, the page refines every fallback (groups re-laid around a refined one fall back
+    // again under this budget and are refined in turn) and redraws the graph each time.
+    int redraws = 0;
+    QObject::connect(&page, &GraphPage::layoutFinished,
+                     [&](bool ok, const QString&) { redraws += ok ? 1 : 0; });
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] { return page.pendingRefinements() == 0 && !page.isLayingOut() && !jobs.isBusy(); },
+        kTimeoutMs));
+    EXPECT_GE(redraws, 1);
+    EXPECT_LT(page.lastFallbacks(), fallbacks);
+}
+
 TEST(GraphGroupsTest, DoubleClickOnAGroupAsksToToggleIt) {
     JobRunner jobs;
     GraphPage page(jobs);

@@ -9,7 +9,9 @@
 #include "ui/actions.h"
 #include "ui/autosave.h"
 #include "ui/graph_document.h"
+#include "ui/graph_items.h"
 #include "ui/graph_page.h"
+#include "ui/graph_scene.h"
 #include "ui/graph_view.h"
 #include "ui/main_window.h"
 #include "ui/quantizer_commands.h"
@@ -18,6 +20,7 @@
 #include "ui/settings.h"
 
 #include <QFile>
+#include <QGraphicsItem>
 #include <QLockFile>
 #include <QSysInfo>
 #include <QTemporaryDir>
@@ -25,6 +28,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace qs::ui {
 namespace {
@@ -132,6 +137,37 @@ TEST_F(SessionTest, SessionRestoresTheViewAfterLayout) {
     ASSERT_TRUE(restored);
     EXPECT_NEAR(restored->zoom, saved->zoom, 1e-6);
     EXPECT_NEAR(restored->centerY, saved->centerY, 2.0);
+}
+
+TEST_F(SessionTest, SessionRestoresWhichGroupsWereOpen) {
+    const auto laidOut = [this] {
+        return QTest::qWaitFor([this] { return !m_window.graphPage().isLayingOut(); }, kTimeoutMs);
+    };
+    openAndWait(QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx"));
+    ASSERT_TRUE(laidOut());
+    GraphPage& page = m_window.graphPage();
+    page.expandAllGroups(false);
+    ASSERT_TRUE(laidOut());
+    ASSERT_TRUE(page.expandedGroupKeys().empty());
+    ASSERT_TRUE(page.expandScopes({QStringLiteral("/block2")}));
+    ASSERT_TRUE(laidOut());
+    const std::vector<std::string> saved = page.expandedGroupKeys();
+    ASSERT_EQ(saved, std::vector<std::string>{"/block2"});
+    const QString path = m_dir.filePath(QStringLiteral("groups.qscope"));
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(path));
+
+    page.expandAllGroups(true);
+    ASSERT_TRUE(laidOut());
+    ASSERT_GT(page.expandedGroupKeys().size(), saved.size());
+    openAndWait(path);
+    ASSERT_TRUE(laidOut());
+    EXPECT_EQ(page.expandedGroupKeys(), saved);
+    // Drawn as saved: /block2's frame is on the scene, the other groups are closed boxes.
+    int frames = 0;
+    for (const QGraphicsItem* item : page.scene()->items()) {
+        frames += dynamic_cast<const GroupFrameItem*>(item) != nullptr ? 1 : 0;
+    }
+    EXPECT_EQ(frames, 1);
 }
 
 TEST_F(SessionTest, SessionOfAChangedModelIsRefused) {

@@ -273,6 +273,43 @@ TEST(GroupedLayoutTest, BudgetedDotIsKilledOnCancelAndOnTimeout) {
     EXPECT_EQ(done.result.paths.size(), small.edges.size());
 }
 
+TEST(GroupedLayoutTest, IdleRefinementGivesFallbackGroupsDotsDrawing) {
+    const graph::Graph graph = makeSkipChainGraph(600);
+    GraphLayoutModel model = buildLayoutModel(graph);
+    setSizes(model, [](const LayoutItem&) { return Size{120, 40}; });
+    const GroupTree tree = buildGroupTree(model.input, itemScopes(graph, model));
+    const std::vector<bool> expanded = expandAll(tree);
+    GroupedLayoutOptions hurried;
+    hurried.dotBudgetSeconds = 0.0; // every forked dot call runs out of time
+    NullProgress progress;
+    GroupLayoutCache cache;
+    auto first = computeGroupedLayout(model.input, tree, expanded, collapsedSizes(tree), hurried,
+                                      progress, &cache);
+    ASSERT_TRUE(first.ok()) << first.error().toString();
+    ASSERT_GT(first->fallbacks, 0U);
+    EXPECT_EQ(cache.pendingRefinements(), first->fallbacks);
+
+    // A cancel leaves every group pending.
+    CancelNow cancel;
+    auto cancelled = refineFallbacks(cache, 60, cancel);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().code(), Errc::Cancelled);
+    EXPECT_EQ(cache.pendingRefinements(), first->fallbacks);
+
+    auto refined = refineFallbacks(cache, 60, progress);
+    ASSERT_TRUE(refined.ok()) << refined.error().toString();
+    EXPECT_EQ(*refined, first->fallbacks);
+    EXPECT_EQ(cache.pendingRefinements(), 0U);
+    // The next layout takes the refined groups from the cache: only groups around them, whose
+    // children changed size, are laid out again (and fall back again under this budget).
+    auto second = computeGroupedLayout(model.input, tree, expanded, collapsedSizes(tree), hurried,
+                                       progress, &cache);
+    ASSERT_TRUE(second.ok()) << second.error().toString();
+    EXPECT_LT(second->fallbacks, first->fallbacks);
+    EXPECT_LT(second->dotCalls, first->dotCalls);
+    expectConsistent(tree, *second);
+}
+
 TEST(GroupedLayoutTest, LayeredFallbackPlacesRanksWithoutOverlaps) {
     const detail::DotGraph graph = denseGraph(40);
     const detail::DotResult result = detail::layeredLayout(graph);

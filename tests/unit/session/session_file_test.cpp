@@ -56,7 +56,7 @@ TEST(SessionFile, RoundTripRestoresChoicesAndSettings) {
     const QuantizationState state = editedState(*model);
     auto session = captureSession(kModel, *hashModelFile(kModel), state);
     ASSERT_TRUE(session.ok()) << session.error().toString();
-    session->view = SessionView{1.5, 10.0, -20.0};
+    session->view = SessionView{1.5, 10.0, -20.0, {"/layer1", "/features#section 2 of 5"}};
     EXPECT_EQ(session->modelHash.rfind("fnv1a64:", 0), 0U);
     EXPECT_EQ(session->choices.size(), state.choice.size());
 
