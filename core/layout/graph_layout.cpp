@@ -17,9 +17,36 @@ std::vector<graph::NodeId> drawingOrder(const graph::Graph& graph) {
     return graph.nodeIds();
 }
 
+/// True when `node` has at least one input and every one is an initializer or folded, and no
+/// subgraph (an If's branches decide at run time).
+bool foldsToConstant(const graph::Graph& graph, const graph::Node& node,
+                     const std::vector<bool>& folded) {
+    if (node.hasSubgraph()) {
+        return false;
+    }
+    bool anyInput = false;
+    for (graph::ValueId input : node.inputs) {
+        if (!input.valid()) {
+            continue;
+        }
+        anyInput = true;
+        if (!graph.value(input).isInitializer() && !folded[input.index()]) {
+            return false;
+        }
+    }
+    return anyInput;
+}
+
+bool feedsGraphOutput(const graph::Graph& graph, const graph::Node& node) {
+    return std::any_of(node.outputs.begin(), node.outputs.end(), [&graph](graph::ValueId output) {
+        return std::find(graph.outputs().begin(), graph.outputs().end(), output) !=
+               graph.outputs().end();
+    });
+}
+
 /// Marks the outputs of ops whose every input is a constant (in drawing order, so chains of
-/// them fold too). Ops without inputs (a RandomNormal) and ops with a subgraph stay drawn.
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
+/// them fold too). Ops without inputs (a RandomNormal) and ops with a subgraph stay drawn, and so
+/// does a graph output with its producer.
 size_t markFolded(const graph::Graph& graph, const std::vector<graph::NodeId>& order,
                   std::vector<bool>& folded, std::vector<bool>& foldedNode) {
     folded.assign(graph.numValues(), false);
@@ -27,30 +54,8 @@ size_t markFolded(const graph::Graph& graph, const std::vector<graph::NodeId>& o
     size_t count = 0;
     for (graph::NodeId id : order) {
         const graph::Node& node = graph.node(id);
-        bool constant = !node.inputs.empty() && !node.hasSubgraph();
-        bool anyInput = false;
-        for (graph::ValueId input : node.inputs) {
-            if (!input.valid()) {
-                continue;
-            }
-            anyInput = true;
-            const graph::Value& value = graph.value(input);
-            if (!value.isInitializer() && !folded[input.index()]) {
-                constant = false;
-                break;
-            }
-        }
-        if (!constant || !anyInput) {
+        if (!foldsToConstant(graph, node, folded) || feedsGraphOutput(graph, node)) {
             continue;
-        }
-        bool feedsOutput = false;
-        for (graph::ValueId output : node.outputs) {
-            for (graph::ValueId graphOutput : graph.outputs()) {
-                feedsOutput = feedsOutput || output == graphOutput;
-            }
-        }
-        if (feedsOutput) {
-            continue; // a graph output stays visible with its producer
         }
         foldedNode[id.index()] = true;
         ++count;

@@ -84,85 +84,100 @@ std::vector<std::vector<Member>> cutIntoSections(const std::vector<Member>& memb
     return sections;
 }
 
+/// A group's children (nodes and child groups) in drawing order, and the member position of
+/// every layout node inside them (UINT32_MAX for nodes elsewhere).
+std::vector<Member> orderedMembers(const GroupTree& tree, const LayoutInput& input, uint32_t group,
+                                   std::vector<uint32_t>& positionOfNode) {
+    const LayoutGroup& g = tree.groups[group];
+    std::vector<std::pair<uint32_t, Member>> keyed;
+    for (uint32_t node : g.nodes) {
+        keyed.push_back({node, {true, node}});
+    }
+    for (uint32_t child : g.groups) {
+        keyed.push_back({firstNode(tree, child), {false, child}});
+    }
+    std::sort(keyed.begin(), keyed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Member> members;
+    positionOfNode.assign(input.nodes.size(), UINT32_MAX);
+    for (size_t i = 0; i < keyed.size(); ++i) {
+        members.push_back(keyed[i].second);
+        std::vector<uint32_t> inside;
+        if (keyed[i].second.isNode) {
+            inside.push_back(keyed[i].second.index);
+        } else {
+            collectNodes(tree, keyed[i].second.index, inside);
+        }
+        for (uint32_t node : inside) {
+            positionOfNode[node] = static_cast<uint32_t>(i);
+        }
+    }
+    return members;
+}
+
+/// crossing[c]: edges between a member before c and one at or after c.
+std::vector<int64_t> crossingCounts(const LayoutInput& input, size_t members,
+                                    const std::vector<uint32_t>& positionOfNode) {
+    std::vector<int64_t> crossing(members + 1, 0);
+    for (const LayoutEdge& edge : input.edges) {
+        const uint32_t a = positionOfNode[edge.from];
+        const uint32_t b = positionOfNode[edge.to];
+        if (a == UINT32_MAX || b == UINT32_MAX || a == b) {
+            continue;
+        }
+        ++crossing[std::min(a, b) + 1];
+        --crossing[std::max(a, b) + 1];
+    }
+    for (size_t c = 1; c < crossing.size(); ++c) {
+        crossing[c] += crossing[c - 1];
+    }
+    return crossing;
+}
+
+/// Replaces `group`'s children by one artificial group per section.
+void replaceBySections(GroupTree& tree, uint32_t group,
+                       const std::vector<std::vector<Member>>& sections) {
+    const std::string path = tree.groups[group].path;
+    const uint32_t depth = tree.groups[group].depth;
+    std::vector<uint32_t> created;
+    for (size_t s = 0; s < sections.size(); ++s) {
+        LayoutGroup section;
+        section.name =
+            "section " + std::to_string(s + 1) + " of " + std::to_string(sections.size());
+        section.path = path;
+        section.parent = group;
+        section.depth = depth + 1;
+        section.artificial = true;
+        const auto id = static_cast<uint32_t>(tree.groups.size());
+        for (const Member& member : sections[s]) {
+            (member.isNode ? section.nodes : section.groups).push_back(member.index);
+        }
+        tree.groups.push_back(std::move(section));
+        for (uint32_t child : tree.groups[id].groups) {
+            tree.groups[child].parent = id;
+        }
+        created.push_back(id);
+    }
+    tree.groups[group].nodes.clear();
+    tree.groups[group].groups = std::move(created);
+}
+
 /// Splits a group with too many children into artificial sections (recursively, should the
 /// sections themselves be too many).
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
 void sectionize(GroupTree& tree, const LayoutInput& input, uint32_t group, size_t cap) {
     for (size_t i = 0; i < tree.groups[group].groups.size(); ++i) {
         sectionize(tree, input, tree.groups[group].groups[i], cap);
     }
     while (tree.groups[group].groups.size() + tree.groups[group].nodes.size() > cap) {
-        LayoutGroup& g = tree.groups[group];
-        std::vector<std::pair<uint32_t, Member>> keyed;
-        for (uint32_t node : g.nodes) {
-            keyed.push_back({node, {true, node}});
-        }
-        for (uint32_t child : g.groups) {
-            keyed.push_back({firstNode(tree, child), {false, child}});
-        }
-        std::sort(keyed.begin(), keyed.end(),
-                  [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::vector<Member> members;
-        std::vector<uint32_t> positionOfNode(input.nodes.size(), UINT32_MAX);
-        for (size_t i = 0; i < keyed.size(); ++i) {
-            members.push_back(keyed[i].second);
-            std::vector<uint32_t> inside;
-            if (keyed[i].second.isNode) {
-                inside.push_back(keyed[i].second.index);
-            } else {
-                collectNodes(tree, keyed[i].second.index, inside);
-            }
-            for (uint32_t node : inside) {
-                positionOfNode[node] = static_cast<uint32_t>(i);
-            }
-        }
-        // crossing[c]: edges between a member before c and one at or after c.
-        std::vector<int64_t> crossing(members.size() + 1, 0);
-        for (const LayoutEdge& edge : input.edges) {
-            const uint32_t a = positionOfNode[edge.from];
-            const uint32_t b = positionOfNode[edge.to];
-            if (a == UINT32_MAX || b == UINT32_MAX || a == b) {
-                continue;
-            }
-            ++crossing[std::min(a, b) + 1];
-            --crossing[std::max(a, b) + 1];
-        }
-        for (size_t c = 1; c < crossing.size(); ++c) {
-            crossing[c] += crossing[c - 1];
-        }
+        std::vector<uint32_t> positionOfNode;
+        const std::vector<Member> members = orderedMembers(tree, input, group, positionOfNode);
+        const std::vector<int64_t> crossing = crossingCounts(input, members.size(), positionOfNode);
         // Sections of about an eighth of the group (at least 32 members, at most the cap): an
         // overview of a handful of blocks reads better than two giant ones.
         constexpr size_t kSectionsWanted = 8;
         constexpr size_t kMinSection = 32;
         const size_t size = std::min(cap, std::max(kMinSection, members.size() / kSectionsWanted));
-        const std::vector<std::vector<Member>> sections = cutIntoSections(members, crossing, size);
-        const std::string path = g.path;
-        const uint32_t depth = g.depth;
-        std::vector<uint32_t> created;
-        for (size_t s = 0; s < sections.size(); ++s) {
-            LayoutGroup section;
-            section.name =
-                "section " + std::to_string(s + 1) + " of " + std::to_string(sections.size());
-            section.path = path;
-            section.parent = group;
-            section.depth = depth + 1;
-            section.artificial = true;
-            const auto id = static_cast<uint32_t>(tree.groups.size());
-            for (const Member& member : sections[s]) {
-                if (member.isNode) {
-                    section.nodes.push_back(member.index);
-                } else {
-                    section.groups.push_back(member.index);
-                }
-            }
-            tree.groups.push_back(std::move(section));
-            for (uint32_t child : tree.groups[id].groups) {
-                tree.groups[child].parent = id;
-            }
-            created.push_back(id);
-        }
-        tree.groups[group].nodes.clear();
-        tree.groups[group].groups = std::move(created);
+        replaceBySections(tree, group, cutIntoSections(members, crossing, size));
     }
 }
 

@@ -77,26 +77,16 @@ void sortByBarycenter(std::vector<uint32_t>& layer, const std::vector<std::vecto
         layer[i] = keyed[i].second;
     }
 }
-} // namespace
 
-// NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
-DotResult layeredLayout(const DotGraph& graph) {
-    const size_t count = graph.nodes.size();
-    DotResult result;
-    if (count == 0) {
-        return result;
-    }
-    const std::vector<uint32_t> rank = rankNodes(graph);
+/// The nodes of each rank, ordered by barycentre sweeps down and up to cut crossings.
+std::vector<std::vector<uint32_t>> orderedLayers(const std::vector<uint32_t>& rank,
+                                                 const std::vector<std::vector<uint32_t>>& preds,
+                                                 const std::vector<std::vector<uint32_t>>& succs) {
+    const size_t count = rank.size();
     const uint32_t ranks = *std::max_element(rank.begin(), rank.end()) + 1;
     std::vector<std::vector<uint32_t>> layers(ranks);
     for (uint32_t node = 0; node < count; ++node) {
         layers[rank[node]].push_back(node);
-    }
-    std::vector<std::vector<uint32_t>> preds(count);
-    std::vector<std::vector<uint32_t>> succs(count);
-    for (const DotEdge& edge : graph.edges) {
-        preds[edge.head].push_back(edge.tail);
-        succs[edge.tail].push_back(edge.head);
     }
     std::vector<double> order(count, 0);
     const auto number = [&](const std::vector<uint32_t>& layer) {
@@ -117,16 +107,22 @@ DotResult layeredLayout(const DotGraph& graph) {
             number(layers[r]);
         }
     }
-    // x: each box wants to sit under the mean of its inputs; overlaps are pushed right.
-    std::vector<double> x(count, 0);
-    result.centers.resize(count);
+    return layers;
+}
+
+/// Box centres rank by rank: each box wants to sit under the mean of its inputs; overlaps are
+/// pushed right. Sets result.centers and result.size.
+void placeBoxes(const DotGraph& graph, const std::vector<std::vector<uint32_t>>& layers,
+                const std::vector<std::vector<uint32_t>>& preds, DotResult& result) {
+    std::vector<double> x(graph.nodes.size(), 0);
+    result.centers.resize(graph.nodes.size());
     double y = 0;
     double left = 0;
     double right = 0;
-    for (uint32_t r = 0; r < ranks; ++r) {
+    for (const std::vector<uint32_t>& layer : layers) {
         double height = 0;
         double cursor = -1e300;
-        for (uint32_t node : layers[r]) {
+        for (uint32_t node : layer) {
             const Size size = graph.nodes[node].size;
             height = std::max(height, size.height);
             double want = cursor;
@@ -145,7 +141,7 @@ DotResult layeredLayout(const DotGraph& graph) {
             left = std::min(left, x[node] - size.width / 2);
             right = std::max(right, x[node] + size.width / 2);
         }
-        for (uint32_t node : layers[r]) {
+        for (uint32_t node : layer) {
             result.centers[node] = {x[node], y + height / 2};
         }
         y += height + graph.rankSeparation;
@@ -154,10 +150,15 @@ DotResult layeredLayout(const DotGraph& graph) {
         center.x -= left;
     }
     result.size = {right - left, std::max(0.0, y - graph.rankSeparation)};
-    // Edges between adjacent ranks are S-curves; longer ones leave the column and run down a
-    // lane right of every box they pass, so they never cross a box.
+}
+
+/// Edges between adjacent ranks are S-curves; longer ones leave the column and run down a lane
+/// right of every box they pass, so they never cross a box. Sets result.paths (and widens
+/// result.size for the lanes).
+void routeLayeredEdges(const DotGraph& graph, const std::vector<uint32_t>& rank, uint32_t ranks,
+                       DotResult& result) {
     std::vector<double> rankRight(ranks, 0);
-    for (uint32_t node = 0; node < count; ++node) {
+    for (uint32_t node = 0; node < graph.nodes.size(); ++node) {
         rankRight[rank[node]] = std::max(rankRight[rank[node]],
                                          result.centers[node].x + graph.nodes[node].size.width / 2);
     }
@@ -197,6 +198,25 @@ DotResult layeredLayout(const DotGraph& graph) {
                                 {end.x, in},
                                 end});
     }
+}
+} // namespace
+
+DotResult layeredLayout(const DotGraph& graph) {
+    const size_t count = graph.nodes.size();
+    DotResult result;
+    if (count == 0) {
+        return result;
+    }
+    const std::vector<uint32_t> rank = rankNodes(graph);
+    std::vector<std::vector<uint32_t>> preds(count);
+    std::vector<std::vector<uint32_t>> succs(count);
+    for (const DotEdge& edge : graph.edges) {
+        preds[edge.head].push_back(edge.tail);
+        succs[edge.tail].push_back(edge.head);
+    }
+    const std::vector<std::vector<uint32_t>> layers = orderedLayers(rank, preds, succs);
+    placeBoxes(graph, layers, preds, result);
+    routeLayeredEdges(graph, rank, static_cast<uint32_t>(layers.size()), result);
     return result;
 }
 

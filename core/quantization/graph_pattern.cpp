@@ -310,46 +310,53 @@ private:
         return true;
     }
 
-    /// The next pattern node and its model candidates.
-    // NOLINTNEXTLINE(readability-function-cognitive-complexity): to split; see the closing note
-    std::pair<int, std::vector<int>> nextPair() const {
-        for (const bool outward : {true, false}) {
-            int best = -1;
-            for (size_t q = 0; q < m_core.size(); ++q) {
-                if (m_core[q] < 0) {
-                    continue;
-                }
-                for (const int n : outward ? m_succ[q] : m_pred[q]) {
-                    if (m_core[static_cast<size_t>(n)] < 0 && (best < 0 || n < best)) {
-                        best = n;
-                    }
-                }
-            }
-            if (best < 0) {
-                continue;
-            }
-            std::vector<int> candidates;
-            for (int q : m_core) {
-                if (q < 0) {
-                    continue;
-                }
-                const auto& g = m_graph.nodes[static_cast<size_t>(q)];
-                for (const int c : outward ? g.successors : g.predecessors) {
-                    if (!m_used[static_cast<size_t>(c)] &&
-                        std::find(candidates.begin(), candidates.end(), c) == candidates.end()) {
-                        candidates.push_back(c);
-                    }
-                }
-            }
-            return {best, candidates};
-        }
-        int first = -1;
+    /// The lowest unmapped pattern node next to a mapped one (through a successor edge when
+    /// `outward`, else a predecessor edge), or -1.
+    int frontierPatternNode(bool outward) const {
+        int best = -1;
         for (size_t q = 0; q < m_core.size(); ++q) {
             if (m_core[q] < 0) {
-                first = static_cast<int>(q);
-                break;
+                continue;
+            }
+            for (const int n : outward ? m_succ[q] : m_pred[q]) {
+                if (m_core[static_cast<size_t>(n)] < 0 && (best < 0 || n < best)) {
+                    best = n;
+                }
             }
         }
+        return best;
+    }
+
+    /// The unused model nodes next to mapped ones, the same way, in first-seen order.
+    std::vector<int> frontierGraphNodes(bool outward) const {
+        std::vector<int> candidates;
+        for (int q : m_core) {
+            if (q < 0) {
+                continue;
+            }
+            const auto& g = m_graph.nodes[static_cast<size_t>(q)];
+            for (const int c : outward ? g.successors : g.predecessors) {
+                if (!m_used[static_cast<size_t>(c)] &&
+                    std::find(candidates.begin(), candidates.end(), c) == candidates.end()) {
+                    candidates.push_back(c);
+                }
+            }
+        }
+        return candidates;
+    }
+
+    /// The next pattern node and its model candidates: the successor frontier first, then the
+    /// predecessor frontier, else the first unmapped pattern node against every unused node.
+    std::pair<int, std::vector<int>> nextPair() const {
+        for (const bool outward : {true, false}) {
+            if (const int best = frontierPatternNode(outward); best >= 0) {
+                return {best, frontierGraphNodes(outward)};
+            }
+        }
+        const auto unmapped =
+            std::find_if(m_core.begin(), m_core.end(), [](int q) { return q < 0; });
+        const int first =
+            unmapped == m_core.end() ? -1 : static_cast<int>(unmapped - m_core.begin());
         std::vector<int> candidates;
         for (size_t g = 0; g < m_graph.nodes.size(); ++g) {
             if (!m_used[g]) {
