@@ -82,6 +82,19 @@ if [[ -f $zoo_dir/.make_zoo.sha256 && $(cat "$zoo_dir/.make_zoo.sha256") == "$zo
         [[ -f $zoo_dir/$model ]] || zoo_cached=0
     done <"$zoo_dir/.models"
 fi
+# A fresh clone on a machine that exported the same scripts before copies the machine's copy
+# (kept per script hash under the user's cache folder) instead of running PyTorch again.
+zoo_store=${XDG_CACHE_HOME:-$HOME/.cache}/quantscope/zoo/$zoo_hash
+if ((!zoo_cached)) && [[ -f $zoo_store/.models ]]; then
+    rm -rf "$zoo_dir"
+    mkdir -p "$zoo_dir"
+    if cp -a "$zoo_store/." "$zoo_dir/"; then
+        zoo_cached=1
+        while read -r model; do
+            [[ -f $zoo_dir/$model ]] || zoo_cached=0
+        done <"$zoo_dir/.models"
+    fi
+fi
 if ((zoo_cached)); then
     echo "cached in $zoo_dir: $(tr '\n' ' ' <"$zoo_dir/.models")"
 else
@@ -93,6 +106,12 @@ else
     (cd "$zoo_dir" && ls -- *.onnx) >"$zoo_dir/.models"
     echo "$zoo_hash" >"$zoo_dir/.make_zoo.sha256"
     echo "exported $(wc -l <"$zoo_dir/.models") models in $((SECONDS - zoo_started)) s"
+    # Best effort: a full disk or a read-only home only costs the next clone the export.
+    if mkdir -p "$zoo_store.tmp.$$" && cp -a "$zoo_dir/." "$zoo_store.tmp.$$/"; then
+        rm -rf "$zoo_store"
+        mv "$zoo_store.tmp.$$" "$zoo_store" || echo "WARNING: could not keep the zoo in $zoo_store"
+    fi
+    rm -rf "$zoo_store.tmp.$$"
 fi
 export QS_ZOO_DIR=$zoo_dir QS_REQUIRE_ZOO=1
 
