@@ -123,11 +123,13 @@ TEST(GraphGroupsTest, FallbackGroupsGetDotsDrawingWhenTheUserIsIdle) {
     ASSERT_TRUE(relayoutAndWait(page, [&] { page.expandAllGroups(true); }));
     const size_t fallbacks = page.lastFallbacks();
     ASSERT_GT(fallbacks, 0U);
-    ASSERT_EQ(page.pendingRefinements(), fallbacks);
+    // The first (auto-expanded) layout's fallbacks wait too.
+    const size_t pending = page.pendingRefinements();
+    ASSERT_GE(pending, fallbacks);
 
     // Input in the view keeps the refinement from starting (or stops it).
     QTest::mouseMove(page.view()->viewport(), {100, 100});
-    EXPECT_EQ(page.pendingRefinements(), fallbacks);
+    EXPECT_EQ(page.pendingRefinements(), pending);
 
     // Left alone, the page refines every fallback (groups re-laid around a refined one fall back
     // again under this budget and are refined in turn) and redraws the graph each time.
