@@ -32,6 +32,7 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -337,6 +338,15 @@ TEST(CalibrationWindowTest, LabelledDataShowsFloatAndQuantizedAccuracy) {
     EXPECT_TRUE(summary.contains(QStringLiteral("top-1 accuracy: float 98.33 %, quantized")))
         << summary.toStdString();
     EXPECT_TRUE(summary.contains(QStringLiteral("(360 labelled)"))) << summary.toStdString();
+
+    // The QDQ export of that calibration states the accuracy of what it wrote.
+    QSignalSpy exported(&calibration, &CalibrationController::exportFinished);
+    ASSERT_TRUE(calibration.exportQuantized(dir.filePath(QStringLiteral("digits.qdq.onnx"))));
+    ASSERT_TRUE(exported.wait(kTimeoutMs));
+    ASSERT_TRUE(exported.front().front().toBool());
+    const QString saved = window.statusBar()->currentMessage();
+    EXPECT_TRUE(saved.contains(QStringLiteral("; top-1 accuracy: float 98.33 %, quantized")))
+        << saved.toStdString();
 
     auto labels = runtime::readNpy(request.dataset.labelsNpy);
     ASSERT_TRUE(labels.ok());

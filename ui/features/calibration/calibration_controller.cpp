@@ -1,6 +1,8 @@
 #include "ui/features/calibration/calibration_controller.h"
 
 #include "core/quantization/qdq_export.h"
+#include "core/report/calibration_report.h"
+#include "ui/accuracy_text.h"
 #include "ui/actions.h"
 #include "ui/features/calibration/calibration_dialog.h"
 #include "ui/features/calibration/calibration_state.h"
@@ -184,6 +186,13 @@ bool CalibrationController::exportQuantized(const QString& path) {
     auto parameters =
         std::make_shared<const quantization::QuantizerParametersMap>(calibration->parameters);
     const std::filesystem::path file(QFile::encodeName(path).toStdString());
+    // The calibration simulated exactly this setup and these parameters: its accuracy on labelled
+    // data is the exported model's.
+    QString accuracy;
+    if (auto compared = report::simulationAccuracy(calibration->report);
+        compared.ok() && compared->has_value()) {
+        accuracy = QStringLiteral("; ") + accuracySummary(**compared, tr("quantized"));
+    }
     m_exporting = true;
     updateActions();
     m_context.jobs.start<quantization::QdqExportSummary>(
@@ -192,7 +201,7 @@ bool CalibrationController::exportQuantized(const QString& path) {
             progress.report(0.0, "Inserting QuantizeLinear/DequantizeLinear");
             return quantization::exportQdqModel(*model, *setup, *parameters, file);
         },
-        [this, path](Result<quantization::QdqExportSummary> written) {
+        [this, path, accuracy](Result<quantization::QdqExportSummary> written) {
             m_exporting = false;
             updateActions();
             if (!written.ok()) {
@@ -205,7 +214,8 @@ bool CalibrationController::exportQuantized(const QString& path) {
                            .arg(QDir::toNativeSeparators(path))
                            .arg(written->activationPairs)
                            .arg(written->weightDequantizers)
-                           .arg(written->opset));
+                           .arg(written->opset) +
+                       accuracy);
             Q_EMIT exportFinished(true, {});
         });
     return true;
