@@ -1,7 +1,8 @@
 // HAWQ in the main window on the offscreen platform: a run on the digits model (NPU, random
 // samples) fills the Pareto explorer and applies the chosen bits as one undo step (the HW config
 // switch included); the ratio re-selects instantly without a job; a click on a point applies it;
-// undo restores the setup; a re-run with the same samples reuses the traces.
+// undo restores the setup; a re-run with the same samples reuses the traces; hovering a point (or
+// dragging the slider) previews its bits on the graph badges without touching the undo stack.
 
 #include "tests/gui/recording_reporter.h"
 #include "tests/gui/test_models.h"
@@ -10,13 +11,16 @@
 #include "ui/features/hawq/pareto_explorer.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
+#include "ui/graph_scene.h"
 #include "ui/job_runner.h"
 #include "ui/main_window.h"
 #include "ui/message_reporter.h"
 #include "ui/session.h"
 #include "ui/settings.h"
 
+#include <QApplication>
 #include <QDockWidget>
+#include <QMouseEvent>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
@@ -84,6 +88,45 @@ protected:
         return bits;
     }
 
+    /// Layer l's badge previews, nullopt where a badge shows no preview; badges must exist.
+    std::vector<std::optional<int>> previewedWeightBits() const {
+        const HawqState* state = document().state<HawqState>(kHawqKey);
+        std::vector<std::optional<int>> bits;
+        for (const auto& layer : state->outcome->analysis.problem.layers) {
+            const QuantizerBadgeItem* badge = m_window.graphPage().scene()->badge(layer.weightQp);
+            EXPECT_NE(badge, nullptr) << layer.node;
+            bits.push_back(badge == nullptr ? std::nullopt : badge->previewBits());
+        }
+        return bits;
+    }
+
+    /// The bit widths the weight badges show as their content (the setup's).
+    std::vector<int> badgeWeightBits() const {
+        const HawqState* state = document().state<HawqState>(kHawqKey);
+        std::vector<int> bits;
+        for (const auto& layer : state->outcome->analysis.problem.layers) {
+            const QuantizerBadgeItem* badge = m_window.graphPage().scene()->badge(layer.weightQp);
+            bits.push_back(badge == nullptr ? -1 : badge->content().bits);
+        }
+        return bits;
+    }
+
+    /// A mouse move over `widget` (QTest::mouseMove needs a window under the cursor).
+    static void moveMouse(QWidget& widget, QPointF at) {
+        QMouseEvent move(QEvent::MouseMove, at, widget.mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                         Qt::NoModifier);
+        QApplication::sendEvent(&widget, &move);
+    }
+
+    bool anyPreview() const {
+        for (const QuantizerBadgeItem* badge : m_window.graphPage().scene()->badgeItems()) {
+            if (badge->previewBits()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     QTemporaryDir m_dir;
     QStringList m_errors;
     Settings m_settings;
@@ -138,6 +181,63 @@ TEST_F(HawqTest, RatioReselectsInstantlyAndAClickApplies) {
     EXPECT_EQ(documentWeightBits(), analysis.candidates[state->selected].weightBits);
     document().undoStack().undo();
     EXPECT_EQ(documentWeightBits(), analysis.candidates[state->outcome->chosen].weightBits);
+}
+
+TEST_F(HawqTest, HoverAndSliderDragPreviewBitsOnTheBadgesWithoutAnUndoStep) {
+    runAndWait();
+    const HawqState* state = document().state<HawqState>(kHawqKey);
+    const auto& analysis = state->outcome->analysis;
+    ParetoExplorer& explorer = hawq().explorer();
+    explorer.resize(700, 400);
+    explorer.show();
+    QTest::qWait(50);
+    const std::vector<int> applied = documentWeightBits();
+    ASSERT_EQ(badgeWeightBits(), applied);
+    const int undoBefore = document().undoStack().count();
+    // A point whose bits differ from the applied ones, hovered with the mouse.
+    std::optional<size_t> other;
+    for (size_t i = 0; i < analysis.candidates.size() && !other; ++i) {
+        const QPointF at = explorer.plot().pointOf(i);
+        const std::optional<size_t> picked = explorer.plot().candidateAt(at);
+        if (picked && analysis.candidates[*picked].weightBits != applied) {
+            other = picked;
+        }
+    }
+    ASSERT_TRUE(other.has_value());
+    moveMouse(explorer.plot(), explorer.plot().pointOf(*other));
+    std::vector<std::optional<int>> expected(analysis.candidates[*other].weightBits.begin(),
+                                             analysis.candidates[*other].weightBits.end());
+    EXPECT_EQ(previewedWeightBits(), expected);
+    // Only a preview: the badges' content, the setup and the undo stack stay.
+    EXPECT_EQ(badgeWeightBits(), applied);
+    EXPECT_EQ(documentWeightBits(), applied);
+    EXPECT_EQ(document().undoStack().count(), undoBefore);
+    // The hover ends (off the points, or out of the plot): every badge is itself again.
+    moveMouse(explorer.plot(), QPointF(2, 2));
+    EXPECT_FALSE(anyPreview());
+    moveMouse(explorer.plot(), explorer.plot().pointOf(*other));
+    EXPECT_TRUE(anyPreview());
+    QEvent leave(QEvent::Leave);
+    QApplication::sendEvent(&explorer.plot(), &leave);
+    EXPECT_FALSE(anyPreview());
+    EXPECT_EQ(document().undoStack().count(), undoBefore);
+
+    // Dragging the slider previews the re-selected point; the release applies it (one step) and
+    // ends the preview.
+    QSlider& slider = explorer.slider();
+    slider.setSliderDown(true);
+    slider.setValue(slider.value() == slider.maximum() ? slider.minimum() : slider.maximum());
+    const size_t dragged = explorer.selected();
+    std::vector<std::optional<int>> draggedBits(analysis.candidates[dragged].weightBits.begin(),
+                                                analysis.candidates[dragged].weightBits.end());
+    EXPECT_EQ(previewedWeightBits(), draggedBits);
+    EXPECT_EQ(document().undoStack().count(), undoBefore);
+    slider.setSliderDown(false);
+    EXPECT_FALSE(anyPreview());
+    EXPECT_EQ(document().undoStack().count(), undoBefore + 1);
+    EXPECT_EQ(documentWeightBits(), analysis.candidates[dragged].weightBits);
+    EXPECT_EQ(badgeWeightBits(), analysis.candidates[dragged].weightBits);
+    EXPECT_TRUE(m_errors.isEmpty()) << m_errors.join(QLatin1Char('\n')).toStdString();
 }
 
 TEST_F(HawqTest, ReRunWithTheSameSamplesReusesTheTraces) {

@@ -5,6 +5,8 @@
 #include "ui/features/hawq/hawq_state.h"
 #include "ui/features/hawq/pareto_explorer.h"
 #include "ui/graph_document.h"
+#include "ui/graph_page.h"
+#include "ui/graph_scene.h"
 #include "ui/job_runner.h"
 #include "ui/message_reporter.h"
 #include "ui/quantizer_commands.h"
@@ -16,6 +18,7 @@
 #include <QStatusBar>
 
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
 namespace qs::ui {
@@ -35,6 +38,7 @@ HawqController::HawqController(const FeatureContext& context)
             &HawqController::onDocumentChanged);
     connect(m_explorer, &ParetoExplorer::applyRequested, this,
             [this](size_t index) { applyCandidate(index); });
+    connect(m_explorer, &ParetoExplorer::previewRequested, this, &HawqController::previewCandidate);
 }
 
 HawqController::~HawqController() = default;
@@ -62,6 +66,7 @@ void HawqController::onDocumentChanged(GraphDocument* document) {
         disconnect(m_document, nullptr, this, nullptr);
     }
     m_document = document;
+    m_context.page.scene()->clearBitsPreview();
     connect(document, &GraphDocument::quantizationChanged, this, &HawqController::updateActions);
     showDocumentResult();
     updateActions();
@@ -172,7 +177,35 @@ bool HawqController::run(mixed_precision::HawqRequest request) {
     return true;
 }
 
+void HawqController::previewCandidate(std::optional<size_t> index) {
+    GraphScene& scene = *m_context.page.scene();
+    GraphDocument* document = m_document.data();
+    const HawqState* state = document == nullptr ? nullptr : document->state<HawqState>(kHawqKey);
+    if (!index || state == nullptr || !state->outcome ||
+        *index >= state->outcome->analysis.candidates.size() ||
+        document->quantization() == nullptr ||
+        // The candidate's quantizer ids are those of the outcome's proposal: they name the
+        // document's badges only while it has the outcome's settings (the HW config).
+        !(document->quantization()->settings == state->outcome->state.settings)) {
+        scene.clearBitsPreview();
+        return;
+    }
+    const mixed_precision::HawqOutcome& outcome = *state->outcome;
+    const Result<quantization::QuantizerConfigChoice> changes = mixed_precision::hawqConfigChoice(
+        outcome.state, outcome.analysis.problem, outcome.analysis.candidates[*index]);
+    if (!changes.ok()) {
+        scene.clearBitsPreview();
+        return;
+    }
+    std::unordered_map<int, int> bits;
+    for (const auto& [id, config] : *changes) {
+        bits[id] = config.numBits;
+    }
+    scene.previewBits(bits);
+}
+
 bool HawqController::applyCandidate(size_t index) {
+    m_context.page.scene()->clearBitsPreview(); // badges kept by the edit must not stay previews
     GraphDocument* document = m_document.data();
     HawqState* state = document == nullptr ? nullptr : document->state<HawqState>(kHawqKey);
     if (state == nullptr || !state->outcome ||

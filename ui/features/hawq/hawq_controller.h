@@ -11,6 +11,8 @@
 
 #include <QPointer>
 
+#include <optional>
+
 class QAction;
 class QDockWidget;
 
@@ -47,6 +49,10 @@ public:
 
     /// Applies candidate `index` of the document's HAWQ result as one undo step.
     bool applyCandidate(size_t index);
+
+    /// Previews candidate `index`'s bit widths on the graph badges (nullopt: restores them); the
+    /// document and its undo stack are not touched.
+    void previewCandidate(std::optional<size_t> index);
 
     /// Runs HAWQ at `ratio` (NPU, random samples, few iterations) on the next opened model.
     void runOnOpen(double ratio);

@@ -186,6 +186,15 @@ void ParetoPlot::mouseMoveEvent(QMouseEvent* event) {
     }
 }
 
+void ParetoPlot::leaveEvent(QEvent* event) {
+    if (m_hover) {
+        m_hover.reset();
+        update();
+        Q_EMIT hovered(std::nullopt);
+    }
+    QWidget::leaveEvent(event);
+}
+
 void ParetoPlot::mousePressEvent(QMouseEvent* event) {
     if (event->button() == Qt::LeftButton) {
         if (const std::optional<size_t> index = candidateAt(event->position())) {
@@ -270,9 +279,14 @@ ParetoExplorer::ParetoExplorer(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_tabs);
     connect(m_slider, &QSlider::valueChanged, this, &ParetoExplorer::onSlider);
-    connect(m_slider, &QSlider::sliderReleased, this,
-            [this] { Q_EMIT applyRequested(m_selected); });
-    connect(m_plot, &ParetoPlot::hovered, this, &ParetoExplorer::showSummary);
+    connect(m_slider, &QSlider::sliderReleased, this, [this] {
+        Q_EMIT previewRequested(std::nullopt);
+        Q_EMIT applyRequested(m_selected);
+    });
+    connect(m_plot, &ParetoPlot::hovered, this, [this](std::optional<size_t> index) {
+        showSummary(index);
+        Q_EMIT previewRequested(index);
+    });
     connect(m_plot, &ParetoPlot::clicked, this, [this](size_t index) {
         m_selected = index;
         m_plot->setSelected(index);
@@ -322,7 +336,9 @@ bool ParetoExplorer::setTargetRatio(double ratio) {
 
 void ParetoExplorer::onSlider(int value) {
     const double ratio = m_minRatio + (m_maxRatio - m_minRatio) * value / kSliderSteps;
-    setTargetRatio(ratio);
+    if (setTargetRatio(ratio) && m_slider->isSliderDown()) {
+        Q_EMIT previewRequested(m_selected); // a drag: previewed now, applied on release
+    }
 }
 
 void ParetoExplorer::showSummary(std::optional<size_t> hovered) {
