@@ -162,8 +162,7 @@ Result<void> readAnalysis(const nlohmann::json& json, HawqSummary& summary) {
         for (const char* name : {"model_hash", "settings", "traces", "candidates", "trace_order",
                                  "pareto", "chosen", "selected", "notes"}) {
             if (!json.contains(name)) {
-                return Error(Errc::InvalidArgument,
-                             "hawq section: no '" + std::string(name) + "'");
+                return Error(Errc::InvalidArgument, "hawq section: no '" + std::string(name) + "'");
             }
         }
         field = "model_hash";
@@ -196,9 +195,9 @@ Result<void> readAnalysis(const nlohmann::json& json, HawqSummary& summary) {
     } catch (const std::exception& e) {
         return Error(Errc::InvalidArgument, "hawq section: bad '" + field + "': " + e.what());
     }
-    QS_ASSIGN_OR_RETURN(hessian::HessianScores traces,
-                        report::hessianScoresFromJson(json.at("traces"))
-                            .context("hawq section: 'traces'"));
+    QS_ASSIGN_OR_RETURN(
+        hessian::HessianScores traces,
+        report::hessianScoresFromJson(json.at("traces")).context("hawq section: 'traces'"));
     summary.traces = std::move(traces);
     const size_t count = summary.candidates.size();
     const auto inRange = [count](const std::vector<size_t>& indices) {
@@ -206,19 +205,16 @@ Result<void> readAnalysis(const nlohmann::json& json, HawqSummary& summary) {
     };
     if (count == 0 || summary.chosen >= count || summary.selected >= count ||
         !inRange(summary.traceOrder) || !inRange(summary.pareto)) {
-        return Error(Errc::InvalidArgument,
-                     "hawq section: a candidate index is out of range (" + std::to_string(count) +
-                         " candidates)");
+        return Error(Errc::InvalidArgument, "hawq section: a candidate index is out of range (" +
+                                                std::to_string(count) + " candidates)");
     }
     for (size_t c = 0; c < count; ++c) {
         if (summary.candidates[c].weightBits.size() != summary.layers.size()) {
-            return Error(Errc::InvalidArgument, "hawq section: candidate " + std::to_string(c) +
-                                                    " has " +
-                                                    std::to_string(
-                                                        summary.candidates[c].weightBits.size()) +
-                                                    " weight bits for " +
-                                                    std::to_string(summary.layers.size()) +
-                                                    " layers");
+            return Error(Errc::InvalidArgument,
+                         "hawq section: candidate " + std::to_string(c) + " has " +
+                             std::to_string(summary.candidates[c].weightBits.size()) +
+                             " weight bits for " + std::to_string(summary.layers.size()) +
+                             " layers");
         }
     }
     return success();
@@ -341,9 +337,9 @@ Result<mixed_precision::HawqOutcome> restoreHawqOutcome(const graph::Graph& mode
         }
     }
     mixed_precision::HawqAnalysis& analysis = outcome.analysis;
-    QS_ASSIGN_OR_RETURN(analysis.problem,
-                        mixed_precision::buildHawqProblem(model, outcome.state, request.bits,
-                                                          request.mode, fixed));
+    QS_ASSIGN_OR_RETURN(
+        analysis.problem,
+        mixed_precision::buildHawqProblem(model, outcome.state, request.bits, request.mode, fixed));
     if (analysis.problem.layers.size() != summary.layers.size()) {
         return mismatch(std::to_string(summary.layers.size()) + " layers saved, " +
                         std::to_string(analysis.problem.layers.size()) + " now");

@@ -2,10 +2,13 @@
 // samples) fills the Pareto explorer and applies the chosen bits as one undo step (the HW config
 // switch included); the ratio re-selects instantly without a job; a click on a point applies it;
 // undo restores the setup; a re-run with the same samples reuses the traces; hovering a point (or
-// dragging the slider) previews its bits on the graph badges without touching the undo stack.
+// dragging the slider) previews its bits on the graph badges without touching the undo stack; a
+// saved session brings the explorer back with its chosen point and no HAWQ job, and a section
+// saved for another model comes back stale.
 
 #include "tests/gui/recording_reporter.h"
 #include "tests/gui/test_models.h"
+#include "ui/autosave.h"
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hawq/hawq_state.h"
 #include "ui/features/hawq/pareto_explorer.h"
@@ -16,16 +19,19 @@
 #include "ui/main_window.h"
 #include "ui/message_reporter.h"
 #include "ui/session.h"
+#include "ui/session_controller.h"
 #include "ui/settings.h"
 
 #include <QApplication>
 #include <QDockWidget>
+#include <QFile>
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 
@@ -39,7 +45,22 @@ class HawqTest : public ::testing::Test {
 protected:
     HawqTest()
         : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
-        , m_window(m_settings, std::make_unique<test::ErrorRecorder>(m_errors)) {}
+        , m_window(m_settings, std::make_unique<test::ErrorRecorder>(m_errors)) {
+        m_window.sessions().autosaver().setDirectory(m_dir.filePath(QStringLiteral("autosave")));
+    }
+
+    ~HawqTest() override { m_window.sessions().autosaver().discard(); }
+
+    /// Opens `path` (a model or a session) and waits for the document and its layout.
+    void openAndWait(const QString& path) {
+        m_window.openModel(path);
+        ASSERT_TRUE(QTest::qWaitFor(
+            [this] {
+                return !m_window.session().isOpening() && m_window.session().document() &&
+                       !m_window.graphPage().isLayingOut();
+            },
+            kTimeoutMs));
+    }
 
     void SetUp() override {
         m_window.openModel(kDigits);
@@ -238,6 +259,80 @@ TEST_F(HawqTest, HoverAndSliderDragPreviewBitsOnTheBadgesWithoutAnUndoStep) {
     EXPECT_EQ(documentWeightBits(), analysis.candidates[dragged].weightBits);
     EXPECT_EQ(badgeWeightBits(), analysis.candidates[dragged].weightBits);
     EXPECT_TRUE(m_errors.isEmpty()) << m_errors.join(QLatin1Char('\n')).toStdString();
+}
+
+TEST_F(HawqTest, SessionRestoresTheExplorerAndItsPointWithoutRecomputing) {
+    runAndWait();
+    const auto original = document().state<HawqState>(kHawqKey)->outcome;
+    const auto& analysis = original->analysis;
+    // Another point of the front than the run's choice, applied.
+    size_t picked = original->chosen;
+    for (const size_t i : analysis.pareto) {
+        if (analysis.candidates[i].weightBits != analysis.candidates[original->chosen].weightBits) {
+            picked = i;
+            break;
+        }
+    }
+    ASSERT_NE(picked, original->chosen);
+    ASSERT_TRUE(hawq().applyCandidate(picked));
+    const std::vector<int> applied = documentWeightBits();
+    const QString path = m_dir.filePath(QStringLiteral("hawq.qscope"));
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(path))
+        << m_errors.join(QLatin1Char('\n')).toStdString();
+
+    // Another model, then the session: the explorer is back, no HAWQ job ran.
+    openAndWait(test::writeConvReluModel(m_dir.path()));
+    EXPECT_EQ(document().state<HawqState>(kHawqKey), nullptr);
+    EXPECT_EQ(hawq().explorer().plot().candidateAt({0, 0}), std::nullopt);
+    QStringList jobs;
+    QObject::connect(&m_window.jobs(), &JobRunner::jobStarted,
+                     [&jobs](const QString& title) { jobs << title; });
+    openAndWait(path);
+    ASSERT_TRUE(m_errors.isEmpty()) << m_errors.join(QLatin1Char('\n')).toStdString();
+    for (const QString& title : jobs) {
+        EXPECT_FALSE(title.startsWith(QStringLiteral("HAWQ"))) << title.toStdString();
+    }
+    const HawqState* state = document().state<HawqState>(kHawqKey);
+    ASSERT_NE(state, nullptr);
+    ASSERT_TRUE(state->outcome);
+    EXPECT_FALSE(state->stale);
+    EXPECT_FALSE(hawq().explorer().isStale());
+    const auto& restored = state->outcome->analysis;
+    EXPECT_EQ(restored.candidates, analysis.candidates);
+    EXPECT_EQ(restored.pareto, analysis.pareto);
+    EXPECT_EQ(restored.traceOrder, analysis.traceOrder);
+    EXPECT_EQ(restored.avgTraces, analysis.avgTraces);
+    EXPECT_EQ(restored.perturbations, analysis.perturbations);
+    EXPECT_EQ(state->outcome->chosen, original->chosen);
+    EXPECT_EQ(state->selected, picked);
+    EXPECT_EQ(hawq().explorer().selected(), picked);
+    EXPECT_EQ(documentWeightBits(), applied); // the quantization section's choices
+    EXPECT_EQ(document().quantization()->settings.hw, "npu");
+    // The restored explorer re-selects and applies as after a run.
+    const int undoBefore = document().undoStack().count();
+    ASSERT_TRUE(hawq().applyCandidate(original->chosen));
+    EXPECT_EQ(document().undoStack().count(), undoBefore + 1);
+    EXPECT_EQ(documentWeightBits(), analysis.candidates[original->chosen].weightBits);
+
+    // A section saved for another version of the model comes back stale and cannot be applied.
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    nlohmann::json json = nlohmann::json::parse(file.readAll().toStdString());
+    file.close();
+    json["sections"]["hawq"]["model_hash"] = "fnv1a64:0000000000000000";
+    ASSERT_TRUE(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(QByteArray::fromStdString(json.dump()));
+    file.close();
+    openAndWait(test::writeConvReluModel(m_dir.path()));
+    openAndWait(path);
+    ASSERT_TRUE(m_errors.isEmpty()) << m_errors.join(QLatin1Char('\n')).toStdString();
+    const HawqState* stale = document().state<HawqState>(kHawqKey);
+    ASSERT_NE(stale, nullptr);
+    EXPECT_TRUE(stale->stale);
+    EXPECT_TRUE(hawq().explorer().isStale());
+    EXPECT_FALSE(hawq().applyCandidate(original->chosen));
+    EXPECT_EQ(m_errors.size(), 1);
+    m_errors.clear();
 }
 
 TEST_F(HawqTest, ReRunWithTheSameSamplesReusesTheTraces) {

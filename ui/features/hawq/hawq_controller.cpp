@@ -68,6 +68,13 @@ void HawqController::onDocumentChanged(GraphDocument* document) {
     m_document = document;
     m_context.page.scene()->clearBitsPreview();
     connect(document, &GraphDocument::quantizationChanged, this, &HawqController::updateActions);
+    if (document != nullptr && document->state<HawqState>(kHawqKey) == nullptr) {
+        // A session's HAWQ result: the explorer again, traces and candidates as saved.
+        if (const Result<bool> restored = restoreHawq(*document); !restored.ok()) {
+            m_context.reporter.error(tr("Cannot restore the HAWQ result"),
+                                     QString::fromStdString(restored.error().toString()));
+        }
+    }
     showDocumentResult();
     updateActions();
     if (const double ratio = std::exchange(m_runOnOpen, 0.0); ratio > 0.0) {
@@ -86,6 +93,7 @@ void HawqController::showDocumentResult() {
         m_document == nullptr ? nullptr : m_document->state<HawqState>(kHawqKey);
     m_explorer->setOutcome(state == nullptr ? nullptr : state->outcome,
                            state == nullptr ? 0 : state->selected);
+    m_explorer->setStale(state != nullptr && state->stale);
 }
 
 void HawqController::updateActions() {
@@ -163,6 +171,7 @@ bool HawqController::run(mixed_precision::HawqRequest request) {
             state->request = request;
             state->request.traces.reset();
             state->selected = result->chosen;
+            state->modelHash = target->modelHash();
             state->outcome =
                 std::make_shared<const mixed_precision::HawqOutcome>(std::move(result).value());
             target->setState(kHawqKey, std::move(state));
@@ -186,7 +195,7 @@ void HawqController::previewCandidate(std::optional<size_t> index) {
         document->quantization() == nullptr ||
         // The candidate's quantizer ids are those of the outcome's proposal: they name the
         // document's badges only while it has the outcome's settings (the HW config).
-        !(document->quantization()->settings == state->outcome->state.settings)) {
+        !(document->quantization()->settings == state->outcome->state.settings) || state->stale) {
         scene.clearBitsPreview();
         return;
     }
@@ -211,6 +220,12 @@ bool HawqController::applyCandidate(size_t index) {
     if (state == nullptr || !state->outcome ||
         index >= state->outcome->analysis.candidates.size() ||
         document->quantization() == nullptr) {
+        return false;
+    }
+    if (state->stale) {
+        m_context.reporter.error(tr("Cannot apply the HAWQ candidate"),
+                                 tr("The HAWQ result is stale: it was computed for another version "
+                                    "of the model. Re-run Quantize ▸ HAWQ…."));
         return false;
     }
     const mixed_precision::HawqOutcome& outcome = *state->outcome;

@@ -334,6 +334,11 @@ bool ParetoExplorer::setTargetRatio(double ratio) {
     return true;
 }
 
+void ParetoExplorer::setStale(bool stale) {
+    m_stale = stale;
+    showSummary(std::nullopt);
+}
+
 void ParetoExplorer::onSlider(int value) {
     const double ratio = m_minRatio + (m_maxRatio - m_minRatio) * value / kSliderSteps;
     if (setTargetRatio(ratio) && m_slider->isSliderDown()) {
@@ -352,7 +357,11 @@ void ParetoExplorer::showSummary(std::optional<size_t> hovered) {
     for (const int b : candidate.weightBits) {
         bits += (bits.isEmpty() ? QString() : QStringLiteral(", ")) + QString::number(b);
     }
-    m_summary->setText(tr("%1 #%2: ratio %3, metric %4; weight bits [%5]. %6 candidates, %7 on "
+    const QString stale =
+        m_stale ? tr("Stale: the model changed since this HAWQ run — re-run Quantize ▸ HAWQ…. ")
+                : QString();
+    m_summary->setText(stale +
+                       tr("%1 #%2: ratio %3, metric %4; weight bits [%5]. %6 candidates, %7 on "
                           "the front.")
                            .arg(hovered ? tr("Candidate") : tr("Chosen"))
                            .arg(index)

@@ -88,6 +88,11 @@ public:
     /// Shows `outcome` with `selected` as the chosen candidate (nullptr: empty).
     void setOutcome(std::shared_ptr<const mixed_precision::HawqOutcome> outcome, size_t selected);
 
+    /// Marks the result as stale (its model changed since): the summary says so.
+    void setStale(bool stale);
+
+    bool isStale() const { return m_stale; }
+
     /// Re-selects for `ratio` (the slider does this); false when it is out of range.
     bool setTargetRatio(double ratio);
 
@@ -120,6 +125,7 @@ private:
     QLabel* m_summary;
     double m_minRatio = 1.0;
     double m_maxRatio = 2.0;
+    bool m_stale = false;
 };
 
 } // namespace qs::ui
