@@ -150,6 +150,44 @@ std::vector<size_t> passingFront(const std::vector<FrontPoint>& points, uint32_t
     return kept;
 }
 
+/// Every point of `front` extended by every option of the next group, pruned.
+std::vector<FrontPoint> extend(const std::vector<FrontPoint>& front,
+                               const std::vector<GroupOption>& options) {
+    std::vector<FrontPoint> next;
+    next.reserve(front.size() * options.size());
+    for (size_t p = 0; p < front.size(); ++p) {
+        for (size_t o = 0; o < options.size(); ++o) {
+            next.push_back({front[p].cost + options[o].cost, front[p].metric + options[o].metric,
+                            static_cast<uint32_t>(p), static_cast<uint32_t>(o),
+                            front[p].excessive | options[o].excessive});
+        }
+    }
+    return prune(std::move(next));
+}
+
+/// The assignment of final point `end`, followed back through the stages (bits only).
+HawqCandidate traceBack(const HawqProblem& problem,
+                        const std::vector<std::vector<GroupOption>>& options,
+                        const std::vector<std::vector<FrontPoint>>& stages, size_t end) {
+    HawqCandidate candidate;
+    candidate.weightBits.assign(problem.layers.size(), 0);
+    candidate.activationBits.assign(problem.activations.size(), 0);
+    size_t index = end;
+    for (size_t g = problem.groups.size(); g-- > 0;) {
+        const FrontPoint& point = stages[g][index];
+        const GroupOption& option = options[g][point.option];
+        const AdjacencyGroup& group = problem.groups[g];
+        for (size_t i = 0; i < group.layers.size(); ++i) {
+            candidate.weightBits[group.layers[i]] = option.layerBits[i];
+        }
+        for (size_t i = 0; i < group.activations.size(); ++i) {
+            candidate.activationBits[group.activations[i]] = option.activationBits[i];
+        }
+        index = point.parent;
+    }
+    return candidate;
+}
+
 } // namespace
 
 Result<std::vector<HawqCandidate>> paretoFront(const HawqProblem& problem,
@@ -170,17 +208,7 @@ Result<std::vector<HawqCandidate>> paretoFront(const HawqProblem& problem,
         QS_TRY(checkCancelled(progress));
         QS_ASSIGN_OR_RETURN(options[g],
                             groupOptions(problem, g, avgTraces, perturbations, excessive));
-        std::vector<FrontPoint> next;
-        next.reserve(front.size() * options[g].size());
-        for (size_t p = 0; p < front.size(); ++p) {
-            for (size_t o = 0; o < options[g].size(); ++o) {
-                next.push_back({front[p].cost + options[g][o].cost,
-                                front[p].metric + options[g][o].metric, static_cast<uint32_t>(p),
-                                static_cast<uint32_t>(o),
-                                front[p].excessive | options[g][o].excessive});
-            }
-        }
-        front = prune(std::move(next));
+        front = extend(front, options[g]);
         stages.push_back(front);
         progress.report(static_cast<double>(g + 1) / static_cast<double>(problem.groups.size()),
                         "pareto search");
@@ -195,22 +223,7 @@ Result<std::vector<HawqCandidate>> paretoFront(const HawqProblem& problem,
     std::vector<HawqCandidate> out;
     out.reserve(ends.size());
     for (const size_t end : ends) {
-        HawqCandidate candidate;
-        candidate.weightBits.assign(problem.layers.size(), 0);
-        candidate.activationBits.assign(problem.activations.size(), 0);
-        size_t index = end;
-        for (size_t g = problem.groups.size(); g-- > 0;) {
-            const FrontPoint& point = stages[g][index];
-            const GroupOption& option = options[g][point.option];
-            const AdjacencyGroup& group = problem.groups[g];
-            for (size_t i = 0; i < group.layers.size(); ++i) {
-                candidate.weightBits[group.layers[i]] = option.layerBits[i];
-            }
-            for (size_t i = 0; i < group.activations.size(); ++i) {
-                candidate.activationBits[group.activations[i]] = option.activationBits[i];
-            }
-            index = point.parent;
-        }
+        HawqCandidate candidate = traceBack(problem, options, stages, end);
         // Measured as every other candidate is, so comparisons with trace-order ones are exact.
         const double ops = bitOps(problem, candidate.weightBits, candidate.activationBits);
         candidate.ratio = ops > 0.0 ? maxOps / ops : 1.0;

@@ -155,6 +155,27 @@ nlohmann::json toJson(const HawqSummary& summary) {
 
 namespace {
 
+/// One saved layer (weight_qp, macs and perturbation only in sections with the analysis).
+HawqSummary::Layer layerFrom(const nlohmann::json& layer) {
+    HawqSummary::Layer read{.node = layer.at("node").get<std::string>(),
+                            .avgTrace = layer.at("avg_trace").get<double>(),
+                            .weightBits = layer.at("weight_bits").get<int>()};
+    read.weightQp = layer.value("weight_qp", -1);
+    read.macs = layer.value("macs", int64_t{0});
+    if (!layer.contains("perturbation")) {
+        return read;
+    }
+    for (const auto& [bits, value] : layer.at("perturbation").items()) {
+        size_t used = 0;
+        const int width = std::stoi(bits, &used);
+        if (used != bits.size()) {
+            throw BadHawqField("perturbation key '" + bits + "' is not a bit width");
+        }
+        read.perturbation[width] = value.get<double>();
+    }
+    return read;
+}
+
 /// The analysis fields of a restorable section (present when "candidates" is).
 Result<void> readAnalysis(const nlohmann::json& json, HawqSummary& summary) {
     std::string field;
@@ -267,22 +288,7 @@ Result<HawqSummary> hawqSummaryFromJson(const nlohmann::json& json) {
         summary.requantizers = json.at(*field).get<int>();
         field = &kNames[10];
         for (const nlohmann::json& layer : json.at(*field)) {
-            HawqSummary::Layer read{.node = layer.at("node").get<std::string>(),
-                                    .avgTrace = layer.at("avg_trace").get<double>(),
-                                    .weightBits = layer.at("weight_bits").get<int>()};
-            read.weightQp = layer.value("weight_qp", -1);
-            read.macs = layer.value("macs", int64_t{0});
-            if (layer.contains("perturbation")) {
-                for (const auto& [bits, value] : layer.at("perturbation").items()) {
-                    size_t used = 0;
-                    const int width = std::stoi(bits, &used);
-                    if (used != bits.size()) {
-                        throw BadHawqField("perturbation key '" + bits + "' is not a bit width");
-                    }
-                    read.perturbation[width] = value.get<double>();
-                }
-            }
-            summary.layers.push_back(std::move(read));
+            summary.layers.push_back(layerFrom(layer));
         }
     } catch (const std::exception& e) {
         return Error(Errc::InvalidArgument,
