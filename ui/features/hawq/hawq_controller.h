@@ -3,7 +3,9 @@
 // samples and iterations reuses the document's traces), the Pareto explorer dock, and applying a
 // candidate's bits to the document as one undo step (with the HW config switch when the dialog
 // chose another one). Merged quantizers and requantizers then show on the graph as the setup
-// does, and the Bit Widths dock follows.
+// does, and the Bit Widths dock follows. A hovered candidate's bits are previewed on the graph
+// badges without an edit. The result is saved in the session (HawqState) and restored from it
+// when the document opens, with no HAWQ job.
 #pragma once
 
 #include "core/mixed_precision/hawq_workflow.h"
