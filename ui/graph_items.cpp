@@ -297,14 +297,22 @@ QRectF QuantizerBadgeItem::boundingRect() const {
 }
 
 QColor QuantizerBadgeItem::fillColor() const {
-    return m_theme.bitwidthColor(m_content.bits);
+    return m_theme.bitwidthColor(m_previewBits.value_or(m_content.bits));
+}
+
+void QuantizerBadgeItem::setPreviewBits(std::optional<int> bits) {
+    if (bits != m_previewBits) {
+        m_previewBits = bits;
+        update();
+    }
 }
 
 QString QuantizerBadgeItem::label() const {
-    if (m_content.requantizer) {
+    if (m_content.requantizer && !m_previewBits) {
         return QStringLiteral("RQ");
     }
-    const QString bits = m_content.bits > 0 ? QString::number(m_content.bits) : QStringLiteral("F");
+    const int shown = m_previewBits.value_or(m_content.bits);
+    const QString bits = shown > 0 ? QString::number(shown) : QStringLiteral("F");
     return m_content.weight ? QStringLiteral("W") + bits : bits;
 }
 
@@ -316,6 +324,9 @@ void QuantizerBadgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem
     if (m_content.merged) {
         fill.setAlpha(60);
         pen = QPen(m_theme.secondaryText, 1.0, Qt::DashLine);
+    } else if (m_previewBits) {
+        // A preview, not the setup: the new colour inside a dashed outline in the text colour.
+        pen = QPen(m_theme.text, 1.6, Qt::DashLine);
     }
     painter->setPen(pen);
     painter->setBrush(fill);

@@ -234,13 +234,20 @@ public:
     /// The quantizer's id in the setup.
     int quantizerId() const { return m_content.id; }
 
-    /// The fill colour for the chosen bit width.
+    /// The fill colour for the chosen bit width (the previewed one while a preview is shown).
     QColor fillColor() const;
+
+    /// Shows `bits` as a preview (a candidate hovered in the HAWQ explorer): the badge takes that
+    /// width's colour and label with a dashed outline, its content unchanged; nullopt restores it.
+    void setPreviewBits(std::optional<int> bits);
+
+    std::optional<int> previewBits() const { return m_previewBits; }
 
 private:
     QString label() const;
 
     Content m_content;
+    std::optional<int> m_previewBits;
     const GraphTheme& m_theme;
 };
 

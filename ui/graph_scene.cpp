@@ -520,6 +520,20 @@ QPointF GraphScene::portAnchor(uint32_t box, PortSide side, uint32_t port) const
     return anchorOf(side == PortSide::Input ? anchors.inputs.at(port) : anchors.outputs.at(port));
 }
 
+void GraphScene::previewBits(const std::unordered_map<int, int>& bitsById) {
+    for (QuantizerBadgeItem* item : m_badges) {
+        const auto bits = bitsById.find(item->quantizerId());
+        item->setPreviewBits(bits == bitsById.end() ? std::nullopt
+                                                    : std::optional<int>(bits->second));
+    }
+}
+
+void GraphScene::clearBitsPreview() {
+    for (QuantizerBadgeItem* item : m_badges) {
+        item->setPreviewBits(std::nullopt);
+    }
+}
+
 QuantizerBadgeItem* GraphScene::badge(int id) const {
     auto found = m_badgeById.find(id);
     return found == m_badgeById.end() ? nullptr : found->second;

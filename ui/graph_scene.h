@@ -113,6 +113,13 @@ public:
     /// The badge of quantizer `id`, or nullptr.
     QuantizerBadgeItem* badge(int id) const;
 
+    /// Previews bit widths on the badges of `bitsById` (quantizer id -> bits; a HAWQ candidate
+    /// hovered) and restores every other badge; the setup and the undo stack are not touched.
+    void previewBits(const std::unordered_map<int, int>& bitsById);
+
+    /// Restores every badge from its preview.
+    void clearBitsPreview();
+
     /// Selects exactly the badges of `ids` (one selectionChanged); ids without a badge are skipped.
     void selectQuantizers(const std::vector<int>& ids);
 

@@ -171,7 +171,7 @@ Result<void> writeSession(const HawqOptions& options, const mixed_precision::Haw
         file.sections = std::move(saved->sections);
     }
     session::setSection(file, session::kHawqSection,
-                        session::toJson(session::summarize(outcome, request)));
+                        session::toJson(session::summarize(outcome, request, hash)));
     QS_TRY(session::writeSessionFile(options.sessionPath, file));
     std::cout << "Session: " << options.sessionPath << "\n";
     return success();

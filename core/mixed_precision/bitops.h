@@ -21,6 +21,8 @@ struct HawqCandidate {
     std::vector<int> activationBits; ///< per activation quantizer
     double ratio = 0.0;
     double metric = 0.0;
+
+    bool operator==(const HawqCandidate&) const = default;
 };
 
 /// Writes the activation bits of `group`'s quantizers into `activationBits` from the weight bits

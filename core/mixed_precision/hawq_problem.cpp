@@ -186,6 +186,14 @@ int64_t measuredMacs(const graph::Graph& graph, const graph::Node& node,
 
 /// Adjacency groups: the shared-input operation set groups, joined with each layer's feeding
 /// activation quantizer (which it also records); groups in order of their smallest quantizer id.
+/// This is NNCF's definition (GroupsOfAdjacentQuantizers reads shared_input_operation_set_groups,
+/// which join the activation quantizers whose sink ops overlap, plus the weights of those ops; not
+/// unified-scale groups, whose members share an op and so one group anyway). Weights are adjacent
+/// only when their ops read one activation quantizer: on a ResNet the conv and the downsample conv
+/// of a block's first unit. The conv after an Add shares its input quantizer with the next Add,
+/// whose other input quantizer joins the group, but that brings no other weight; so nearly every
+/// layer is its own group, as in NNCF: resnet18 has 21 layers in 18 groups (22 with the 4 that
+/// hold only activations), resnet50 54 in 50 (tests/unit/mixed_precision/hawq_adjacency_test).
 void buildGroups(const quantization::MultiConfigQuantizerSetup& setup,
                  const std::map<int, size_t>& activationIndex, HawqProblem& problem) {
     Components components;

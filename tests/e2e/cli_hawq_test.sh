@@ -90,6 +90,12 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 h = s["sections"]["hawq"]
 assert h["ratio"] >= 1.3 and h["layers"] and "weight_bits" in h["layers"][0], h
+# The analysis the GUI restores its Pareto explorer from, for this model.
+assert h["model_hash"] == s["model"]["hash"], (h["model_hash"], s["model"])
+assert h["settings"]["hw_config"] == "npu" and h["traces"]["targets"], h["settings"]
+assert len(h["candidates"]) > max(h["pareto"] + h["trace_order"] + [h["chosen"]]), h["chosen"]
+assert all(len(c["weight_bits"]) == len(h["layers"]) for c in h["candidates"])
+assert all(l["perturbation"] and l["macs"] > 0 for l in h["layers"])
 PY
 
 # The setup exports as a QDQ model.

@@ -133,13 +133,22 @@ TEST(HawqSelection, OutOfRangeIsNncfsError) {
               "Invalid compression ratio=0.5. Should be within range [1.000, 1.333]");
 }
 
-/// Brute force over every assignment: the smallest metric with BitOps <= budget.
+/// Brute force over every assignment (with `filtered`, those NNCF's excessive-bitwidth filter
+/// keeps: not using every excessive bit width): the smallest metric with BitOps <= budget.
 double bruteForceBest(const HawqProblem& problem, const std::vector<double>& traces,
-                      const LayerPerturbations& noise, double budget) {
+                      const LayerPerturbations& noise, double budget, bool filtered = true) {
+    const std::vector<int> excessive = excessiveBitwidths(problem);
     double best = std::numeric_limits<double>::infinity();
     std::vector<int> bits(problem.layers.size());
     std::function<void(size_t)> visit = [&](size_t l) {
         if (l == problem.layers.size()) {
+            const bool usesEvery =
+                !excessive.empty() && std::all_of(excessive.begin(), excessive.end(), [&](int b) {
+                    return std::find(bits.begin(), bits.end(), b) != bits.end();
+                });
+            if (filtered && usesEvery) {
+                return;
+            }
             auto candidate = evaluateCandidate(problem, traces, noise, bits);
             if (candidate.ok() &&
                 bitOps(problem, bits, candidate->activationBits) <= budget * (1 + 1e-12)) {
@@ -160,18 +169,27 @@ TEST(HawqPareto, FrontIsExactAndNeverWorseThanTraceOrder) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> traceDist(0.01, 10.0);
     std::uniform_int_distribution<int64_t> macsDist(10, 1000);
-    for (int trial = 0; trial < 20; ++trial) {
-        // 6 layers in 4 groups; NPU-like activations (no 2 bits) in half the trials.
-        const std::vector<int> activationBits =
-            trial % 2 == 0 ? std::vector<int>{4, 8} : std::vector<int>{2, 4, 8};
+    // Activation bit sets: NPU-like (2 excessive), all bits (none excessive), 8 only (2 and 4
+    // excessive: only assignments using both are dropped).
+    const std::vector<std::vector<int>> activationSets = {{4, 8}, {2, 4, 8}, {8}};
+    int filterMattered = 0;
+    for (int trial = 0; trial < 30; ++trial) {
+        // 6 layers in 4 groups.
+        const std::vector<int>& activationBits = activationSets[trial % 3];
         std::vector<int64_t> macs;
         std::vector<double> traces;
         for (int l = 0; l < 6; ++l) {
             macs.push_back(macsDist(rng));
             traces.push_back(traceDist(rng));
         }
-        const HawqProblem problem =
-            handProblem(6, {2, 4, 8}, activationBits, macs, {0, 1, 1, 2, 3, 3});
+        HawqProblem problem = handProblem(6, {2, 4, 8}, activationBits, macs, {0, 1, 1, 2, 3, 3});
+        if (trial % 2 == 1) {
+            // Layers whose input is not quantized (NNCF warns and counts their weights alone):
+            // there a 2-bit weight is cheaper than a 4-bit one, so the filter changes the front.
+            problem.layers[0].activation.reset();
+            problem.layers[4].activation.reset();
+        }
+        const std::vector<int> excessive = excessiveBitwidths(problem);
         const LayerPerturbations noise = perturbationsFor(problem, rng);
         NullProgress none;
         auto front = paretoFront(problem, traces, noise, none);
@@ -182,10 +200,20 @@ TEST(HawqPareto, FrontIsExactAndNeverWorseThanTraceOrder) {
                       (*front)[i - 1].metric + 1e-12); // more BitOps, less noise
         }
         for (const HawqCandidate& point : *front) {
+            if (!excessive.empty()) {
+                EXPECT_FALSE(std::all_of(excessive.begin(), excessive.end(), [&](int b) {
+                    return std::find(point.weightBits.begin(), point.weightBits.end(), b) !=
+                           point.weightBits.end();
+                })) << "a front point uses every excessive bit width";
+            }
             const double budget = maxBitOps(problem) / point.ratio;
             EXPECT_NEAR(point.metric, bruteForceBest(problem, traces, noise, budget),
                         1e-9 * (1 + point.metric));
+            if (bruteForceBest(problem, traces, noise, budget, false) < point.metric * (1 - 1e-9)) {
+                ++filterMattered;
+            }
         }
+        // Every filtered assignment's budget: the front reaches the brute-force optimum there.
         std::vector<HawqCandidate> ordered;
         for (auto& bits : traceOrderCandidates(problem, traces)) {
             auto candidate = evaluateCandidate(problem, traces, noise, bits);
@@ -203,8 +231,34 @@ TEST(HawqPareto, FrontIsExactAndNeverWorseThanTraceOrder) {
             ASSERT_TRUE(byFront.ok()) << byFront.error().toString();
             EXPECT_LE((*front)[*byFront].metric, ordered[*byTrace].metric * (1 + 1e-12));
             EXPECT_GE((*front)[*byFront].ratio, c.ratio * (1 - 1e-12));
+            EXPECT_NEAR((*front)[*byFront].metric,
+                        bruteForceBest(problem, traces, noise, maxBitOps(problem) / c.ratio),
+                        1e-9 * (1 + (*front)[*byFront].metric));
         }
     }
+    // Without the filter some of these fronts would be lower: the test sees the filter.
+    EXPECT_GT(filterMattered, 0);
+}
+
+TEST(HawqPareto, ExcessiveFilterDropsOnlyAssignmentsUsingEveryExcessiveWidth) {
+    // Two layers without a quantized input, bits {2, 4, 8}, activations 8 only: 2 and 4 are
+    // excessive. (2|4) and (4|2) are dropped, (2|2), (2|8), (4|4)... stay.
+    HawqProblem problem = handProblem(2, {2, 4, 8}, {8}, {10, 10});
+    problem.layers[0].activation.reset();
+    problem.layers[1].activation.reset();
+    ASSERT_EQ(excessiveBitwidths(problem), (std::vector<int>{2, 4}));
+    const LayerPerturbations noise(2, {{2, 4.0}, {4, 1.0}, {8, 0.0}});
+    NullProgress none;
+    auto front = paretoFront(problem, std::vector<double>{1.0, 2.0}, noise, none);
+    ASSERT_TRUE(front.ok()) << front.error().toString();
+    std::vector<std::vector<int>> bits;
+    for (const HawqCandidate& point : *front) {
+        bits.push_back(point.weightBits);
+    }
+    // BitOps 10 x bits each: (2|2) 40, metric 12; (2|4) 60, metric 6 would be on the front but
+    // uses 2 and 4; (4|4) 80, metric 3; (2|8) 100, metric 4, dominated; (4|8) 120, metric 1;
+    // (8|8) 160, metric 0.
+    EXPECT_EQ(bits, (std::vector<std::vector<int>>{{2, 2}, {4, 4}, {4, 8}, {8, 8}}));
 }
 
 TEST(HawqPareto, StrictModeOptionsAreUniformPerGroup) {

@@ -5,6 +5,8 @@
 #include "ui/features/hawq/hawq_state.h"
 #include "ui/features/hawq/pareto_explorer.h"
 #include "ui/graph_document.h"
+#include "ui/graph_page.h"
+#include "ui/graph_scene.h"
 #include "ui/job_runner.h"
 #include "ui/message_reporter.h"
 #include "ui/quantizer_commands.h"
@@ -16,6 +18,7 @@
 #include <QStatusBar>
 
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
 namespace qs::ui {
@@ -35,6 +38,7 @@ HawqController::HawqController(const FeatureContext& context)
             &HawqController::onDocumentChanged);
     connect(m_explorer, &ParetoExplorer::applyRequested, this,
             [this](size_t index) { applyCandidate(index); });
+    connect(m_explorer, &ParetoExplorer::previewRequested, this, &HawqController::previewCandidate);
 }
 
 HawqController::~HawqController() = default;
@@ -62,7 +66,15 @@ void HawqController::onDocumentChanged(GraphDocument* document) {
         disconnect(m_document, nullptr, this, nullptr);
     }
     m_document = document;
+    m_context.page.scene()->clearBitsPreview();
     connect(document, &GraphDocument::quantizationChanged, this, &HawqController::updateActions);
+    if (document != nullptr && document->state<HawqState>(kHawqKey) == nullptr) {
+        // A session's HAWQ result: the explorer again, traces and candidates as saved.
+        if (const Result<bool> restored = restoreHawq(*document); !restored.ok()) {
+            m_context.reporter.error(tr("Cannot restore the HAWQ result"),
+                                     QString::fromStdString(restored.error().toString()));
+        }
+    }
     showDocumentResult();
     updateActions();
     if (const double ratio = std::exchange(m_runOnOpen, 0.0); ratio > 0.0) {
@@ -81,6 +93,7 @@ void HawqController::showDocumentResult() {
         m_document == nullptr ? nullptr : m_document->state<HawqState>(kHawqKey);
     m_explorer->setOutcome(state == nullptr ? nullptr : state->outcome,
                            state == nullptr ? 0 : state->selected);
+    m_explorer->setStale(state != nullptr && state->stale);
 }
 
 void HawqController::updateActions() {
@@ -158,6 +171,7 @@ bool HawqController::run(mixed_precision::HawqRequest request) {
             state->request = request;
             state->request.traces.reset();
             state->selected = result->chosen;
+            state->modelHash = target->modelHash();
             state->outcome =
                 std::make_shared<const mixed_precision::HawqOutcome>(std::move(result).value());
             target->setState(kHawqKey, std::move(state));
@@ -172,12 +186,46 @@ bool HawqController::run(mixed_precision::HawqRequest request) {
     return true;
 }
 
+void HawqController::previewCandidate(std::optional<size_t> index) {
+    GraphScene& scene = *m_context.page.scene();
+    GraphDocument* document = m_document.data();
+    const HawqState* state = document == nullptr ? nullptr : document->state<HawqState>(kHawqKey);
+    if (!index || state == nullptr || !state->outcome ||
+        *index >= state->outcome->analysis.candidates.size() ||
+        document->quantization() == nullptr ||
+        // The candidate's quantizer ids are those of the outcome's proposal: they name the
+        // document's badges only while it has the outcome's settings (the HW config).
+        !(document->quantization()->settings == state->outcome->state.settings) || state->stale) {
+        scene.clearBitsPreview();
+        return;
+    }
+    const mixed_precision::HawqOutcome& outcome = *state->outcome;
+    const Result<quantization::QuantizerConfigChoice> changes = mixed_precision::hawqConfigChoice(
+        outcome.state, outcome.analysis.problem, outcome.analysis.candidates[*index]);
+    if (!changes.ok()) {
+        scene.clearBitsPreview();
+        return;
+    }
+    std::unordered_map<int, int> bits;
+    for (const auto& [id, config] : *changes) {
+        bits[id] = config.numBits;
+    }
+    scene.previewBits(bits);
+}
+
 bool HawqController::applyCandidate(size_t index) {
+    m_context.page.scene()->clearBitsPreview(); // badges kept by the edit must not stay previews
     GraphDocument* document = m_document.data();
     HawqState* state = document == nullptr ? nullptr : document->state<HawqState>(kHawqKey);
     if (state == nullptr || !state->outcome ||
         index >= state->outcome->analysis.candidates.size() ||
         document->quantization() == nullptr) {
+        return false;
+    }
+    if (state->stale) {
+        m_context.reporter.error(tr("Cannot apply the HAWQ candidate"),
+                                 tr("The HAWQ result is stale: it was computed for another version "
+                                    "of the model. Re-run Quantize ▸ HAWQ…."));
         return false;
     }
     const mixed_precision::HawqOutcome& outcome = *state->outcome;

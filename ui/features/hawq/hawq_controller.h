@@ -3,13 +3,17 @@
 // samples and iterations reuses the document's traces), the Pareto explorer dock, and applying a
 // candidate's bits to the document as one undo step (with the HW config switch when the dialog
 // chose another one). Merged quantizers and requantizers then show on the graph as the setup
-// does, and the Bit Widths dock follows.
+// does, and the Bit Widths dock follows. A hovered candidate's bits are previewed on the graph
+// badges without an edit. The result is saved in the session (HawqState) and restored from it
+// when the document opens, with no HAWQ job.
 #pragma once
 
 #include "core/mixed_precision/hawq_workflow.h"
 #include "ui/feature.h"
 
 #include <QPointer>
+
+#include <optional>
 
 class QAction;
 class QDockWidget;
@@ -47,6 +51,10 @@ public:
 
     /// Applies candidate `index` of the document's HAWQ result as one undo step.
     bool applyCandidate(size_t index);
+
+    /// Previews candidate `index`'s bit widths on the graph badges (nullopt: restores them); the
+    /// document and its undo stack are not touched.
+    void previewCandidate(std::optional<size_t> index);
 
     /// Runs HAWQ at `ratio` (NPU, random samples, few iterations) on the next opened model.
     void runOnOpen(double ratio);

@@ -186,6 +186,15 @@ void ParetoPlot::mouseMoveEvent(QMouseEvent* event) {
     }
 }
 
+void ParetoPlot::leaveEvent(QEvent* event) {
+    if (m_hover) {
+        m_hover.reset();
+        update();
+        Q_EMIT hovered(std::nullopt);
+    }
+    QWidget::leaveEvent(event);
+}
+
 void ParetoPlot::mousePressEvent(QMouseEvent* event) {
     if (event->button() == Qt::LeftButton) {
         if (const std::optional<size_t> index = candidateAt(event->position())) {
@@ -270,9 +279,14 @@ ParetoExplorer::ParetoExplorer(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_tabs);
     connect(m_slider, &QSlider::valueChanged, this, &ParetoExplorer::onSlider);
-    connect(m_slider, &QSlider::sliderReleased, this,
-            [this] { Q_EMIT applyRequested(m_selected); });
-    connect(m_plot, &ParetoPlot::hovered, this, &ParetoExplorer::showSummary);
+    connect(m_slider, &QSlider::sliderReleased, this, [this] {
+        Q_EMIT previewRequested(std::nullopt);
+        Q_EMIT applyRequested(m_selected);
+    });
+    connect(m_plot, &ParetoPlot::hovered, this, [this](std::optional<size_t> index) {
+        showSummary(index);
+        Q_EMIT previewRequested(index);
+    });
     connect(m_plot, &ParetoPlot::clicked, this, [this](size_t index) {
         m_selected = index;
         m_plot->setSelected(index);
@@ -320,9 +334,16 @@ bool ParetoExplorer::setTargetRatio(double ratio) {
     return true;
 }
 
+void ParetoExplorer::setStale(bool stale) {
+    m_stale = stale;
+    showSummary(std::nullopt);
+}
+
 void ParetoExplorer::onSlider(int value) {
     const double ratio = m_minRatio + (m_maxRatio - m_minRatio) * value / kSliderSteps;
-    setTargetRatio(ratio);
+    if (setTargetRatio(ratio) && m_slider->isSliderDown()) {
+        Q_EMIT previewRequested(m_selected); // a drag: previewed now, applied on release
+    }
 }
 
 void ParetoExplorer::showSummary(std::optional<size_t> hovered) {
@@ -336,7 +357,11 @@ void ParetoExplorer::showSummary(std::optional<size_t> hovered) {
     for (const int b : candidate.weightBits) {
         bits += (bits.isEmpty() ? QString() : QStringLiteral(", ")) + QString::number(b);
     }
-    m_summary->setText(tr("%1 #%2: ratio %3, metric %4; weight bits [%5]. %6 candidates, %7 on "
+    const QString stale =
+        m_stale ? tr("Stale: the model changed since this HAWQ run — re-run Quantize ▸ HAWQ…. ")
+                : QString();
+    m_summary->setText(stale +
+                       tr("%1 #%2: ratio %3, metric %4; weight bits [%5]. %6 candidates, %7 on "
                           "the front.")
                            .arg(hovered ? tr("Candidate") : tr("Chosen"))
                            .arg(index)

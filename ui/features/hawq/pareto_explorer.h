@@ -1,8 +1,9 @@
 // ParetoExplorer: the HAWQ dock. Tab "Pareto": every candidate as a point (BitOps compression ratio
 // across, metric on a log axis up), the front drawn as a line, the chosen point ringed in red; a
 // ratio slider re-selects instantly (selectHawqCandidate: traces and perturbations reused), a
-// hover shows a point's bit widths, a click applies it. Tab "Traces": the average trace per layer
-// (log axis) as bars coloured by the chosen bit width (2 purple, 4 red, 6 orange, 8 green).
+// hover shows a point's bit widths (and asks for a preview of them on the graph badges, as does
+// dragging the slider before release), a click applies it. Tab "Traces": the average trace per
+// layer (log axis) as bars coloured by the chosen bit width (2 purple, 4 red, 6 orange, 8 green).
 #pragma once
 
 #include "core/mixed_precision/hawq_workflow.h"
@@ -45,6 +46,7 @@ protected:
     void paintEvent(QPaintEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
 
 private:
     QRectF plotArea() const;
@@ -86,6 +88,11 @@ public:
     /// Shows `outcome` with `selected` as the chosen candidate (nullptr: empty).
     void setOutcome(std::shared_ptr<const mixed_precision::HawqOutcome> outcome, size_t selected);
 
+    /// Marks the result as stale (its model changed since): the summary says so.
+    void setStale(bool stale);
+
+    bool isStale() const { return m_stale; }
+
     /// Re-selects for `ratio` (the slider does this); false when it is out of range.
     bool setTargetRatio(double ratio);
 
@@ -101,6 +108,10 @@ Q_SIGNALS:
     /// The user asked to apply candidate `index` (a click on the plot, or the slider's choice).
     void applyRequested(size_t index);
 
+    /// Candidate `index` is hovered (or chosen by a slider still held down): preview its bits;
+    /// nullopt: the hover or the drag ended, restore the badges.
+    void previewRequested(std::optional<size_t> index);
+
 private:
     void onSlider(int value);
     void showSummary(std::optional<size_t> hovered);
@@ -114,6 +125,7 @@ private:
     QLabel* m_summary;
     double m_minRatio = 1.0;
     double m_maxRatio = 2.0;
+    bool m_stale = false;
 };
 
 } // namespace qs::ui
