@@ -248,6 +248,15 @@ void PruningController::onDocumentChanged(GraphDocument* document) {
     if (document != nullptr) {
         if (std::optional<pruning::PruningRequest> request =
                 std::exchange(m_pruneOnOpen, std::nullopt)) {
+            // Shows the first section's entry once pruned (and laid out), readable.
+            connect(
+                this, &PruningController::pruneFinished, this,
+                [this](bool ok) {
+                    if (ok) {
+                        revealEntry(0);
+                    }
+                },
+                Qt::SingleShotConnection);
             prune(*request);
         }
     }
@@ -441,6 +450,26 @@ void PruningController::selectNode(const QString& nodeName) {
         return;
     }
     show();
+}
+
+void PruningController::revealEntry(int section) {
+    const PruningResult* result = m_document.isNull() ? nullptr : pruningResult(*m_document);
+    if (result == nullptr || section < 0 || section >= result->run->sections()) {
+        return;
+    }
+    if (m_context.page.isLayingOut()) {
+        connect(
+            &m_context.page, &GraphPage::layoutFinished, this,
+            [this, section](bool ok) {
+                if (ok) {
+                    revealEntry(section);
+                }
+            },
+            Qt::SingleShotConnection);
+        return;
+    }
+    m_panel->selectSection(section);
+    selectNode(qs(result->run->analysis.entryNames[static_cast<size_t>(section)]));
 }
 
 void PruningController::followSelection() {

@@ -75,6 +75,10 @@ public:
     /// Selects op `nodeName` in the graph (opening its groups) and centres it.
     void selectNode(const QString& nodeName);
 
+    /// Selects section `section` in the dock and its entry in the graph (after the running
+    /// layout, if any).
+    void revealEntry(int section);
+
 Q_SIGNALS:
     /// A prune() job ended: applied (`ok`) or failed / cancelled (`message` says why).
     void pruneFinished(bool ok, const QString& message);

@@ -108,14 +108,16 @@ void PruningEntryItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* 
     painter->setRenderHint(QPainter::Antialiasing);
     const GraphTheme* theme = sceneTheme(this);
     const QRectF bar(m_box.left(), m_box.bottom() + kBarGap, m_box.width(), kBarHeight);
-    QColor pruned = theme != nullptr ? theme->secondaryText : QColor(Qt::gray);
-    pruned.setAlpha(90);
-    painter->setPen(Qt::NoPen);
-    painter->setBrush(pruned);
+    // The whole bar is the dense channel count: pruned channels a light track, kept ones the
+    // section's colour, outlined so the track reads on a tinted or group-framed background.
+    const QColor outline = theme != nullptr ? theme->secondaryText : QColor(Qt::gray);
+    painter->setPen(QPen(outline, 0.8));
+    painter->setBrush(theme != nullptr ? theme->nodeFill : QColor(Qt::white));
     painter->drawRoundedRect(bar, 2, 2);
     QRectF kept = bar;
     kept.setWidth(bar.width() * keptFraction());
-    painter->setBrush(m_color.darker(115));
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(m_color.darker(125));
     painter->drawRoundedRect(kept, 2, 2);
     if (option->levelOfDetailFromTransform(painter->worldTransform()) < kLabelLevelOfDetail) {
         return;
