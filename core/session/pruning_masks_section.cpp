@@ -264,23 +264,26 @@ nlohmann::json toJson(const PruningMasksSection& section) {
             {"sections", sections}};
 }
 
-Result<PruningMasksSection> pruningMasksSectionFromJson(const nlohmann::json& json) {
-    if (!json.is_object()) {
-        return malformed("not an object");
-    }
-    PruningMasksSection section;
-    const std::string top;
-    QS_ASSIGN_OR_RETURN(section.modelHash, field<std::string>(json, "model_hash", top));
-    QS_ASSIGN_OR_RETURN(const nlohmann::json target, field<nlohmann::json>(json, "target", top));
+namespace {
+
+/// The target, read from its object.
+Result<pruning::TargetMemory> targetFromJson(const nlohmann::json& json) {
+    QS_ASSIGN_OR_RETURN(const nlohmann::json target, field<nlohmann::json>(json, "target", ""));
     if (!target.is_object()) {
         return malformed("\"target\" is not an object");
     }
-    QS_ASSIGN_OR_RETURN(section.target.fraction, field<bool>(target, "fraction", "target: "));
-    QS_ASSIGN_OR_RETURN(section.target.value, field<double>(target, "value", "target: "));
-    if (!std::isfinite(section.target.value) || section.target.value <= 0.0 ||
-        (section.target.fraction && section.target.value > 1.0)) {
+    pruning::TargetMemory out;
+    QS_ASSIGN_OR_RETURN(out.fraction, field<bool>(target, "fraction", "target: "));
+    QS_ASSIGN_OR_RETURN(out.value, field<double>(target, "value", "target: "));
+    if (!std::isfinite(out.value) || out.value <= 0.0 || (out.fraction && out.value > 1.0)) {
         return malformed("\"target\" value out of range");
     }
+    return out;
+}
+
+/// The request's settings: HW config, SIMD, importance, samples, iterations, seed, dataset.
+Result<void> settingsFromJson(const nlohmann::json& json, PruningMasksSection& section) {
+    const std::string top;
     QS_ASSIGN_OR_RETURN(section.hw, field<std::string>(json, "hw", top));
     QS_ASSIGN_OR_RETURN(section.simd, field<int64_t>(json, "simd", top));
     QS_ASSIGN_OR_RETURN(section.simdPadding, field<bool>(json, "simd_padding", top));
@@ -292,15 +295,33 @@ Result<PruningMasksSection> pruningMasksSectionFromJson(const nlohmann::json& js
     QS_ASSIGN_OR_RETURN(section.earlyStop, field<bool>(json, "early_stop", top));
     QS_ASSIGN_OR_RETURN(section.seed, field<uint64_t>(json, "seed", top));
     QS_ASSIGN_OR_RETURN(section.dataset, field<std::string>(json, "dataset", top));
+    if (section.simd < 0 || section.samples < 0 || section.iterations < 0) {
+        return malformed("\"simd\", \"samples\" and \"iterations\" must not be negative");
+    }
+    return success();
+}
+
+Result<void> totalsFromJson(const nlohmann::json& json, PruningMasksSection& section) {
+    const std::string top;
     QS_ASSIGN_OR_RETURN(section.targetBytes, field<int64_t>(json, "target_bytes", top));
     QS_ASSIGN_OR_RETURN(section.denseBytes, field<int64_t>(json, "dense_bytes", top));
     QS_ASSIGN_OR_RETURN(section.prunedBytes, field<int64_t>(json, "pruned_bytes", top));
     QS_ASSIGN_OR_RETURN(section.minimumBytes, field<int64_t>(json, "minimum_bytes", top));
-    if (section.simd < 0 || section.samples < 0 || section.iterations < 0) {
-        return malformed("\"simd\", \"samples\" and \"iterations\" must not be negative");
+    return success();
+}
+
+} // namespace
+
+Result<PruningMasksSection> pruningMasksSectionFromJson(const nlohmann::json& json) {
+    if (!json.is_object()) {
+        return malformed("not an object");
     }
-    QS_ASSIGN_OR_RETURN(const nlohmann::json sections,
-                        field<nlohmann::json>(json, "sections", top));
+    PruningMasksSection section;
+    QS_ASSIGN_OR_RETURN(section.modelHash, field<std::string>(json, "model_hash", ""));
+    QS_ASSIGN_OR_RETURN(section.target, targetFromJson(json));
+    QS_TRY(settingsFromJson(json, section));
+    QS_TRY(totalsFromJson(json, section));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json sections, field<nlohmann::json>(json, "sections", ""));
     if (!sections.is_array()) {
         return malformed("\"sections\" is not an array");
     }
