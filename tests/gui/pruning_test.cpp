@@ -408,8 +408,18 @@ TEST_F(PruningGuiTest, TheExportReimportsAndRuns) {
     ASSERT_TRUE(outputs.ok()) << outputs.error().toString();
     ASSERT_EQ(outputs->size(), 1U);
     EXPECT_EQ(outputs->front().shape(), (runtime::Shape{2, 10}));
+    // The same model as the CLI's workflow (runPruning, what `prune` writes) gives.
+    NullProgress progress;
+    auto cli = pruning::runPruning(document().graph(), l2Request(), progress);
+    ASSERT_TRUE(cli.ok()) << cli.error().toString();
+    auto reference = runtime::Executor::create(cli->pruned);
+    ASSERT_TRUE(reference.ok()) << reference.error().toString();
+    auto expected = reference->run(std::span(&x, 1));
+    ASSERT_TRUE(expected.ok()) << expected.error().toString();
+    ASSERT_EQ(expected->front().numElements(), outputs->front().numElements());
     for (int64_t i = 0; i < outputs->front().numElements(); ++i) {
         EXPECT_TRUE(std::isfinite(outputs->front().data<float>()[i]));
+        EXPECT_EQ(outputs->front().data<float>()[i], expected->front().data<float>()[i]);
     }
 
     // An unwritable path: a clear error, nothing written.

@@ -70,6 +70,46 @@ hessian::HessianScoresRequest lfhScoresRequest(const graph::Graph& model,
     return scores;
 }
 
+/// The entries' LFH scores from the document's shared Hessian service into request.scores (none
+/// when the model has no pruning section).
+Result<void> fetchLfhScores(const graph::Graph& model, HessianCache& cache,
+                            pruning::PruningRequest& request, Progress& progress) {
+    progress.report(0.0, "pruning sections");
+    QS_ASSIGN_OR_RETURN(const graph::Graph prepared, pruning::preparePruningGraph(model));
+    QS_ASSIGN_OR_RETURN(const pruning::SectionDetection detection,
+                        pruning::detectPruningSections(prepared));
+    std::vector<std::string> entries;
+    for (const pruning::PruningSection& section : detection.sections) {
+        entries.push_back(prepared.node(section.entry).name);
+    }
+    if (entries.empty()) {
+        return success();
+    }
+    if (request.samples <= 0) {
+        return Error(Errc::InvalidArgument, "LFH needs at least one sample");
+    }
+    QS_ASSIGN_OR_RETURN(request.scores,
+                        cache
+                            .fetch(model, request.dataset,
+                                   lfhScoresRequest(model, request, std::move(entries)), progress)
+                            .context("LFH scores"));
+    return success();
+}
+
+/// H_c (the mean over samples) of each section's entry in `scores`.
+std::vector<std::vector<double>> hessianPerSection(const pruning::PruningAnalysis& analysis,
+                                                   const hessian::HessianScores& scores) {
+    std::vector<std::vector<double>> out;
+    for (const std::string& entry : analysis.entryNames) {
+        for (const hessian::HessianTargetScores& target : scores.targets) {
+            if (target.node == entry) {
+                out.push_back(target.mean());
+            }
+        }
+    }
+    return out;
+}
+
 /// The CLI's workflow, with the LFH scores from the document's shared Hessian service.
 Result<PruneJobResult> runPruneJob(const graph::Graph& model, HessianCache& cache,
                                    pruning::PruningRequest request, const std::string& modelHash,
@@ -77,26 +117,8 @@ Result<PruneJobResult> runPruneJob(const graph::Graph& model, HessianCache& cach
     QElapsedTimer timer;
     timer.start();
     if (request.importance == pruning::ImportanceMetric::Lfh) {
-        progress.report(0.0, "pruning sections");
-        QS_ASSIGN_OR_RETURN(const graph::Graph prepared, pruning::preparePruningGraph(model));
-        QS_ASSIGN_OR_RETURN(const pruning::SectionDetection detection,
-                            pruning::detectPruningSections(prepared));
-        std::vector<std::string> entries;
-        for (const pruning::PruningSection& section : detection.sections) {
-            entries.push_back(prepared.node(section.entry).name);
-        }
-        if (!entries.empty()) {
-            if (request.samples <= 0) {
-                return Error(Errc::InvalidArgument, "LFH needs at least one sample");
-            }
-            SubProgress scoring(progress, 0.02, 0.97);
-            QS_ASSIGN_OR_RETURN(request.scores,
-                                cache
-                                    .fetch(model, request.dataset,
-                                           lfhScoresRequest(model, request, std::move(entries)),
-                                           scoring)
-                                    .context("LFH scores"));
-        }
+        SubProgress scoring(progress, 0.0, 0.97);
+        QS_TRY(fetchLfhScores(model, cache, request, scoring));
     }
     SubProgress rest(progress, 0.97, 1.0);
     auto run = std::make_shared<PruningRun>();
@@ -106,13 +128,7 @@ Result<PruneJobResult> runPruneJob(const graph::Graph& model, HessianCache& cach
     QS_ASSIGN_OR_RETURN(pruning::PruningOutcome outcome,
                         pruning::computePruningMasks(run->analysis, request.target, constraints));
     if (request.scores) {
-        for (const std::string& entry : run->analysis.entryNames) {
-            for (const hessian::HessianTargetScores& target : request.scores->targets) {
-                if (target.node == entry) {
-                    run->hessian.push_back(target.mean());
-                }
-            }
-        }
+        run->hessian = hessianPerSection(run->analysis, *request.scores);
     }
     request.scores.reset(); // kept as H_c per section; the per-sample lists are not needed
     run->request = std::move(request);

@@ -231,6 +231,59 @@ const QGraphicsItem* PruningOverlay::find(const QString& nodeName, int type) con
     return nullptr;
 }
 
+namespace {
+
+/// "\nPruning: <role> of entry → exit (<what> C → k)".
+QString roleLine(const PruningRun& run, const pruning::PruningOutcome& outcome, int section,
+                 const QString& role, const QString& what) {
+    const auto s = static_cast<size_t>(section);
+    return QObject::tr("\nPruning: %1 %2 → %3 (%4 %5 → %6)")
+        .arg(role, qs(run.analysis.entryNames[s]), qs(run.analysis.exitNames[s]), what)
+        .arg(run.analysis.detection.sections[s].channels)
+        .arg(outcome.kept[s]);
+}
+
+/// The mark, or the tint (and the entry's label and bar), of one op box, and its tooltip.
+void annotate(NodeItem* node, const PruningResult& result) {
+    const PruningRun& run = *result.run;
+    const pruning::PruningOutcome& outcome = *result.outcome;
+    const std::string name = node->content().fullName.toStdString();
+    if (const auto reason = run.notPrunable.find(name); reason != run.notPrunable.end()) {
+        auto* mark = new NotPrunableItem(node, qs(reason->second));
+        node->setToolTip(node->content().toolTip + QStringLiteral("\n") + mark->toolTip());
+        return;
+    }
+    const int own = run.sectionOf(name);
+    if (own < 0) {
+        return;
+    }
+    const auto entry = run.entryOf.find(name);
+    const auto exit = run.exitOf.find(name);
+    const auto mid = run.intermediateOf.find(name);
+    std::optional<QColor> ring;
+    QString tip = node->content().toolTip;
+    if (exit != run.exitOf.end()) {
+        ring = pruningSectionColor(exit->second);
+        tip += roleLine(run, outcome, exit->second, QObject::tr("exit of"),
+                        QObject::tr("input channels"));
+    }
+    new PruningTintItem(node, own, pruningSectionColor(own), ring);
+    if (mid != run.intermediateOf.end()) {
+        tip += roleLine(run, outcome, mid->second, QObject::tr("inside"), QObject::tr("channels"));
+    }
+    if (entry != run.entryOf.end()) {
+        const int s = entry->second;
+        new PruningEntryItem(node, s,
+                             run.analysis.detection.sections[static_cast<size_t>(s)].channels,
+                             outcome.kept[static_cast<size_t>(s)], pruningSectionColor(s),
+                             result.constraint(s).kind != pruning::EntryConstraint::Kind::Free);
+        tip += roleLine(run, outcome, s, QObject::tr("entry of"), QObject::tr("output channels"));
+    }
+    node->setToolTip(tip);
+}
+
+} // namespace
+
 void PruningOverlay::refresh() {
     clear();
     if (!m_enabled || m_document.isNull() || m_page.isLayingOut() ||
@@ -241,60 +294,10 @@ void PruningOverlay::refresh() {
     if (result == nullptr) {
         return;
     }
-    const PruningRun& run = *result->run;
-    const pruning::PruningOutcome& outcome = *result->outcome;
     for (NodeItem* node : m_page.scene()->nodeItems()) {
-        if (node->content().io || node->group()) {
-            continue;
+        if (!node->content().io && !node->group()) {
+            annotate(node, *result);
         }
-        const std::string name = node->content().fullName.toStdString();
-        if (const auto reason = run.notPrunable.find(name); reason != run.notPrunable.end()) {
-            auto* mark = new NotPrunableItem(node, qs(reason->second));
-            node->setToolTip(node->content().toolTip + QStringLiteral("\n") + mark->toolTip());
-            continue;
-        }
-        const auto entry = run.entryOf.find(name);
-        const auto exit = run.exitOf.find(name);
-        const auto mid = run.intermediateOf.find(name);
-        const int own = entry != run.entryOf.end()        ? entry->second
-                        : mid != run.intermediateOf.end() ? mid->second
-                        : exit != run.exitOf.end()        ? exit->second
-                                                          : -1;
-        if (own < 0) {
-            continue;
-        }
-        std::optional<QColor> ring;
-        if (exit != run.exitOf.end()) {
-            ring = pruningSectionColor(exit->second);
-        }
-        new PruningTintItem(node, own, pruningSectionColor(own), ring);
-        QString tip = node->content().toolTip;
-        if (exit != run.exitOf.end()) {
-            const auto s = static_cast<size_t>(exit->second);
-            tip += tr("\nPruning: exit of %1 → %2 (input channels %3 → %4)")
-                       .arg(qs(run.analysis.entryNames[s]), qs(run.analysis.exitNames[s]))
-                       .arg(run.analysis.detection.sections[s].channels)
-                       .arg(outcome.kept[s]);
-        }
-        if (mid != run.intermediateOf.end()) {
-            const auto s = static_cast<size_t>(mid->second);
-            tip += tr("\nPruning: inside %1 → %2 (channels %3 → %4)")
-                       .arg(qs(run.analysis.entryNames[s]), qs(run.analysis.exitNames[s]))
-                       .arg(run.analysis.detection.sections[s].channels)
-                       .arg(outcome.kept[s]);
-        }
-        if (entry != run.entryOf.end()) {
-            const auto s = static_cast<size_t>(entry->second);
-            const int64_t channels = run.analysis.detection.sections[s].channels;
-            new PruningEntryItem(
-                node, entry->second, channels, outcome.kept[s], pruningSectionColor(entry->second),
-                result->constraint(entry->second).kind != pruning::EntryConstraint::Kind::Free);
-            tip += tr("\nPruning: entry of %1 → %2, output channels %3 → %4")
-                       .arg(qs(run.analysis.entryNames[s]), qs(run.analysis.exitNames[s]))
-                       .arg(channels)
-                       .arg(outcome.kept[s]);
-        }
-        node->setToolTip(tip);
     }
 }
 

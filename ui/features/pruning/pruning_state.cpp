@@ -191,12 +191,13 @@ Result<void> restorePruning(GraphDocument& document) {
 }
 
 QString formatBytes(int64_t bytes) {
+    constexpr int64_t kKiBytes = 1024;
     constexpr double kKiB = 1024.0;
     const auto value = static_cast<double>(bytes);
-    if (bytes >= 1024 * 1024) {
+    if (bytes >= kKiBytes * kKiBytes) {
         return QStringLiteral("%1 MiB").arg(value / (kKiB * kKiB), 0, 'f', 1);
     }
-    if (bytes >= 1024) {
+    if (bytes >= kKiBytes) {
         return QStringLiteral("%1 KiB").arg(value / kKiB, 0, 'f', 1);
     }
     return QStringLiteral("%1 B").arg(bytes);
