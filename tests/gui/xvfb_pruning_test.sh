@@ -3,10 +3,15 @@
 # no dataset), its first section's entry is selected and centred, and the Pruning dock comes up.
 # Checks the screenshot: the gauge's green fill (pruned bytes within the target) and the first
 # section's colour (its tint on the graph, the kept bars of the dock's score chart) are on
-# screen. Skips (77) without xvfb-run or ImageMagick.
-# Usage: xvfb_pruning_test.sh QUANTSCOPE MODEL [OUT.png] [SECONDS] [EXTRA ARGS...]
+# screen. Skips (77) without xvfb-run or ImageMagick, or when MODEL is "zoo:NAME" and
+# $QS_ZOO_DIR has no NAME.onnx.
+# Usage: xvfb_pruning_test.sh QUANTSCOPE MODEL|zoo:NAME [OUT.png] [SECONDS] [EXTRA ARGS...]
 set -uo pipefail
 app=$1 model=$2 out=${3:-} wait=${4:-12}
+if [[ $model == zoo:* ]]; then
+    model=${QS_ZOO_DIR:-}/${model#zoo:}.onnx
+    [ -f "$model" ] || { echo "no $model (set QS_ZOO_DIR): skipped"; exit 77; }
+fi
 shift $(( $# < 4 ? $# : 4 ))
 extra=("$@")
 [ ${#extra[@]} -gt 0 ] || extra=(--prune-target 80% --prune-simd 4)
