@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace qs::ui {
 
@@ -28,6 +29,7 @@ constexpr int kBarHeight = 14;
 constexpr int kPad = 6;
 constexpr int kChartMinWidth = 260;
 constexpr int kChartMinHeight = 140;
+constexpr double kLogScaleRange = 100.0;
 const QColor kWithinTarget(46, 125, 50);
 const QColor kOverTarget(198, 40, 40);
 
@@ -145,18 +147,35 @@ void ChannelScoreChart::paintEvent(QPaintEvent*) {
     }
     const QRectF area(kPad, kPad + line, width() - 2 * kPad, height() - 2 * kPad - 2 * line);
     double high = 0.0;
+    double low = std::numeric_limits<double>::infinity();
     for (const Bar& bar : m_bars) {
         high = std::max(high, bar.score);
+        if (bar.score > 0.0) {
+            low = std::min(low, bar.score);
+        }
     }
     if (!(high > 0.0)) {
         high = 1.0;
     }
+    // LFH scores span decades: past a range of 100 the bars are drawn on a log axis from the
+    // decade below the smallest positive score, so the pruned tail stays visible.
+    const bool logScale = std::isfinite(low) && high / low > kLogScaleRange;
+    const double floorLog = logScale ? std::floor(std::log10(low)) : 0.0;
+    const auto heightOf = [&](double score) {
+        if (!logScale) {
+            return std::clamp(score / high, 0.0, 1.0);
+        }
+        return score > 0.0
+                   ? std::clamp((std::log10(score) - floorLog) / (std::log10(high) - floorLog), 0.0,
+                                1.0)
+                   : 0.0;
+    };
     const double step = area.width() / static_cast<double>(m_bars.size());
     QColor grey = palette().color(QPalette::Mid);
     painter.setPen(Qt::NoPen);
     for (size_t i = 0; i < m_bars.size(); ++i) {
         const Bar& bar = m_bars[i];
-        const double h = area.height() * std::clamp(bar.score / high, 0.0, 1.0);
+        const double h = area.height() * heightOf(bar.score);
         const double gap = step > 3.0 ? 1.0 : 0.0;
         painter.setBrush(bar.kept ? m_color : grey);
         painter.drawRect(QRectF(area.left() + static_cast<double>(i) * step,
@@ -166,12 +185,13 @@ void ChannelScoreChart::paintEvent(QPaintEvent*) {
     painter.setPen(palette().color(QPalette::WindowText));
     const auto kept =
         std::count_if(m_bars.begin(), m_bars.end(), [](const Bar& b) { return b.kept; });
-    painter.drawText(QRect(kPad, static_cast<int>(area.bottom()) + 2, width() - 2 * kPad, line),
-                     Qt::AlignLeft,
-                     tr("%1 kept (coloured) · %2 pruned (grey) · max %3")
-                         .arg(kept)
-                         .arg(static_cast<qsizetype>(m_bars.size()) - kept)
-                         .arg(high, 0, 'g', 3));
+    painter.drawText(
+        QRect(kPad, static_cast<int>(area.bottom()) + 2, width() - 2 * kPad, line), Qt::AlignLeft,
+        tr("%1 kept (coloured) · %2 pruned (grey) · max %3%4")
+            .arg(kept)
+            .arg(static_cast<qsizetype>(m_bars.size()) - kept)
+            .arg(high, 0, 'g', 3)
+            .arg(logScale ? tr(" · log scale from 1e%1").arg(floorLog, 0, 'f', 0) : QString()));
 }
 
 PruningPanel::PruningPanel(QWidget* parent)
@@ -234,7 +254,7 @@ PruningPanel::PruningPanel(QWidget* parent)
 void PruningPanel::setDocument(GraphDocument* document) {
     disconnect(m_connection);
     m_document = document;
-    m_rowsOf = nullptr;
+    m_rowsOf.reset();
     m_selected = -1;
     if (document != nullptr) {
         m_connection =
@@ -267,7 +287,7 @@ void PruningPanel::refresh() {
                                                : tr("Not pruned yet: Compress ▸ Prune…"));
         m_gauge->setValues(0, 0, 0, 0);
         m_table->setRowCount(0);
-        m_rowsOf = nullptr;
+        m_rowsOf.reset();
         m_selected = -1;
         m_target->setEnabled(false);
         m_chart->clear(tr("Per-channel scores of the selected entry"));
@@ -278,7 +298,8 @@ void PruningPanel::refresh() {
     const QString importance = qs(std::string(pruning::importanceName(run.analysis.metric)));
     QString source = importance;
     if (run.analysis.metric == pruning::ImportanceMetric::Lfh) {
-        source += tr(" (%1 samples)").arg(run.analysis.samples);
+        source += run.analysis.samples == 1 ? tr(" (1 sample)")
+                                            : tr(" (%1 samples)").arg(run.analysis.samples);
     }
     m_summary->setText(tr("%1 sections · %2 · SIMD %3%4 · target %5 (%6)")
                            .arg(run.sections())
@@ -295,9 +316,9 @@ void PruningPanel::refresh() {
         m_target->setValue(percentOf(outcome.targetBytes, outcome.denseBytes));
         m_updating = false;
     }
-    if (m_rowsOf != &run || m_table->rowCount() != run.sections()) {
+    if (m_rowsOf != result->run || m_table->rowCount() != run.sections()) {
         buildRows();
-        m_rowsOf = &run;
+        m_rowsOf = result->run;
     }
     updateRows();
     if (m_selected >= run.sections()) {

@@ -15,6 +15,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 class QComboBox;
@@ -27,6 +28,7 @@ class QTableWidget;
 namespace qs::ui {
 
 class GraphDocument;
+struct PruningRun;
 
 /// The pruned weight bytes on a bar from 0 to the dense size, with the target and minimum marked.
 class MemoryGauge : public QWidget {
@@ -167,7 +169,7 @@ private:
     QDoubleSpinBox* m_target;
     QTableWidget* m_table;
     ChannelScoreChart* m_chart;
-    const void* m_rowsOf = nullptr; ///< the run the rows were built for
+    std::shared_ptr<const PruningRun> m_rowsOf; ///< the run the rows were built for
     int m_selected = -1;
     bool m_updating = false;
 };
