@@ -5,6 +5,7 @@
 #include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hessian/hessian_controller.h"
+#include "ui/features/pruning/pruning_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/graph_page.h"
@@ -86,6 +87,62 @@ void describeCommandLine(QCommandLineParser& parser) {
                                             "random samples (10 iterations) and show the "
                                             "sensitivity overlay and dock."),
         QStringLiteral("N")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("prune-target"),
+        QCoreApplication::translate("main", "Prune the opened model to this weight memory (50% "
+                                            "or bytes) and show the Pruning dock."),
+        QStringLiteral("TARGET")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("prune-importance"),
+        QCoreApplication::translate("main", "Channel importance of --prune-target: lfh "
+                                            "(default), l2 or random."),
+        QStringLiteral("METRIC"), QStringLiteral("lfh")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("prune-random"),
+        QCoreApplication::translate("main", "LFH scores of --prune-target on N random samples "
+                                            "(default 8; 10 iterations)."),
+        QStringLiteral("N"), QStringLiteral("8")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("prune-simd"),
+        QCoreApplication::translate("main", "SIMD size of --prune-target (default: the HW "
+                                            "config's)."),
+        QStringLiteral("N"), QStringLiteral("0")));
+}
+
+/// The --prune-* request, or nullopt without --prune-target; errors name the problem.
+qs::Result<std::optional<qs::pruning::PruningRequest>>
+pruningRequest(const QCommandLineParser& parser) {
+    if (!parser.isSet(QStringLiteral("prune-target"))) {
+        return std::optional<qs::pruning::PruningRequest>();
+    }
+    qs::pruning::PruningRequest request;
+    QS_ASSIGN_OR_RETURN(
+        request.target,
+        qs::pruning::parseTargetMemory(parser.value(QStringLiteral("prune-target")).toStdString()));
+    QS_ASSIGN_OR_RETURN(
+        request.importance,
+        qs::pruning::parseImportance(parser.value(QStringLiteral("prune-importance")).toStdString())
+            .context("--prune-importance"));
+    bool ok = false;
+    const qint64 samples = parser.value(QStringLiteral("prune-random")).toLongLong(&ok);
+    if (!ok || samples <= 0) {
+        return qs::Error(qs::Errc::InvalidArgument,
+                         "--prune-random needs a positive number of samples");
+    }
+    const qint64 simd = parser.value(QStringLiteral("prune-simd")).toLongLong(&ok);
+    if (!ok || simd < 0) {
+        return qs::Error(qs::Errc::InvalidArgument, "--prune-simd needs a SIMD size (0: the HW "
+                                                    "config's)");
+    }
+    constexpr int kQuickIterations = 10;
+    request.simd = simd;
+    request.samples = samples;
+    request.iterations = kQuickIterations;
+    request.hw = parser.value(QStringLiteral("hw")).toStdString();
+    if (request.importance == qs::pruning::ImportanceMetric::Lfh) {
+        request.dataset.randomSamples = samples;
+    }
+    return std::optional<qs::pruning::PruningRequest>(request);
 }
 
 /// The --compress-weights request, or nullopt without the option; errors name the problem.
@@ -163,8 +220,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "quantscope: %s\n", compression.error().toString().c_str());
         return 2;
     }
+    const auto pruning = pruningRequest(parser);
+    if (!pruning.ok()) {
+        std::fprintf(stderr, "quantscope: %s\n", pruning.error().toString().c_str());
+        return 2;
+    }
     qs::ui::Settings settings;
     qs::ui::MainWindow window(settings);
+    if (pruning.value()) {
+        window.feature<qs::ui::PruningController>().pruneOnOpen(*pruning.value());
+    }
     window.session().setInitialQuantizationSettings(quantizationSettings(parser));
     window.setInitialBitwidths(parser.values(QStringLiteral("set")));
     if (compression.value()) {

@@ -107,6 +107,7 @@ void Actions::populate(QMenuBar& menuBar) {
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
     quantize->addSeparator();
     quantize->addAction(m_loadHwConfig);
+    m_compressMenu = menuBar.addMenu(tr("&Compress"));
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
 }
@@ -130,6 +131,9 @@ QAction* Actions::addFeatureAction(const QString& feature, FeatureMenu menu,
     switch (menu) {
     case FeatureMenu::Quantize:
         addInSection(m_quantizeMenu, m_lastQuantizeFeature);
+        break;
+    case FeatureMenu::Compress:
+        addInSection(m_compressMenu, m_lastCompressFeature);
         break;
     case FeatureMenu::View:
         addInSection(m_viewMenu, m_lastViewFeature);

@@ -1,9 +1,9 @@
 // Actions: every QAction of the main window, created in one place with its text, shortcut and
 // status tip, plus the menus that show them (File with Export ▸, Edit, View with zoom, find and
-// theme, Quantize with the HW config, preset and propagation rule, Help). Features (ui/features/)
-// get theirs from addFeatureAction(), which also lists them in the menu they name, one section per
-// feature. The Open Recent menu follows Settings; the owner connects the actions' triggered signals
-// to what they do.
+// theme, Quantize with the HW config, preset and propagation rule, Compress, Help). Features
+// (ui/features/) get theirs from addFeatureAction(), which also lists them in the menu they name,
+// one section per feature. The Open Recent menu follows Settings; the owner connects the actions'
+// triggered signals to what they do.
 #pragma once
 
 #include "core/quantization/quantization_state.h"
@@ -28,6 +28,7 @@ class Settings;
 /// The menu a feature's action is listed in.
 enum class FeatureMenu {
     Quantize, ///< Quantize, after the built-in entries
+    Compress, ///< Compress (structured pruning)
     View,     ///< View, after the dock toggles
     Export,   ///< File ▸ Export, the model exports
 };
@@ -115,12 +116,15 @@ public:
     /// The View menu, once populate() ran; the main window adds its dock toggles there.
     QMenu* viewMenu() const { return m_viewMenu; }
 
-    /// The File, File ▸ Export and Quantize menus, once populate() ran.
+    /// The File, File ▸ Export, Quantize and Compress menus, once populate() ran.
     QMenu* fileMenu() const { return m_fileMenu; }
 
     QMenu* exportMenu() const { return m_exportMenu; }
 
     QMenu* quantizeMenu() const { return m_quantizeMenu; }
+
+    /// The Compress menu (features' entries only).
+    QMenu* compressMenu() const { return m_compressMenu; }
 
     /// Creates feature `feature`'s action (after populate()) and lists it in `menu`; a feature's
     /// entries share one section of the Quantize and View menus. Disabled until the feature says.
@@ -190,9 +194,11 @@ private:
     QMenu* m_viewMenu = nullptr;
     QMenu* m_fileMenu = nullptr;
     QMenu* m_quantizeMenu = nullptr;
+    QMenu* m_compressMenu = nullptr;
     QMenu* m_exportMenu = nullptr;
     QList<QAction*> m_featureActions;
     QString m_lastQuantizeFeature; ///< whose section the Quantize menu ends with
+    QString m_lastCompressFeature;
     QString m_lastViewFeature;
 };
 

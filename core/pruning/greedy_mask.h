@@ -20,6 +20,8 @@ struct EntryConstraint {
     enum class Kind { Free = 0, Lock = 1, Keep = 2 };
     Kind kind = Kind::Free;
     int64_t kept = 0;
+
+    bool operator==(const EntryConstraint&) const = default;
 };
 
 struct GreedyMasks {

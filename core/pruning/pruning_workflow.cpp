@@ -269,8 +269,9 @@ Result<std::vector<EntryConstraint>> constraintsFor(const PruningAnalysis& analy
     return constraints;
 }
 
-Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const TargetMemory& target,
-                                      const std::vector<EntryConstraint>& constraints) {
+Result<PruningOutcome> computePruningMasks(const PruningAnalysis& analysis,
+                                           const TargetMemory& target,
+                                           const std::vector<EntryConstraint>& constraints) {
     const graph::Graph& graph = analysis.graph;
     PruningOutcome outcome;
     MemoryCalculator memory(graph, analysis.detection, analysis.simdByNode, analysis.simdPadding);
@@ -303,8 +304,14 @@ Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const Tar
         outcome.info.masks.push_back(channelMask(analysis.importance[s], masks.kept[s]));
         outcome.info.scores.push_back(analysis.importance[s].unrolledScores());
     }
+    return outcome;
+}
+
+Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const TargetMemory& target,
+                                      const std::vector<EntryConstraint>& constraints) {
+    QS_ASSIGN_OR_RETURN(PruningOutcome outcome, computePruningMasks(analysis, target, constraints));
     QS_ASSIGN_OR_RETURN(outcome.pruned,
-                        buildPrunedGraph(graph, analysis.detection, outcome.info.masks));
+                        buildPrunedGraph(analysis.graph, analysis.detection, outcome.info.masks));
     outcome.prunedGraphBytes = floatInitializerParameters(outcome.pruned) * kFp32BytesPerParameter;
     return outcome;
 }

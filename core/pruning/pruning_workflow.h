@@ -107,7 +107,13 @@ Result<PruningAnalysis> analyzePruning(const graph::Graph& graph, const PruningR
 Result<std::vector<EntryConstraint>> constraintsFor(const PruningAnalysis& analysis,
                                                     const PruningRequest& request);
 
-/// Greedy masks for the target with `constraints` (one per section), the pruned graph, the info.
+/// Greedy masks for the target with `constraints` (one per section) and the info, without the
+/// pruned graph (`pruned` stays empty, `prunedGraphBytes` 0): what the GUI re-runs after an edit.
+Result<PruningOutcome> computePruningMasks(const PruningAnalysis& analysis,
+                                           const TargetMemory& target,
+                                           const std::vector<EntryConstraint>& constraints);
+
+/// computePruningMasks, then the pruned graph.
 Result<PruningOutcome> computePruning(const PruningAnalysis& analysis, const TargetMemory& target,
                                       const std::vector<EntryConstraint>& constraints);
 

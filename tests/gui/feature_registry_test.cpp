@@ -7,6 +7,7 @@
 #include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
 #include "ui/features/hessian/hessian_controller.h"
+#include "ui/features/pruning/pruning_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/main_window.h"
@@ -51,10 +52,10 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
     }
-    EXPECT_EQ(keys,
-              QStringList({QStringLiteral("weight_compression"), QStringLiteral("fp16_export"),
-                           QStringLiteral("calibration"), QStringLiteral("hawq"),
-                           QStringLiteral("sqnr_overlay"), QStringLiteral("hessian")}));
+    EXPECT_EQ(keys, QStringList({QStringLiteral("weight_compression"),
+                                 QStringLiteral("fp16_export"), QStringLiteral("calibration"),
+                                 QStringLiteral("hawq"), QStringLiteral("sqnr_overlay"),
+                                 QStringLiteral("hessian"), QStringLiteral("pruning")}));
     EXPECT_EQ(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     // Each one is reachable by its type.
     EXPECT_EQ(m_window.feature<CalibrationController>().key(), QStringLiteral("calibration"));
@@ -63,11 +64,12 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     EXPECT_EQ(m_window.feature<Fp16ExportFeature>().key(), QStringLiteral("fp16_export"));
     EXPECT_EQ(m_window.feature<SqnrOverlayFeature>().key(), QStringLiteral("sqnr_overlay"));
     EXPECT_EQ(m_window.feature<HessianController>().key(), QStringLiteral("hessian"));
+    EXPECT_EQ(m_window.feature<PruningController>().key(), QStringLiteral("pruning"));
 }
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 9);
+    ASSERT_EQ(actions.featureActions().size(), 12);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -75,18 +77,23 @@ TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const QStringList quantize = names(*actions.quantizeMenu());
     const QStringList view = names(*actions.viewMenu());
     const QStringList exports = names(*actions.exportMenu());
+    const QStringList compress = names(*actions.compressMenu());
     for (const QAction* action : actions.featureActions()) {
         EXPECT_EQ(action->parent(), &actions) << action->objectName().toStdString();
         const QString key = action->objectName().section(QLatin1Char('.'), 0, 0);
         EXPECT_TRUE(keys.contains(key)) << action->objectName().toStdString();
         const int listed = static_cast<int>(quantize.contains(action->objectName())) +
                            static_cast<int>(view.contains(action->objectName())) +
-                           static_cast<int>(exports.contains(action->objectName()));
+                           static_cast<int>(exports.contains(action->objectName())) +
+                           static_cast<int>(compress.contains(action->objectName()));
         EXPECT_EQ(listed, 1) << action->objectName().toStdString();
     }
     EXPECT_EQ(exports, QStringList({QStringLiteral("weight_compression.export"),
                                     QStringLiteral("fp16_export.export"),
-                                    QStringLiteral("calibration.exportQuantized")}));
+                                    QStringLiteral("calibration.exportQuantized"),
+                                    QStringLiteral("pruning.export")}));
+    EXPECT_EQ(compress, QStringList({QStringLiteral("pruning.prune")}));
+    EXPECT_TRUE(view.contains(QStringLiteral("pruning.overlay")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("weight_compression.compress")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("calibration.calibrate")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("hawq.run")));
@@ -130,9 +137,8 @@ TEST_F(FeatureRegistryTest, FeatureDocksArePlacedWithAViewToggle) {
         EXPECT_FALSE(dock->objectName().isEmpty()); // window state restores it by name
         EXPECT_TRUE(dock->isHidden());
     }
-    EXPECT_EQ(
-        docks,
-        3); // Weight Compression, in the Quantizers' area; HAWQ's Pareto Explorer; Sensitivity
+    // Weight Compression, in the Quantizers' area; HAWQ's Pareto Explorer; Sensitivity; Pruning
+    EXPECT_EQ(docks, 4);
     EXPECT_EQ(m_window.dockWidgetArea(m_window.feature<WeightCompressionController>().dock()),
               m_window.dockWidgetArea(&m_window.quantizerDock()));
 }

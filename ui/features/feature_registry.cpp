@@ -4,6 +4,7 @@
 #include "ui/features/fp16_export/fp16_export_feature.h"
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hessian/hessian_controller.h"
+#include "ui/features/pruning/pruning_controller.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 
@@ -19,6 +20,7 @@ QList<Feature*> createFeatures(const FeatureContext& context) {
         new HawqController(context),
         new SqnrOverlayFeature(context),
         new HessianController(context),
+        new PruningController(context),
     };
     // clang-format on
 }
