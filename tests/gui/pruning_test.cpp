@@ -40,6 +40,7 @@
 #include <QMenu>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -432,6 +433,24 @@ TEST_F(PruningGuiTest, TheExportReimportsAndRuns) {
     EXPECT_TRUE(m_errors.front().contains(QStringLiteral("missing-folder")))
         << m_errors.front().toStdString();
     EXPECT_FALSE(QFile::exists(bad));
+}
+
+TEST_F(PruningGuiTest, AnExportOnLabelledDataStatesBothAccuracies) {
+    pruning::PruningRequest request = l2Request();
+    const std::string models = QS_SOURCE_DIR "/resources/models/";
+    request.dataset.npyFiles = {models + "digits_test_inputs.npy"};
+    request.dataset.labelsNpy = models + "digits_test_labels.npy";
+    pruneAndWait(request);
+    QSignalSpy exported(&pruning(), &PruningController::exportFinished);
+    pruning().exportPruned(m_dir.filePath(QStringLiteral("pruned.onnx")));
+    ASSERT_TRUE(exported.wait(kTimeoutMs));
+    ASSERT_TRUE(exported.front().front().toBool())
+        << m_errors.join(QLatin1Char('\n')).toStdString();
+    // The float figure is the one recorded beside the committed model.
+    const QString message = m_window.statusBar()->currentMessage();
+    EXPECT_TRUE(message.contains(QStringLiteral("; top-1 accuracy: float 98.33 %, pruned ")))
+        << message.toStdString();
+    EXPECT_TRUE(message.contains(QStringLiteral("(360 labelled)"))) << message.toStdString();
 }
 
 TEST_F(PruningGuiTest, TheDialogChecksItsFields) {

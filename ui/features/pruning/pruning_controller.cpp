@@ -4,7 +4,10 @@
 #include "core/pruning/prepare_graph.h"
 #include "core/pruning/prune_graph.h"
 #include "core/pruning/pruning_section.h"
+#include "core/report/accuracy.h"
 #include "core/runtime/dataset_request.h"
+#include "core/runtime/labelled_scores.h"
+#include "ui/accuracy_text.h"
 #include "ui/actions.h"
 #include "ui/features/hessian/hessian_cache.h"
 #include "ui/features/hessian/hessian_state.h"
@@ -420,6 +423,12 @@ void PruningController::exportPruned(const QString& path) {
         [run = result->run, outcome = result->outcome](graph::Graph& graph,
                                                        Progress& progress) -> Result<QString> {
             progress.report(0.0, "Slicing the pruned channels");
+            // With a labelled dataset the dense and the pruned model are scored on it, so the
+            // message states the accuracy of what was written.
+            std::optional<graph::Graph> dense;
+            if (run->request.dataset.hasLabels()) {
+                dense = graph;
+            }
             QS_ASSIGN_OR_RETURN(graph, pruning::buildPrunedGraph(run->analysis.graph,
                                                                  run->analysis.detection,
                                                                  outcome->info.masks));
@@ -427,10 +436,23 @@ void PruningController::exportPruned(const QString& path) {
             for (size_t s = 0; s < outcome->kept.size(); ++s) {
                 removed += run->analysis.detection.sections[s].channels - outcome->kept[s];
             }
-            return QObject::tr("%1 sections, %2 channels removed, %3 -> %4 of weights")
-                .arg(run->sections())
-                .arg(removed)
-                .arg(formatBytes(outcome->denseBytes), formatBytes(outcome->prunedBytes));
+            QString text =
+                QObject::tr("%1 sections, %2 channels removed, %3 -> %4 of weights")
+                    .arg(run->sections())
+                    .arg(removed)
+                    .arg(formatBytes(outcome->denseBytes), formatBytes(outcome->prunedBytes));
+            if (dense) {
+                QS_ASSIGN_OR_RETURN(
+                    const std::optional<runtime::LabelledScores> scores,
+                    runtime::scoreLabelled(*dense, graph, run->request.dataset, progress));
+                QS_ASSIGN_OR_RETURN(const std::optional<report::AccuracyComparison> accuracy,
+                                    report::compareAccuracy(scores).context("labels"));
+                if (accuracy) {
+                    text +=
+                        QStringLiteral("; ") + accuracySummary(*accuracy, QObject::tr("pruned"));
+                }
+            }
+            return text;
         });
 }
 
