@@ -57,7 +57,7 @@ struct SimulationReport {
     double seconds = 0.0;
     std::map<int, QuantizerError> quantizers;
     std::vector<OutputMetrics> outputs;
-    /// Set when the dataset has labels and the first output is rank 2 ([N, C]).
+    /// Set when the dataset has labels (the first output must then be class scores).
     std::optional<runtime::LabelledScores> labelled;
 };
 

@@ -5,9 +5,30 @@
 
 namespace qs::runtime {
 
+namespace {
+/// [N, C] or [N, C, 1, ...]: what report::computeAccuracy reads as class scores.
+bool areClassScores(const Tensor& scores) {
+    if (scores.rank() < 2) {
+        return false;
+    }
+    for (size_t axis = 2; axis < scores.shape().size(); ++axis) {
+        if (scores.shape()[axis] != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+} // namespace
+
 void LabelledScoresCollector::add(const SampleBatch& batch, const Tensor& floatScores,
                                   const Tensor& compressedScores) {
-    if (!batch.labels || floatScores.rank() != 2 || compressedScores.rank() != 2) {
+    if (!batch.labels) {
+        return;
+    }
+    if (!areClassScores(floatScores) || !areClassScores(compressedScores)) {
+        if (!m_notScores) {
+            m_notScores = floatScores.shape();
+        }
         return;
     }
     m_labels.push_back(*batch.labels);
@@ -16,6 +37,11 @@ void LabelledScoresCollector::add(const SampleBatch& batch, const Tensor& floatS
 }
 
 Result<std::optional<LabelledScores>> LabelledScoresCollector::finish() const {
+    if (m_notScores) { // labels were given for a model that does not output class scores
+        return Error(Errc::InvalidArgument,
+                     "labels need class scores, but the model's first output is " +
+                         shapeToString(*m_notScores) + ", not [N, C] (or [N, C, 1, ...])");
+    }
     if (m_labels.empty()) {
         return std::optional<LabelledScores>();
     }

@@ -22,24 +22,26 @@ struct LabelledScores {
     Tensor compressedScores; ///< [N, C]
 };
 
-/// Keeps the first output of both models batch by batch, when the batch has labels and that
-/// output is [N, C]; anything else (no labels, a detector's maps) is not a classifier run.
+/// Keeps the first output of both models batch by batch, when the batch has labels; that output
+/// must then be class scores ([N, C] or [N, C, 1, ...]): labels given for a detector's maps are an
+/// error from finish(), not silently ignored.
 class LabelledScoresCollector {
 public:
     void add(const SampleBatch& batch, const Tensor& floatScores, const Tensor& compressedScores);
 
-    /// The stacked scores, nothing when no batch qualified.
+    /// The stacked scores, nothing when no batch had labels.
     Result<std::optional<LabelledScores>> finish() const;
 
 private:
     std::vector<Tensor> m_labels;
     std::vector<Tensor> m_float;
     std::vector<Tensor> m_compressed;
+    std::optional<Shape> m_notScores; ///< the first output's shape when it is not class scores
 };
 
 /// Runs `floatModel` and `compressed` (same inputs) over `dataset`; nothing when the dataset has
-/// no labels (no model runs then) or the first output is not [N, C]. Progress is per batch under
-/// `label`.
+/// no labels (no model runs then), an error when the first output is not class scores. Progress
+/// is per batch under `label`.
 Result<std::optional<LabelledScores>> scoreLabelled(const graph::Graph& floatModel,
                                                     const graph::Graph& compressed,
                                                     const Dataset& dataset, Progress& progress,

@@ -57,5 +57,18 @@ expect 2 'label 12 of sample 3 is outside' -- \
     prune "$model" --target-memory 90% --simd 1 --importance l2 --calib-npy "$x" \
     --labels-npy "$tmp/bad_id.npy" --out "$tmp/bad.onnx"
 [[ ! -e $tmp/bad.onnx ]] || fail "prune wrote its model although the labels are bad"
+# Labels for a model without class scores (ONNX's Relu test model: [3, 4, 5] out) are refused in
+# every flow, not ignored.
+relu=/usr/share/libonnx-testdata/data/node/test_relu/model.onnx
+/usr/bin/python3 -c "
+import numpy as np
+np.save('$tmp/maps_x.npy', np.random.default_rng(0).random((3, 4, 5), dtype=np.float32))
+np.save('$tmp/maps_y.npy', np.array([0, 1, 2], dtype=np.int64))"
+for command in "compress-weights --mode int8_asym" quantize; do
+    # shellcheck disable=SC2086 # the command's words
+    expect 2 'labels need class scores, but the model.s first output is \[3,4,5\]' -- \
+        $command "$relu" --calib-npy "$tmp/maps_x.npy" --labels-npy "$tmp/maps_y.npy" \
+        --out "$tmp/maps.onnx"
+done
 [ "$failures" -eq 0 ] && echo "labels in every flow: ok"
 exit $((failures > 0))

@@ -286,7 +286,7 @@ runtime::DatasetRequest labelledSplit() {
     return request;
 }
 
-TEST(LabelledScores, OnlyLabelledRowsOfClassesAreKept) {
+TEST(LabelledScores, LabelledBatchesOfClassScoresAreKept) {
     runtime::LabelledScoresCollector collector;
     runtime::SampleBatch unlabelled{.begin = 0, .end = 2};
     collector.add(unlabelled, scores(2, 3, {1, 0, 0, 0, 1, 0}), scores(2, 3, {1, 0, 0, 0, 1, 0}));
@@ -297,11 +297,7 @@ TEST(LabelledScores, OnlyLabelledRowsOfClassesAreKept) {
     runtime::SampleBatch first{.begin = 0, .end = 2};
     first.labels = Tensor::fromVector<int64_t>({2}, {0, 2});
     collector.add(first, scores(2, 3, {1, 0, 0, 0, 0, 1}), scores(2, 3, {1, 0, 0, 0, 1, 0}));
-    runtime::SampleBatch maps{.begin = 2, .end = 3}; // a detector's maps: not a classifier
-    maps.labels = Tensor::fromVector<int64_t>({1}, {1});
-    collector.add(maps, Tensor::fromVector<float>({1, 3, 1}, {0, 1, 0}),
-                  Tensor::fromVector<float>({1, 3, 1}, {0, 1, 0}));
-    runtime::SampleBatch second{.begin = 3, .end = 4};
+    runtime::SampleBatch second{.begin = 2, .end = 3};
     second.labels = Tensor::fromVector<int64_t>({1}, {1});
     collector.add(second, scores(1, 3, {0, 1, 0}), scores(1, 3, {0, 1, 0}));
     auto kept = collector.finish();
@@ -319,6 +315,32 @@ TEST(LabelledScores, OnlyLabelledRowsOfClassesAreKept) {
                          0),
               0U)
         << accuracyText(**accuracy, "pruned");
+}
+
+TEST(LabelledScores, ScoresWithTrailingOnesAreClassScores) {
+    runtime::LabelledScoresCollector collector;
+    runtime::SampleBatch batch{.begin = 0, .end = 1};
+    batch.labels = Tensor::fromVector<int64_t>({1}, {1});
+    const Tensor pooled = Tensor::fromVector<float>({1, 3, 1, 1}, {0, 1, 0}); // a conv head
+    collector.add(batch, pooled, pooled);
+    auto kept = collector.finish();
+    ASSERT_TRUE(kept.ok()) << kept.error().toString();
+    ASSERT_TRUE(kept->has_value());
+    auto accuracy = compareAccuracy(*kept);
+    ASSERT_TRUE(accuracy.ok()) << accuracy.error().toString();
+    EXPECT_EQ((*accuracy)->compressed.top1Correct, 1);
+}
+
+TEST(LabelledScores, LabelsForAModelWithoutClassScoresAreAnError) {
+    runtime::LabelledScoresCollector collector;
+    runtime::SampleBatch batch{.begin = 0, .end = 1};
+    batch.labels = Tensor::fromVector<int64_t>({1}, {0});
+    const Tensor maps = Tensor::fromVector<float>({1, 1, 2, 2}, {0, 1, 0, 1}); // a detector's map
+    collector.add(batch, maps, maps);
+    auto result = collector.finish();
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().message().find("first output is [1,1,2,2]"), std::string::npos)
+        << result.error().toString();
 }
 
 TEST(LabelledScores, RequestsSayWhetherTheyCarryLabels) {
