@@ -344,30 +344,48 @@ void GraphPage::refreshQuantizers() {
     m_scene->showQuantizers(m_document->quantizerMarks());
 }
 
-void GraphPage::revealQuantizer(int id, const QString& nodeName) {
-    const auto show = [this, id, nodeName] {
-        for (NodeItem* node : m_scene->nodeItems()) {
-            if (!node->content().io && !node->group() && node->content().fullName == nodeName) {
-                m_view->centerOnNode(node);
-                break;
-            }
+NodeItem* GraphPage::opItem(const QString& nodeName) const {
+    for (NodeItem* node : m_scene->nodeItems()) {
+        if (!node->content().io && !node->group() && node->content().fullName == nodeName) {
+            return node;
         }
-        if (QuantizerBadgeItem* badge = m_scene->badge(id)) {
-            m_view->ensureVisible(badge);
-            m_scene->selectQuantizers({id}); // the graph shows what the table row selected
-        }
-    };
+    }
+    return nullptr;
+}
+
+void GraphPage::revealOp(const QString& nodeName, const std::function<void()>& show) {
     if (m_document.isNull()) {
         return;
     }
-    const graph::Graph& graph = m_document->graph();
-    const std::optional<graph::NodeId> node = graph.findNode(nodeName.toStdString());
+    const std::optional<graph::NodeId> node = m_document->graph().findNode(nodeName.toStdString());
     const std::optional<uint32_t> item = node ? m_scene->itemOf(*node) : std::nullopt;
     if (item && !m_scene->isItemDrawn(*item)) {
         revealItem(*item, show); // opens the groups on the way
         return;
     }
     show();
+}
+
+void GraphPage::revealQuantizer(int id, const QString& nodeName) {
+    revealOp(nodeName, [this, id, nodeName] {
+        if (NodeItem* node = opItem(nodeName)) {
+            m_view->centerOnNode(node);
+        }
+        if (QuantizerBadgeItem* badge = m_scene->badge(id)) {
+            m_view->ensureVisible(badge);
+            m_scene->selectQuantizers({id}); // the graph shows what the table row selected
+        }
+    });
+}
+
+void GraphPage::selectNode(const QString& nodeName) {
+    revealOp(nodeName, [this, nodeName] {
+        if (NodeItem* node = opItem(nodeName)) {
+            m_scene->clearSelection();
+            node->setSelected(true);
+            m_view->centerOnNode(node);
+        }
+    });
 }
 
 } // namespace qs::ui

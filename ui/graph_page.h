@@ -31,6 +31,7 @@ class QTimer;
 namespace qs::ui {
 
 class GraphDocument;
+class NodeItem;
 class GraphScene;
 class GraphSearchBar;
 class GraphView;
@@ -67,6 +68,9 @@ public:
 
     /// Centres op `nodeName` (selected) with quantizer `id`'s badge in view.
     void revealQuantizer(int id, const QString& nodeName);
+
+    /// Selects op `nodeName` alone and centres it, opening the groups around it first.
+    void selectNode(const QString& nodeName);
 
     /// Redraws the quantizer badges from the document's current setup.
     void refreshQuantizers();
@@ -122,6 +126,12 @@ private:
     /// Lays out the open groups in the background; keeps `anchorGroup` where it is on screen
     /// and calls `then` once the new layout is shown.
     void relayout(std::optional<uint32_t> anchorGroup, std::function<void()> then = {});
+
+    /// The drawn box of op `nodeName`, or nullptr.
+    NodeItem* opItem(const QString& nodeName) const;
+
+    /// Calls `show` once op `nodeName` is drawn (opening the groups around it first).
+    void revealOp(const QString& nodeName, const std::function<void()>& show);
 
     /// Runs refineFallbacks() in the background, then redraws with what it refined.
     void refineWhenIdle();

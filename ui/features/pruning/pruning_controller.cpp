@@ -465,29 +465,7 @@ void PruningController::showExportDialog() {
 }
 
 void PruningController::selectNode(const QString& nodeName) {
-    GraphDocument* document = m_document.data();
-    if (document == nullptr) {
-        return;
-    }
-    const auto show = [this, nodeName] {
-        GraphScene* scene = m_context.page.scene();
-        for (NodeItem* node : scene->nodeItems()) {
-            if (!node->content().io && !node->group() && node->content().fullName == nodeName) {
-                scene->clearSelection();
-                node->setSelected(true);
-                m_context.page.view()->centerOnNode(node);
-                return;
-            }
-        }
-    };
-    const std::optional<graph::NodeId> node = document->graph().findNode(nodeName.toStdString());
-    const std::optional<uint32_t> item =
-        node ? m_context.page.scene()->itemOf(*node) : std::nullopt;
-    if (item && !m_context.page.scene()->isItemDrawn(*item)) {
-        m_context.page.revealItem(*item, show);
-        return;
-    }
-    show();
+    m_context.page.selectNode(nodeName);
 }
 
 void PruningController::revealEntry(int section) {
