@@ -32,8 +32,8 @@
 #include <QFile>
 #include <QLineEdit>
 #include <QSignalSpy>
-#include <QStatusBar>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 #include <gtest/gtest.h>
