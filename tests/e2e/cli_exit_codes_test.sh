@@ -146,8 +146,8 @@ npy_error() { # npy_error FILE PATTERN
     expect 1 "'$tmp/$1.npy'.*$2" -- quantize "$model" --calib-npy "$tmp/$1.npy" --out "$tmp/q.onnx"
 }
 expect 0 '' -- run "$model" --input "$tmp/good.npy"
-npy_error int8 'holds int8 data, the input takes float32'
-npy_error float64 'holds float64 data, the input takes float32'
+npy_error int8 'holds int8 data, the input takes float$'
+npy_error float64 'holds double data, the input takes float$'
 npy_error fortran 'Fortran-order'
 npy_error shape 'has shape \[4,3,32,32\], the input is'
 npy_error flat 'has shape \[4,1024\], the input is'
