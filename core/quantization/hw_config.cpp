@@ -318,7 +318,14 @@ Result<HWConfig> HWConfig::fromArgument(std::string_view deviceOrPath) {
         lower(deviceOrPath) == "cpu_spr") {
         return builtin(deviceOrPath);
     }
-    return load(std::filesystem::path(std::string(deviceOrPath)));
+    const std::filesystem::path path{std::string(deviceOrPath)};
+    std::error_code ec;
+    // A bare word that is no file ("tpu") was meant as a device name: say which ones there are.
+    if (!path.has_parent_path() && path.extension() != ".json" &&
+        !std::filesystem::exists(path, ec)) {
+        return builtin(deviceOrPath);
+    }
+    return load(path);
 }
 
 const HWConfigOp* HWConfig::findOp(std::string_view hwName, std::string_view mode) const {

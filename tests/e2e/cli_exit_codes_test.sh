@@ -32,7 +32,7 @@ declare -A valid=(
     [run]="--random 2"
     [hessian]="--mode activation --granularity per-tensor --samples 2 --calib-random 2 --out $tmp/h.json"
     [hawq]="--compression-ratio 1.5 --calib-random 2 --samples 2 --setup-out $tmp/x.json"
-    [evaluate]="--calib-random 2"
+    [evaluate]="$model --calib-random 2"
     [prune]="--target-memory 50% --importance l2 --out $tmp/x.onnx"
 )
 for command in "${!valid[@]}"; do
@@ -47,12 +47,12 @@ if "$cli" render --help >/dev/null 2>&1; then
     expect 1 'garbage.onnx' -- render "$tmp/garbage.onnx" --out "$tmp/graph.svg"
 fi
 expect 2 'usage error' -- quantize "$model" --calib-random many
-expect 2 'usage error' -- run "$model" --random -3
+expect 2 'usage error' -- run "$model" --random
 expect 2 'usage error' -- hessian "$model" --samples zero
 expect 2 "unknown --rule 'sideways'" -- quantize "$model" --rule sideways
 expect 2 "unknown compression mode 'int3'" -- compress-weights "$model" --mode int3 --out "$tmp/x.onnx"
 expect 2 'expects a percentage' -- prune "$model" --target-memory lots --importance l2 --out "$tmp/x.onnx"
-expect 2 'Invalid compression ratio' -- hawq "$model" --compression-ratio 99 --calib-random 2 --setup-out "$tmp/x.json"
+expect 2 'Invalid compression ratio' -- hawq "$model" --compression-ratio 99 --calib-random 2 --samples 2 --iterations 2 --setup-out "$tmp/x.json"
 expect 2 'nothing to evaluate' -- evaluate "$model" --calib-random 2
 
 # --- unwritable outputs are bad input (1).

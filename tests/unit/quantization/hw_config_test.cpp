@@ -62,6 +62,11 @@ TEST(HWConfigTest, ErrorsNameTheField) {
     ASSERT_FALSE(unknownField.ok());
     EXPECT_NE(unknownField.error().toString().find("operations[0].colour"), std::string::npos);
     EXPECT_FALSE(HWConfig::parse("{not json", "user.json").ok());
+    // A bare word that is no file is a device name: the error lists the built-in ones.
+    auto unknownDevice = HWConfig::fromArgument("tpu");
+    ASSERT_FALSE(unknownDevice.ok());
+    EXPECT_EQ(unknownDevice.error().message(),
+              "unknown HW config 'tpu' (expected cpu, gpu, npu or a .json file)");
 }
 
 TEST(HWConfigTest, HostileFilesAreRefusedBeforeTheyCost) {
