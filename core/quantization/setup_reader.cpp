@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 
 namespace qs::quantization {
 
@@ -115,6 +116,21 @@ Result<std::map<int, std::vector<int>>> groupsFromJson(const Json& root, std::st
     return groups;
 }
 
+/// Unified scales are shared between activation quantizers only.
+Result<void> checkUnifiedScaleMembers(const SingleConfigQuantizerSetup& setup) {
+    for (const auto& [gid, members] : setup.unifiedScaleGroups) {
+        for (size_t i = 0; i < members.size(); ++i) {
+            if (setup.quantizationPoints.at(members[i]).insertionPoint.isWeight) {
+                return strict::fieldError(
+                    strict::element(strict::member("unified_scale_groups", std::to_string(gid)), i),
+                    "quantization point " + std::to_string(members[i]) +
+                        " is a weight point; scales are unified between activations");
+            }
+        }
+    }
+    return {};
+}
+
 /// One link object {"<from>": id, "<to>": id} of the "requantization" or "merged" list.
 Result<std::pair<int, int>> linkFromJson(const Json& link, const std::string& path,
                                          std::string_view from, std::string_view to) {
@@ -128,48 +144,57 @@ Result<std::pair<int, int>> linkFromJson(const Json& link, const std::string& pa
     return std::pair{fromId, toId};
 }
 
-Result<void> linksFromJson(const Json& root, SingleConfigQuantizerSetup& setup) {
-    const auto hasPoint = [&setup](int id) { return setup.quantizationPoints.contains(id); };
-    if (const auto it = root.find("requantization"); it != root.end()) {
-        QS_TRY(strict::expectArray(*it, "requantization"));
-        for (size_t i = 0; i < it->size(); ++i) {
-            const std::string path = strict::element("requantization", i);
-            QS_ASSIGN_OR_RETURN(const auto link,
-                                linkFromJson((*it)[i], path, "requantizer", "upstream"));
-            for (const auto& [field, id] :
-                 {std::pair{"requantizer", link.first}, std::pair{"upstream", link.second}}) {
-                if (!hasPoint(id)) {
-                    return strict::fieldError(strict::member(path, field),
-                                              "no quantization point " + std::to_string(id));
-                }
-            }
-            if (!setup.requantizationParents.emplace(link.first, link.second).second) {
-                return strict::fieldError(strict::member(path, "requantizer"),
-                                          "quantization point " + std::to_string(link.first) +
-                                              " has a second upstream");
+/// "requantization": [{"requantizer", "upstream"}], both existing points, one upstream each.
+Result<void> requantizationFromJson(const Json& root, SingleConfigQuantizerSetup& setup) {
+    const auto it = root.find("requantization");
+    if (it == root.end()) {
+        return {};
+    }
+    QS_TRY(strict::expectArray(*it, "requantization"));
+    for (size_t i = 0; i < it->size(); ++i) {
+        const std::string path = strict::element("requantization", i);
+        QS_ASSIGN_OR_RETURN(const auto link,
+                            linkFromJson((*it)[i], path, "requantizer", "upstream"));
+        for (const auto& [field, id] :
+             {std::pair{"requantizer", link.first}, std::pair{"upstream", link.second}}) {
+            if (!setup.quantizationPoints.contains(id)) {
+                return strict::fieldError(strict::member(path, field),
+                                          "no quantization point " + std::to_string(id));
             }
         }
+        if (!setup.requantizationParents.emplace(link.first, link.second).second) {
+            return strict::fieldError(strict::member(path, "requantizer"),
+                                      "quantization point " + std::to_string(link.first) +
+                                          " has a second upstream");
+        }
     }
-    if (const auto it = root.find("merged"); it != root.end()) {
-        QS_TRY(strict::expectArray(*it, "merged"));
-        for (size_t i = 0; i < it->size(); ++i) {
-            const std::string path = strict::element("merged", i);
-            QS_ASSIGN_OR_RETURN(const auto link,
-                                linkFromJson((*it)[i], path, "removed", "merged_into"));
-            if (hasPoint(link.first)) {
-                return strict::fieldError(strict::member(path, "removed"),
-                                          "quantization point " + std::to_string(link.first) +
-                                              " is still in quantization_points");
-            }
-            if (!hasPoint(link.second)) {
-                return strict::fieldError(strict::member(path, "merged_into"),
-                                          "no quantization point " + std::to_string(link.second));
-            }
-            if (!setup.mergedInto.emplace(link.first, link.second).second) {
-                return strict::fieldError(strict::member(path, "removed"),
-                                          "quantization point " + std::to_string(link.first) +
-                                              " is merged twice");
-            }
+    return {};
+}
+
+/// "merged": [{"removed", "merged_into"}]: a removed point is gone, the absorbing one exists.
+Result<void> mergedFromJson(const Json& root, SingleConfigQuantizerSetup& setup) {
+    const auto it = root.find("merged");
+    if (it == root.end()) {
+        return {};
+    }
+    QS_TRY(strict::expectArray(*it, "merged"));
+    for (size_t i = 0; i < it->size(); ++i) {
+        const std::string path = strict::element("merged", i);
+        QS_ASSIGN_OR_RETURN(const auto link,
+                            linkFromJson((*it)[i], path, "removed", "merged_into"));
+        if (setup.quantizationPoints.contains(link.first)) {
+            return strict::fieldError(strict::member(path, "removed"),
+                                      "quantization point " + std::to_string(link.first) +
+                                          " is still in quantization_points");
+        }
+        if (!setup.quantizationPoints.contains(link.second)) {
+            return strict::fieldError(strict::member(path, "merged_into"),
+                                      "no quantization point " + std::to_string(link.second));
+        }
+        if (!setup.mergedInto.emplace(link.first, link.second).second) {
+            return strict::fieldError(strict::member(path, "removed"),
+                                      "quantization point " + std::to_string(link.first) +
+                                          " is merged twice");
         }
     }
     return {};
@@ -236,12 +261,15 @@ Result<SingleConfigQuantizerSetup> setupFromJson(const Json& root) {
     SingleConfigQuantizerSetup setup;
     QS_ASSIGN_OR_RETURN(const Json* points, strict::require(root, "", kPoints));
     QS_TRY(strict::expectObject(*points, kPoints));
-    std::map<InsertionPoint, int> byPlace;
+    std::map<std::tuple<bool, std::string, int>, int> byPlace; // point -> id; port -1: output
     for (const auto& [key, entry] : points->items()) {
         QS_ASSIGN_OR_RETURN(const int id, strict::idKey(key, kPoints));
         QS_ASSIGN_OR_RETURN(SingleConfigQuantizationPoint point,
                             pointFromJson(entry, pointPath(id)));
-        if (const auto [other, fresh] = byPlace.emplace(point.insertionPoint, id); !fresh) {
+        const InsertionPoint& ip = point.insertionPoint;
+        if (const auto [other, fresh] = byPlace.emplace(
+                std::tuple{ip.isWeight, ip.targetNodeName, ip.inputPortId.value_or(-1)}, id);
+            !fresh) {
             return strict::fieldError(strict::member(pointPath(id), "qip"),
                                       "the same insertion point " +
                                           point.insertionPoint.toString() + " as " +
@@ -251,19 +279,11 @@ Result<SingleConfigQuantizerSetup> setupFromJson(const Json& root) {
     }
     QS_ASSIGN_OR_RETURN(setup.unifiedScaleGroups,
                         groupsFromJson(root, "unified_scale_groups", setup));
-    for (const auto& [gid, members] : setup.unifiedScaleGroups) {
-        for (size_t i = 0; i < members.size(); ++i) {
-            if (setup.quantizationPoints.at(members[i]).insertionPoint.isWeight) {
-                return strict::fieldError(
-                    strict::element(strict::member("unified_scale_groups", std::to_string(gid)), i),
-                    "quantization point " + std::to_string(members[i]) +
-                        " is a weight point; scales are unified between activations");
-            }
-        }
-    }
+    QS_TRY(checkUnifiedScaleMembers(setup));
     QS_ASSIGN_OR_RETURN(setup.sharedInputOperationSetGroups,
                         groupsFromJson(root, "shared_input_operation_set_groups", setup));
-    QS_TRY(linksFromJson(root, setup));
+    QS_TRY(requantizationFromJson(root, setup));
+    QS_TRY(mergedFromJson(root, setup));
     return setup;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -65,27 +66,13 @@ public:
 
     Result<NpyHeader> parse() {
         NpyHeader header;
-        bool seenDescr = false;
-        bool seenOrder = false;
-        bool seenShape = false;
+        std::set<std::string, std::less<>> seen;
         QS_TRY(expect('{'));
         while (!peek('}')) {
             QS_ASSIGN_OR_RETURN(const std::string key, quoted());
             QS_TRY(expect(':'));
-            bool* seen = nullptr;
-            if (key == "descr") {
-                seen = &seenDescr;
-                QS_ASSIGN_OR_RETURN(header.descr, quoted());
-            } else if (key == "fortran_order") {
-                seen = &seenOrder;
-                QS_ASSIGN_OR_RETURN(header.fortranOrder, boolean());
-            } else if (key == "shape") {
-                seen = &seenShape;
-                QS_ASSIGN_OR_RETURN(header.shape, shape());
-            } else {
-                return bad("unknown key '" + key + "'");
-            }
-            if (std::exchange(*seen, true)) {
+            QS_TRY(entry(key, header));
+            if (!seen.insert(key).second) {
                 return bad("key '" + key + "' given twice");
             }
             if (!peek('}')) {
@@ -97,9 +84,10 @@ public:
         if (m_pos != m_text.size()) {
             return bad("text after the header dict");
         }
-        if (!seenDescr || !seenOrder || !seenShape) {
-            return bad(std::string("no '") +
-                       (!seenDescr ? "descr" : (!seenOrder ? "fortran_order" : "shape")) + "'");
+        for (const char* key : {"descr", "fortran_order", "shape"}) {
+            if (!seen.contains(key)) {
+                return bad(std::string("no '") + key + "'");
+            }
         }
         return header;
     }
@@ -107,6 +95,20 @@ public:
 private:
     static Error bad(const std::string& what) {
         return {Errc::InvalidArgument, "malformed .npy header: " + what};
+    }
+
+    /// The value of `key` into `header`.
+    Result<void> entry(const std::string& key, NpyHeader& header) {
+        if (key == "descr") {
+            QS_ASSIGN_OR_RETURN(header.descr, quoted());
+        } else if (key == "fortran_order") {
+            QS_ASSIGN_OR_RETURN(header.fortranOrder, boolean());
+        } else if (key == "shape") {
+            QS_ASSIGN_OR_RETURN(header.shape, shape());
+        } else {
+            return bad("unknown key '" + key + "'");
+        }
+        return {};
     }
 
     void skipSpace() {
