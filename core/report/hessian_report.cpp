@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace qs::report {
 
@@ -61,6 +62,12 @@ json toJson(const hessian::HessianScores& scores,
 
 namespace {
 
+/// A std::vector of integers (a shape, sample indices).
+template <typename T>
+constexpr bool isIntegerList = false;
+template <typename E>
+constexpr bool isIntegerList<std::vector<E>> = std::is_integral_v<E> && !std::is_same_v<E, bool>;
+
 /// True when `value` (or, for a list of integers, each element) is an integer that fits `T`:
 /// nlohmann's get<int>() of 1e30 or of 2^40 would convert out of range.
 template <typename T>
@@ -73,9 +80,7 @@ bool fitsIntegers(const json& value) {
                value.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
                (std::is_unsigned_v<T> ||
                 value.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
-    } else if constexpr (requires { typename T::value_type; } &&
-                         std::is_integral_v<typename T::value_type> &&
-                         !std::is_same_v<T, std::string>) {
+    } else if constexpr (isIntegerList<T>) {
         if (!value.is_array()) {
             return false;
         }

@@ -42,6 +42,29 @@ nlohmann::json toJson(const CalibrationSummary& summary) {
             {"seconds", summary.seconds},      {"outputs", std::move(outputs)}};
 }
 
+namespace {
+/// One entry of the calibration section's "outputs".
+Result<CalibrationSummary::Output> outputFromJson(const nlohmann::json& o, const std::string& at) {
+    QS_TRY(
+        strict::onlyKeys(o, at, {"name", "cosine_similarity", "max_abs_error", "top1_agreement"}));
+    CalibrationSummary::Output out;
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* name, strict::require(o, at, "name"));
+    QS_ASSIGN_OR_RETURN(out.name, strict::string(*name, strict::member(at, "name")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* cosine, strict::require(o, at, "cosine_similarity"));
+    QS_ASSIGN_OR_RETURN(out.cosine,
+                        strict::number(*cosine, strict::member(at, "cosine_similarity")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* error, strict::require(o, at, "max_abs_error"));
+    QS_ASSIGN_OR_RETURN(out.maxAbsError,
+                        strict::number(*error, strict::member(at, "max_abs_error")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* top1, strict::require(o, at, "top1_agreement"));
+    if (!top1->is_null()) {
+        QS_ASSIGN_OR_RETURN(out.top1Agreement,
+                            strict::number(*top1, strict::member(at, "top1_agreement")));
+    }
+    return out;
+}
+} // namespace
+
 Result<CalibrationSummary> calibrationSummaryFromJson(const nlohmann::json& json) {
     const std::string path = strict::member("sections", kCalibrationSection);
     QS_TRY(strict::onlyKeys(
@@ -68,25 +91,8 @@ Result<CalibrationSummary> calibrationSummaryFromJson(const nlohmann::json& json
     const std::string outputsPath = strict::member(path, "outputs");
     QS_TRY(strict::expectArray(*outputs, outputsPath));
     for (size_t i = 0; i < outputs->size(); ++i) {
-        const nlohmann::json& o = (*outputs)[i];
-        const std::string at = strict::element(outputsPath, i);
-        QS_TRY(strict::onlyKeys(o, at,
-                                {"name", "cosine_similarity", "max_abs_error", "top1_agreement"}));
-        CalibrationSummary::Output out;
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* name, strict::require(o, at, "name"));
-        QS_ASSIGN_OR_RETURN(out.name, strict::string(*name, strict::member(at, "name")));
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* cosine,
-                            strict::require(o, at, "cosine_similarity"));
-        QS_ASSIGN_OR_RETURN(out.cosine,
-                            strict::number(*cosine, strict::member(at, "cosine_similarity")));
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* error, strict::require(o, at, "max_abs_error"));
-        QS_ASSIGN_OR_RETURN(out.maxAbsError,
-                            strict::number(*error, strict::member(at, "max_abs_error")));
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* top1, strict::require(o, at, "top1_agreement"));
-        if (!top1->is_null()) {
-            QS_ASSIGN_OR_RETURN(out.top1Agreement,
-                                strict::number(*top1, strict::member(at, "top1_agreement")));
-        }
+        QS_ASSIGN_OR_RETURN(CalibrationSummary::Output out,
+                            outputFromJson((*outputs)[i], strict::element(outputsPath, i)));
         summary.outputs.push_back(std::move(out));
     }
     return summary;
