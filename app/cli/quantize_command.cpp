@@ -204,6 +204,18 @@ Result<QuantizerConfigChoice> restoredChoices(const QuantizationState& state,
     return choice;
 }
 
+/// The session file of --session, saved for this model, whose HW config reads.
+Result<session::SessionFile> readSavedSession(const QuantizeOptions& options) {
+    QS_ASSIGN_OR_RETURN(session::SessionFile saved, session::readSessionFile(options.sessionPath));
+    QS_TRY(session::checkSessionModel(saved, options.modelPath)
+               .context("--session '" + options.sessionPath + "'"));
+    // The session names its HW config; a bad one is the session's fault, said so.
+    QS_TRY(HWConfig::fromArgument(saved.settings.hw)
+               .context("sections.quantization.hw_config")
+               .context("session '" + options.sessionPath + "'"));
+    return saved;
+}
+
 /// --session: the settings and choices of the session file when it exists (else of --hw, --preset
 /// and --rule), then --set on top; the session holds what propagation options it can restore, so
 /// --ignore, --quantize-outputs and --setup-in do not combine with it.
@@ -216,14 +228,8 @@ Result<QuantizationState> sessionState(const QuantizeOptions& options, const gra
     }
     QS_ASSIGN_OR_RETURN(QuantizationSettings settings, flagSettings(options));
     if (std::filesystem::exists(options.sessionPath)) {
-        QS_ASSIGN_OR_RETURN(saved, session::readSessionFile(options.sessionPath));
-        QS_TRY(session::checkSessionModel(*saved, options.modelPath)
-                   .context("--session '" + options.sessionPath + "'"));
+        QS_ASSIGN_OR_RETURN(saved, readSavedSession(options));
         settings = saved->settings;
-        // The session names its HW config; a bad one is the session's fault, said so.
-        QS_TRY(HWConfig::fromArgument(settings.hw)
-                   .context("sections.quantization.hw_config")
-                   .context("session '" + options.sessionPath + "'"));
     }
     QS_ASSIGN_OR_RETURN(QuantizationState state, computeQuantization(model, settings));
     QS_ASSIGN_OR_RETURN(QuantizerConfigChoice choice,

@@ -64,9 +64,9 @@ namespace {
 
 /// A std::vector of integers (a shape, sample indices).
 template <typename T>
-constexpr bool isIntegerList = false;
+constexpr bool kIsIntegerList = false;
 template <typename E>
-constexpr bool isIntegerList<std::vector<E>> = std::is_integral_v<E> && !std::is_same_v<E, bool>;
+constexpr bool kIsIntegerList<std::vector<E>> = std::is_integral_v<E> && !std::is_same_v<E, bool>;
 
 /// True when `value` (or, for a list of integers, each element) is an integer that fits `T`:
 /// nlohmann's get<int>() of 1e30 or of 2^40 would convert out of range.
@@ -80,7 +80,7 @@ bool fitsIntegers(const json& value) {
                value.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
                (std::is_unsigned_v<T> ||
                 value.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
-    } else if constexpr (isIntegerList<T>) {
+    } else if constexpr (kIsIntegerList<T>) {
         if (!value.is_array()) {
             return false;
         }
