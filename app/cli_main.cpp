@@ -11,7 +11,7 @@ namespace qs::cli {
 
 int reportError(const Error& error) {
     std::cerr << "quantscope-cli: error: " << error.toString() << '\n';
-    return error.code() == Errc::InvalidArgument ? kExitUsage : kExitBadInput;
+    return error.code() == Errc::Usage ? kExitUsage : kExitBadInput;
 }
 
 } // namespace qs::cli

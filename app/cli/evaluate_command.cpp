@@ -59,8 +59,8 @@ struct EvaluationData {
 Result<EvaluationData> loadEvaluationData(const graph::Graph& model,
                                           const EvaluateOptions& options) {
     if (!options.dataset.labelsNpy.empty() && options.dataset.randomSamples > 0) {
-        return Error(Errc::InvalidArgument, "--labels-npy needs a real dataset (--calib-npy or "
-                                            "--calib-images), not --calib-random");
+        return Error(Errc::Usage, "--labels-npy needs a real dataset (--calib-npy or "
+                                  "--calib-images), not --calib-random");
     }
     runtime::DatasetRequest request = options.dataset;
     EvaluationData data;
@@ -96,7 +96,7 @@ Result<size_t> outputIndex(const graph::Graph& graph, const std::string& name) {
             return i;
         }
     }
-    return Error(Errc::InvalidArgument, "--output '" + name + "': the model has no such output");
+    return Error(Errc::Usage, "--output '" + name + "': the model has no such output");
 }
 
 /// Accuracy of `evaluation.output` when the dataset has labels.
@@ -207,7 +207,7 @@ Result<std::string> ortDirectory(const EvaluateOptions& options) {
     if (fromEnvironment != nullptr && *fromEnvironment != '\0') {
         return std::string(fromEnvironment);
     }
-    return Error(Errc::InvalidArgument,
+    return Error(Errc::Usage,
                  "--ort needs ONNX Runtime for node: give --ort-dir DIR (a folder holding "
                  "node_modules/onnxruntime-node) or set QS_ORT_DIR");
 }
@@ -399,7 +399,7 @@ Result<std::vector<ModelEvaluation>> evaluateAll(const EvaluateOptions& options,
 
 Result<void> evaluate(const EvaluateOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
-    const Error nothing(Errc::InvalidArgument,
+    const Error nothing(Errc::Usage,
                         "nothing to evaluate: give --labels-npy (or class folders) for accuracy, "
                         "or a second model to compare with");
     // Image folders may hold class subfolders, whose labels are known once they are read.

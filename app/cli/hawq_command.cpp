@@ -61,6 +61,11 @@ struct HawqOptions {
 };
 
 Error usage(const std::string& message) {
+    return Error(Errc::Usage, message);
+}
+
+/// Bad data or a model that cannot do what was asked: exit 1, not a usage error.
+Error badInput(const std::string& message) {
     return Error(Errc::InvalidArgument, message);
 }
 
@@ -93,7 +98,7 @@ Result<mixed_precision::HawqRequest> requestFromFlags(const HawqOptions& options
         QS_ASSIGN_OR_RETURN(const std::string text, readFile(options.tracesIn));
         const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
         if (json.is_discarded()) {
-            return usage("--traces-in '" + options.tracesIn + "' is not JSON");
+            return badInput("--traces-in '" + options.tracesIn + "' is not JSON");
         }
         QS_ASSIGN_OR_RETURN(request.traces,
                             report::hessianScoresFromJson(

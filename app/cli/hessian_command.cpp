@@ -52,6 +52,11 @@ struct HessianOptions {
 };
 
 Error usage(const std::string& message) {
+    return Error(Errc::Usage, message);
+}
+
+/// Bad data or a model that cannot do what was asked: exit 1, not a usage error.
+Error badInput(const std::string& message) {
     return Error(Errc::InvalidArgument, message);
 }
 
@@ -168,7 +173,7 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
     if (options.opTypes.empty()) {
         std::vector<std::string> names = hessian::defaultTargetNodes(graph, mode, outputs, notes);
         if (names.empty()) {
-            return usage("the model has no Conv, ConvTranspose, Gemm or MatMul node to score");
+            return badInput("the model has no Conv, ConvTranspose, Gemm or MatMul node to score");
         }
         return names;
     }
@@ -191,7 +196,7 @@ Result<std::vector<std::string>> chooseTargets(const HessianOptions& options,
         names.push_back(node.name);
     }
     if (names.empty()) {
-        return usage("no node of the --op-type types to score");
+        return badInput("no node of the --op-type types to score");
     }
     return names;
 }

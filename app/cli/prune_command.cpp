@@ -47,6 +47,11 @@ struct PruneOptions {
 };
 
 Error usage(const std::string& message) {
+    return Error(Errc::Usage, message);
+}
+
+/// Bad data or a model that cannot do what was asked: exit 1, not a usage error.
+Error badInput(const std::string& message) {
     return Error(Errc::InvalidArgument, message);
 }
 
@@ -99,7 +104,7 @@ Result<pruning::PruningRequest> requestFromFlags(const PruneOptions& options) {
         QS_ASSIGN_OR_RETURN(const std::string text, readFile(options.scoresIn));
         const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
         if (json.is_discarded()) {
-            return usage("not valid JSON").context("--scores-in '" + options.scoresIn + "'");
+            return badInput("not valid JSON").context("--scores-in '" + options.scoresIn + "'");
         }
         QS_ASSIGN_OR_RETURN(request.scores,
                             report::hessianScoresFromJson(

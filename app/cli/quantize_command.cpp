@@ -18,6 +18,7 @@
 #include "core/quantization/quantization_state.h"
 #include "core/quantization/quantizer_propagation_solver.h"
 #include "core/quantization/quantizer_setup_report.h"
+#include "core/quantization/setup_reader.h"
 #include "core/report/calibration_report.h"
 #include "core/session/sections.h"
 #include "core/session/session_file.h"
@@ -75,7 +76,7 @@ Result<PropagationOptions> propagationOptions(const QuantizeOptions& options, in
         {"merge_all_in_one", QuantizerPropagationRule::MergeAllInOne}};
     auto rule = kRules.find(options.rule);
     if (rule == kRules.end()) {
-        return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
+        return Error(Errc::Usage, "unknown --rule '" + options.rule + "'");
     }
     PropagationOptions propagation = presetOptions(presetOf(options), opset);
     propagation.rule = rule->second;
@@ -114,22 +115,15 @@ Result<SingleConfigQuantizerSetup> proposeAndFinalize(const QuantizeOptions& opt
     return setup;
 }
 
-Result<SingleConfigQuantizerSetup> readSetup(const QuantizeOptions& options) {
+Result<SingleConfigQuantizerSetup> readSetup(const QuantizeOptions& options,
+                                             const graph::Graph& model) {
     if (!options.sets.empty() || !options.proposalOut.empty() || !options.dotOut.empty()) {
-        return Error(Errc::InvalidArgument,
+        return Error(Errc::Usage,
                      "--setup-in takes the setup as saved; --set, --proposal-out and --dot-out "
                      "need propagation");
     }
-    std::ifstream in(options.setupIn);
-    if (!in) {
-        return Error(Errc::Io, "cannot read --setup-in '" + options.setupIn + "'");
-    }
-    nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-    if (json.is_discarded()) {
-        return Error(Errc::InvalidArgument, "--setup-in '" + options.setupIn + "' is not JSON");
-    }
     QS_ASSIGN_OR_RETURN(SingleConfigQuantizerSetup setup,
-                        setupFromJson(json).context("--setup-in '" + options.setupIn + "'"));
+                        readSetupFile(options.setupIn, model).context("--setup-in"));
     if (!options.setupOut.empty()) {
         QS_TRY(writeJson(options.setupOut, setup.toJson()));
     }
@@ -188,7 +182,7 @@ Result<CalibrationOutcome> calibrateAndReport(const QuantizeOptions& options,
 Result<QuantizationSettings> flagSettings(const QuantizeOptions& options) {
     const std::optional<QuantizerPropagationRule> rule = ruleFromArgument(options.rule);
     if (!rule) {
-        return Error(Errc::InvalidArgument, "unknown --rule '" + options.rule + "'");
+        return Error(Errc::Usage, "unknown --rule '" + options.rule + "'");
     }
     return QuantizationSettings{.hw = options.hw, .preset = presetOf(options), .rule = *rule};
 }
@@ -210,21 +204,31 @@ Result<QuantizerConfigChoice> restoredChoices(const QuantizationState& state,
     return choice;
 }
 
+/// The session file of --session, saved for this model, whose HW config reads.
+Result<session::SessionFile> readSavedSession(const QuantizeOptions& options) {
+    QS_ASSIGN_OR_RETURN(session::SessionFile saved, session::readSessionFile(options.sessionPath));
+    QS_TRY(session::checkSessionModel(saved, options.modelPath)
+               .context("--session '" + options.sessionPath + "'"));
+    // The session names its HW config; a bad one is the session's fault, said so.
+    QS_TRY(HWConfig::fromArgument(saved.settings.hw)
+               .context("sections.quantization.hw_config")
+               .context("session '" + options.sessionPath + "'"));
+    return saved;
+}
+
 /// --session: the settings and choices of the session file when it exists (else of --hw, --preset
 /// and --rule), then --set on top; the session holds what propagation options it can restore, so
 /// --ignore, --quantize-outputs and --setup-in do not combine with it.
 Result<QuantizationState> sessionState(const QuantizeOptions& options, const graph::Graph& model,
                                        std::optional<session::SessionFile>& saved) {
     if (!options.ignore.empty() || options.quantizeOutputs || !options.setupIn.empty()) {
-        return Error(Errc::InvalidArgument,
+        return Error(Errc::Usage,
                      "--session keeps HW config, preset, rule and choices; it does not combine "
                      "with --ignore, --quantize-outputs or --setup-in");
     }
     QS_ASSIGN_OR_RETURN(QuantizationSettings settings, flagSettings(options));
     if (std::filesystem::exists(options.sessionPath)) {
-        QS_ASSIGN_OR_RETURN(saved, session::readSessionFile(options.sessionPath));
-        QS_TRY(session::checkSessionModel(*saved, options.modelPath)
-                   .context("--session '" + options.sessionPath + "'"));
+        QS_ASSIGN_OR_RETURN(saved, readSavedSession(options));
         settings = saved->settings;
     }
     QS_ASSIGN_OR_RETURN(QuantizationState state, computeQuantization(model, settings));
@@ -261,10 +265,9 @@ Result<void> writeSession(const QuantizeOptions& options, const QuantizationStat
 Result<void> runQuantizeImpl(const QuantizeOptions& options) {
     if (!options.calibrates() && (!options.reportOut.empty() || !options.encodingsOut.empty() ||
                                   !options.modelOut.empty())) {
-        return Error(Errc::InvalidArgument,
-                     "--out, --report and --encodings-out need a calibration "
-                     "dataset (--calib-images, --calib-npy or "
-                     "--calib-random)");
+        return Error(Errc::Usage, "--out, --report and --encodings-out need a calibration "
+                                  "dataset (--calib-images, --calib-npy or "
+                                  "--calib-random)");
     }
     QS_ASSIGN_OR_RETURN(graph::Graph model, importModelFor(options.modelPath, options.calibration));
     std::optional<session::SessionFile> saved;
@@ -276,7 +279,7 @@ Result<void> runQuantizeImpl(const QuantizeOptions& options) {
     QS_ASSIGN_OR_RETURN(const SingleConfigQuantizerSetup setup,
                         state                     ? Result<SingleConfigQuantizerSetup>(state->setup)
                         : options.setupIn.empty() ? proposeAndFinalize(options, model)
-                                                  : readSetup(options));
+                                                  : readSetup(options, model));
     std::cout << "Statistics of the bitwidth distribution:\n" << bitwidthSummaryTable(setup);
     std::cout << "Merged quantizers: " << setup.mergedInto.size() << "\n";
     std::cout << "Requantizers: " << setup.requantizationParents.size() << "\n";

@@ -7,6 +7,7 @@
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
 #include "core/quantization/quantization_state.h"
+#include "core/quantization/setup_reader.h"
 #include "ui/graph_export.h"
 #include "ui/theme.h"
 
@@ -33,16 +34,8 @@ struct RenderOptions {
 Result<std::vector<quantization::QuantizerMark>> quantizersFor(const RenderOptions& options,
                                                                const graph::Graph& graph) {
     if (!options.setupPath.empty()) {
-        std::ifstream in(options.setupPath);
-        if (!in) {
-            return Error(Errc::Io, "cannot read '" + options.setupPath + "'");
-        }
-        const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-        if (json.is_discarded()) {
-            return Error(Errc::InvalidArgument, "'" + options.setupPath + "' is not JSON");
-        }
         QS_ASSIGN_OR_RETURN(quantization::SingleConfigQuantizerSetup setup,
-                            quantization::setupFromJson(json));
+                            quantization::readSetupFile(options.setupPath, graph));
         return quantization::quantizerMarks(setup, nullptr);
     }
     if (options.hw.empty()) {
@@ -58,9 +51,9 @@ Result<std::vector<quantization::QuantizerMark>> quantizersFor(const RenderOptio
 int runRender(const RenderOptions& options) {
     const QString out = QString::fromStdString(options.outPath);
     if (!ui::imageFormatForPath(out)) {
-        return reportError(Error(Errc::InvalidArgument, "--out must end in .svg, .png, .pdf or "
-                                                        ".dot, got '" +
-                                                            options.outPath + "'"));
+        return reportError(Error(Errc::Usage, "--out must end in .svg, .png, .pdf or "
+                                              ".dot, got '" +
+                                                  options.outPath + "'"));
     }
     onnx::ImportOptions importOptions;
     for (const std::string& text : options.inputShapes) {

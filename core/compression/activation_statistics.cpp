@@ -47,7 +47,7 @@ Result<SensitivityMetric> parseSensitivityMetric(std::string_view text) {
             return value;
         }
     }
-    return Error(Errc::InvalidArgument,
+    return Error(Errc::Usage,
                  "unknown sensitivity metric '" + std::string(text) +
                      "' (expected weight_quantization_error, mean_activation_variance, "
                      "max_activation_variance or mean_activation_magnitude)");

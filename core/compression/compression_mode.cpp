@@ -46,9 +46,9 @@ Result<CompressionMode> parseMode(std::string_view text) {
             return value;
         }
     }
-    return Error(Errc::InvalidArgument, "unknown compression mode '" + std::string(text) +
-                                            "' (expected int4_asym, int4_sym, int8_asym, "
-                                            "int8_sym or none)");
+    return Error(Errc::Usage, "unknown compression mode '" + std::string(text) +
+                                  "' (expected int4_asym, int4_sym, int8_asym, "
+                                  "int8_sym or none)");
 }
 
 std::string_view fallbackName(GroupSizeFallback fallback) {
@@ -67,8 +67,8 @@ Result<GroupSizeFallback> parseFallback(std::string_view text) {
             return value;
         }
     }
-    return Error(Errc::InvalidArgument, "unknown group-size fallback '" + std::string(text) +
-                                            "' (expected error, ignore or adjust)");
+    return Error(Errc::Usage, "unknown group-size fallback '" + std::string(text) +
+                                  "' (expected error, ignore or adjust)");
 }
 
 int modeBits(CompressionMode mode) {

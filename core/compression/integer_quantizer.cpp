@@ -267,9 +267,9 @@ Result<void> checkGroupSize(const WeightLayout& layout, int64_t groupSize) {
     }
     const int64_t channel = layout.reductionSize();
     if (channel % groupSize != 0) {
-        return Error(Errc::InvalidArgument, "Channel size " + std::to_string(channel) +
-                                                " should be divisible by size of group " +
-                                                std::to_string(groupSize));
+        return Error(Errc::Usage, "Channel size " + std::to_string(channel) +
+                                      " should be divisible by size of group " +
+                                      std::to_string(groupSize));
     }
     return success();
 }

@@ -145,7 +145,7 @@ Result<void> resolveGroupSize(WeightDecision& decision, int64_t groupSize,
                                 std::to_string(groupSize);
     switch (fallback) {
     case GroupSizeFallback::Error:
-        return Error(Errc::InvalidArgument,
+        return Error(Errc::Usage,
                      layerName(decision) + ": " + problem +
                          " (choose another --group-size or --group-fallback ignore|adjust)");
     case GroupSizeFallback::Ignore:
@@ -291,11 +291,10 @@ std::string decisionModeLabel(CompressionMode mode, int64_t groupSize) {
 
 Result<void> validateOptions(const WeightCompressionOptions& options) {
     if (options.mode == CompressionMode::None) {
-        return Error(Errc::InvalidArgument, "the compression mode cannot be 'none'");
+        return Error(Errc::Usage, "the compression mode cannot be 'none'");
     }
     if (!(options.ratio >= 0.0 && options.ratio <= 1.0)) {
-        return Error(Errc::InvalidArgument,
-                     "ratio " + std::to_string(options.ratio) + " is outside [0, 1]");
+        return Error(Errc::Usage, "ratio " + std::to_string(options.ratio) + " is outside [0, 1]");
     }
     if (options.groupSize < -1) {
         return Error(Errc::InvalidArgument, "group size " + std::to_string(options.groupSize) +
@@ -312,10 +311,9 @@ Result<CompressionPlan> planWeightCompression(const Graph& graph,
                                               Progress& progress, const runtime::Dataset* data) {
     QS_TRY(validateOptions(options));
     if (isDataAware(options.sensitivity) && data == nullptr) {
-        return Error(Errc::InvalidArgument,
-                     "sensitivity metric '" +
-                         std::string(sensitivityMetricName(options.sensitivity)) +
-                         "' needs a dataset");
+        return Error(Errc::Usage, "sensitivity metric '" +
+                                      std::string(sensitivityMetricName(options.sensitivity)) +
+                                      "' needs a dataset");
     }
     const int64_t groupSize =
         options.groupSize == 0 ? defaultGroupSize(options.mode) : options.groupSize;

@@ -236,8 +236,7 @@ Result<EstimatorTarget> resolveTarget(const graph::Graph& graph, const std::stri
                                       HessianMode mode, const HessianOutputs& outputs) {
     const std::optional<graph::NodeId> id = graph.findNode(name);
     if (!id) {
-        return Error(Errc::InvalidArgument, "no node named '" + name + "' in the model")
-            .context("target");
+        return Error(Errc::Usage, "no node named '" + name + "' in the model").context("target");
     }
     const graph::Node& node = graph.node(*id);
     const ValueId carrier = sampleCarrier(node, mode);

@@ -154,7 +154,7 @@ Result<size_t> selectForRatio(std::span<const HawqCandidate> candidates,
         std::snprintf(text.data(), text.size(),
                       "Invalid compression ratio=%g. Should be within range [%.3f, %.3f]", target,
                       low, high);
-        return Error(Errc::InvalidArgument, text.data());
+        return Error(Errc::Usage, text.data());
     }
     target = std::clamp(target, low, high);
     std::optional<size_t> best;

@@ -133,10 +133,9 @@ Result<WeightLayer> makeLayer(const graph::Graph& model, int id,
         }
         std::sort(own.begin(), own.end());
         own.erase(std::unique(own.begin(), own.end()), own.end());
-        return Error(Errc::InvalidArgument, "weight quantizer #" + std::to_string(id) + " of '" +
-                                                layer.node + "' allows bits " + bitsText(own) +
-                                                ", none of " +
-                                                bitsText({bits.begin(), bits.end()}));
+        return Error(Errc::Usage, "weight quantizer #" + std::to_string(id) + " of '" + layer.node +
+                                      "' allows bits " + bitsText(own) + ", none of " +
+                                      bitsText({bits.begin(), bits.end()}));
     }
     return layer;
 }

@@ -62,14 +62,13 @@ Result<GreedyMasks> greedyMasks(MemoryCalculator& memory,
     out.minimumParameters = memory.current();
     const int64_t target = targetBytes / kFp32BytesPerParameter; // params, rounded down
     if (out.minimumParameters * kFp32BytesPerParameter > targetBytes) {
-        return Error(
-            Errc::InvalidArgument,
-            "insufficient memory for the target: " + bytesText(targetBytes) +
-                " is below the minimum of " +
-                bytesText(out.minimumParameters * kFp32BytesPerParameter) +
-                " (one SIMD group per entry" +
-                (constrained ? std::string(" and the locks and kept counts") : std::string()) +
-                ")");
+        return Error(Errc::Usage, "insufficient memory for the target: " + bytesText(targetBytes) +
+                                      " is below the minimum of " +
+                                      bytesText(out.minimumParameters * kFp32BytesPerParameter) +
+                                      " (one SIMD group per entry" +
+                                      (constrained ? std::string(" and the locks and kept counts")
+                                                   : std::string()) +
+                                      ")");
     }
     // Max-heap of (group score of the next pruned group, -section): ties go to the earlier entry.
     using Candidate = std::pair<double, int64_t>;

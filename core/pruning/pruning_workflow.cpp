@@ -67,9 +67,8 @@ Result<hessian::HessianScores> computeScores(const graph::Graph& graph,
                                              const PruningRequest& request,
                                              const PruningAnalysis& analysis, Progress& progress) {
     if (request.dataset.empty()) {
-        return Error(Errc::InvalidArgument,
-                     "LFH importance needs a dataset (--calib-npy, --calib-images or "
-                     "--calib-random); --importance l2 or random do not");
+        return Error(Errc::Usage, "LFH importance needs a dataset (--calib-npy, --calib-images or "
+                                  "--calib-random); --importance l2 or random do not");
     }
     if (request.samples <= 0) {
         return Error(Errc::InvalidArgument, "--samples must be positive");
@@ -128,7 +127,7 @@ std::string TargetMemory::describe() const {
 }
 
 Result<TargetMemory> parseTargetMemory(std::string_view text) {
-    const Error bad(Errc::InvalidArgument,
+    const Error bad(Errc::Usage,
                     "--target-memory expects a percentage (50%) or a byte count, got '" +
                         std::string(text) + "'");
     if (text.empty()) {
@@ -248,8 +247,7 @@ Result<std::vector<EntryConstraint>> constraintsFor(const PruningAnalysis& analy
     const auto find = [&](const std::string& name) -> Result<size_t> {
         auto it = std::find(analysis.entryNames.begin(), analysis.entryNames.end(), name);
         if (it == analysis.entryNames.end()) {
-            return Error(Errc::InvalidArgument,
-                         "'" + name + "' is not the entry node of a pruning section");
+            return Error(Errc::Usage, "'" + name + "' is not the entry node of a pruning section");
         }
         return static_cast<size_t>(it - analysis.entryNames.begin());
     };

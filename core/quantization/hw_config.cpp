@@ -4,6 +4,7 @@
 #include "core/quantization/hw_config.h"
 
 #include "core/support/atomic_file.h"
+#include "core/support/json_reader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,6 +14,8 @@ namespace qs::quantization {
 
 namespace {
 using Json = nlohmann::ordered_json;
+
+constexpr size_t kMaxExpandedConfigs = 1024;
 
 Error fieldError(std::string_view origin, const std::string& field, const std::string& what) {
     return Error(Errc::InvalidArgument, "HW config field '" + field + "': " + what)
@@ -28,8 +31,10 @@ std::vector<Json> asList(const Json& value) {
 
 Result<void> setBits(QuantizerConfig& config, const Json& item, std::string_view origin,
                      const std::string& field) {
-    if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 32) {
-        return fieldError(origin, field, "expected an integer bit width 1..32");
+    // The range is checked on the JSON integer itself: converting a huge one to int first
+    // would wrap it into range.
+    if (!item.is_number_integer() || item.get<int64_t>() < 1 || item.get<int64_t>() > 32) {
+        return fieldError(origin, field, "expected an integer bit width 1..32, got " + item.dump());
     }
     config.numBits = item.get<int>();
     return {};
@@ -81,14 +86,15 @@ Result<void> setLevel(QuantizerConfig& config, const Json& item, std::string_vie
         return fieldError(origin, field, "expected an integer");
     }
     const bool isLow = field.ends_with("level_low");
-    config.narrowRange = config.narrowRange || (isLow && item.get<int>() % 2 != 0);
+    config.narrowRange = config.narrowRange || (isLow && item.get<int64_t>() % 2 != 0);
     return {};
 }
 
 Result<void> setSimdSize(QuantizerConfig& config, const Json& item, std::string_view origin,
                          const std::string& field) {
-    if (!item.is_number_integer() || item.get<int>() < 1 || item.get<int>() > 4096) {
-        return fieldError(origin, field, "expected an integer SIMD size 1..4096");
+    if (!item.is_number_integer() || item.get<int64_t>() < 1 || item.get<int64_t>() > 4096) {
+        return fieldError(origin, field,
+                          "expected an integer SIMD size 1..4096, got " + item.dump());
     }
     config.simdSize = item.get<int>();
     return {};
@@ -126,6 +132,13 @@ Result<QuantizerConfigList> expandAlias(const Json& body, std::string_view origi
     QuantizerConfigList configs = {QuantizerConfig{}};
     for (const auto& [key, value] : body.items()) {
         const std::string keyField = field + '.' + key;
+        // The product of the lists grows with every field; a hostile file must not expand into
+        // millions of configs (the shipped ones have at most a few dozen).
+        if (configs.size() * asList(value).size() > kMaxExpandedConfigs) {
+            return fieldError(origin, keyField,
+                              "expands into more than " + std::to_string(kMaxExpandedConfigs) +
+                                  " quantizer configs");
+        }
         QuantizerConfigList next;
         for (const QuantizerConfig& base : configs) {
             for (const Json& item : asList(value)) {
@@ -236,6 +249,9 @@ bool HWConfigOp::unifiedScales() const {
 }
 
 Result<HWConfig> HWConfig::parse(std::string_view jsonText, std::string_view origin) {
+    // The strict parse refuses repeated keys and runaway nesting; the ordered one keeps the key
+    // order alias expansion depends on.
+    QS_TRY(strict::parseStrict(jsonText).context("HW config '" + std::string(origin) + "'"));
     Json root = Json::parse(jsonText, nullptr, false);
     if (root.is_discarded() || !root.is_object()) {
         return Error(Errc::InvalidArgument, "not a JSON object")
@@ -302,7 +318,14 @@ Result<HWConfig> HWConfig::fromArgument(std::string_view deviceOrPath) {
         lower(deviceOrPath) == "cpu_spr") {
         return builtin(deviceOrPath);
     }
-    return load(std::filesystem::path(std::string(deviceOrPath)));
+    const std::filesystem::path path{std::string(deviceOrPath)};
+    std::error_code ec;
+    // A bare word that is no file ("tpu") was meant as a device name: say which ones there are.
+    if (!path.has_parent_path() && path.extension() != ".json" &&
+        !std::filesystem::exists(path, ec)) {
+        return builtin(deviceOrPath);
+    }
+    return load(path);
 }
 
 const HWConfigOp* HWConfig::findOp(std::string_view hwName, std::string_view mode) const {

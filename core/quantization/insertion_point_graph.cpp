@@ -9,11 +9,16 @@
 #include <queue>
 
 #include <algorithm>
-// GCC 12 reports a false maybe-uninitialized inside <regex> under sanitizer builds.
+// GCC 12 reports a false maybe-uninitialized inside <regex> under sanitizer builds (clang, which
+// builds the fuzz targets, has no such warning and would refuse to ignore it).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <regex>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 namespace qs::quantization {
 

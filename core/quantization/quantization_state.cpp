@@ -1,5 +1,4 @@
-// Proposal + choice + finalized setup of one model, the per-quantizer marks drawn from them, and
-// the setup JSON read back.
+// Proposal + choice + finalized setup of one model and the per-quantizer marks drawn from them.
 
 #include "core/quantization/quantization_state.h"
 
@@ -32,41 +31,6 @@ std::unordered_map<int, int> groupOfMember(const std::map<int, std::vector<int>>
     return out;
 }
 
-std::map<int, std::vector<int>> groupsFromJson(const nlohmann::json& json) {
-    std::map<int, std::vector<int>> groups;
-    if (!json.is_object()) {
-        return groups;
-    }
-    for (const auto& [key, members] : json.items()) {
-        groups[std::stoi(key)] = members.get<std::vector<int>>();
-    }
-    return groups;
-}
-
-SingleConfigQuantizationPoint pointFromJson(const nlohmann::json& json) {
-    SingleConfigQuantizationPoint point;
-    const nlohmann::json& qip = json.at("qip");
-    point.insertionPoint.isWeight =
-        json.at("qip_class").get<std::string>() == "WeightQuantizationInsertionPoint";
-    point.insertionPoint.targetNodeName = qip.at("target_node_name").get<std::string>();
-    if (qip.contains("input_port_id") && !qip.at("input_port_id").is_null()) {
-        point.insertionPoint.inputPortId = qip.at("input_port_id").get<int>();
-    }
-    point.qconfig = quantizerConfigFromJson(json.at("qconfig"));
-    point.directlyQuantizedOperatorNodeNames =
-        json.value("directly_quantized_operator_node_names", std::vector<std::string>{});
-    return point;
-}
-
-void linksFromJson(const nlohmann::json& json, SingleConfigQuantizerSetup& setup) {
-    for (const nlohmann::json& link : json.value("requantization", nlohmann::json::array())) {
-        setup.requantizationParents[link.at("requantizer").get<int>()] =
-            link.at("upstream").get<int>();
-    }
-    for (const nlohmann::json& link : json.value("merged", nlohmann::json::array())) {
-        setup.mergedInto[link.at("removed").get<int>()] = link.at("merged_into").get<int>();
-    }
-}
 } // namespace
 
 Result<QuantizationState> computeQuantization(const graph::Graph& model,
@@ -229,23 +193,6 @@ std::optional<QuantizerPropagationRule> ruleFromArgument(std::string_view text) 
         }
     }
     return std::nullopt;
-}
-
-Result<SingleConfigQuantizerSetup> setupFromJson(const nlohmann::json& json) {
-    try {
-        SingleConfigQuantizerSetup setup;
-        for (const auto& [key, point] : json.at("quantization_points").items()) {
-            setup.quantizationPoints[std::stoi(key)] = pointFromJson(point);
-        }
-        setup.unifiedScaleGroups =
-            groupsFromJson(json.value("unified_scale_groups", nlohmann::json::object()));
-        setup.sharedInputOperationSetGroups = groupsFromJson(
-            json.value("shared_input_operation_set_groups", nlohmann::json::object()));
-        linksFromJson(json, setup);
-        return setup;
-    } catch (const std::exception& e) {
-        return Error(Errc::InvalidArgument, std::string("not a quantizer setup JSON: ") + e.what());
-    }
 }
 
 } // namespace qs::quantization

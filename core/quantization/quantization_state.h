@@ -2,8 +2,7 @@
 // settings (HW config, preset, propagation rule), the proposal from propagation, the chosen config
 // per point and the finalized setup — plus the per-quantizer view the GUI and the renderer draw
 // (QuantizerMark: where it sits, what it is, whether it is active, merged away or a requantizer).
-// Changing a choice only re-finalizes; changing a setting re-runs propagation. Also reads a setup
-// JSON written by `quantscope-cli quantize` back into a SingleConfigQuantizerSetup.
+// Changing a choice only re-finalizes; changing a setting re-runs propagation.
 #pragma once
 
 #include "core/graph/graph.h"
@@ -99,8 +98,5 @@ std::string_view ruleArgument(QuantizerPropagationRule rule);
 
 /// The rule spelt as `--rule` takes it.
 std::optional<QuantizerPropagationRule> ruleFromArgument(std::string_view text);
-
-/// Reads the setup JSON SingleConfigQuantizerSetup::toJson() writes.
-Result<SingleConfigQuantizerSetup> setupFromJson(const nlohmann::json& json);
 
 } // namespace qs::quantization

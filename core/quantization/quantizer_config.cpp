@@ -2,6 +2,8 @@
 
 #include "core/quantization/quantizer_config.h"
 
+#include "core/support/json_reader.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -75,22 +77,38 @@ nlohmann::json toJson(const QuantizerConfig& config) {
     return out;
 }
 
-QuantizerConfig quantizerConfigFromJson(const nlohmann::json& json) {
+Result<QuantizerConfig> quantizerConfigFromJson(const nlohmann::json& json, std::string_view path) {
+    QS_TRY(strict::onlyKeys(
+        json, path, {"num_bits", "mode", "signedness_to_force", "per_channel", "narrow_range"}));
     QuantizerConfig config;
-    config.numBits = json.at("num_bits").get<int>();
-    const auto mode = json.at("mode").get<std::string>();
+    const std::string bitsPath = strict::member(path, "num_bits");
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* bits, strict::require(json, path, "num_bits"));
+    QS_ASSIGN_OR_RETURN(config.numBits, strict::smallInteger(*bits, bitsPath, kMinQuantizerBits,
+                                                             kMaxQuantizerBits));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* modeJson, strict::require(json, path, "mode"));
+    QS_ASSIGN_OR_RETURN(const std::string mode,
+                        strict::string(*modeJson, strict::member(path, "mode")));
     if (mode != modeName(QuantizationMode::Symmetric) &&
         mode != modeName(QuantizationMode::Asymmetric)) {
-        throw std::invalid_argument("unknown quantization mode '" + mode + "'");
+        return strict::fieldError(strict::member(path, "mode"),
+                                  "unknown quantization mode '" + mode +
+                                      "' (expected symmetric or asymmetric)");
     }
     config.mode = mode == modeName(QuantizationMode::Asymmetric) ? QuantizationMode::Asymmetric
                                                                  : QuantizationMode::Symmetric;
-    const nlohmann::json& sign = json.at("signedness_to_force");
-    if (!sign.is_null()) {
-        config.signednessToForce = sign.get<bool>();
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* sign,
+                        strict::require(json, path, "signedness_to_force"));
+    if (!sign->is_null()) {
+        QS_ASSIGN_OR_RETURN(config.signednessToForce,
+                            strict::boolean(*sign, strict::member(path, "signedness_to_force")));
     }
-    config.perChannel = json.at("per_channel").get<bool>();
-    config.narrowRange = json.at("narrow_range").get<bool>();
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* perChannel,
+                        strict::require(json, path, "per_channel"));
+    QS_ASSIGN_OR_RETURN(config.perChannel,
+                        strict::boolean(*perChannel, strict::member(path, "per_channel")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* narrow, strict::require(json, path, "narrow_range"));
+    QS_ASSIGN_OR_RETURN(config.narrowRange,
+                        strict::boolean(*narrow, strict::member(path, "narrow_range")));
     return config;
 }
 

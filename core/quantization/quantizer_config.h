@@ -4,10 +4,13 @@
 // (reference/nncf-quantization.md §1.5, §3).
 #pragma once
 
+#include "core/support/result.h"
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace qs::quantization {
@@ -53,9 +56,13 @@ std::string_view modeName(QuantizationMode mode);
 /// narrow_range}.
 nlohmann::json toJson(const QuantizerConfig& config);
 
-/// Reads what toJson writes; throws (nlohmann::json's errors, std::invalid_argument for an unknown
-/// mode) on a malformed object, for the readers of setups and sessions to turn into an Error.
-QuantizerConfig quantizerConfigFromJson(const nlohmann::json& json);
+/// The bit widths quantizer parameters can be computed for.
+inline constexpr int kMinQuantizerBits = 2;
+inline constexpr int kMaxQuantizerBits = 16;
+
+/// Reads what toJson writes, strictly: exactly its five fields, each of its JSON type, num_bits in
+/// kMinQuantizerBits..kMaxQuantizerBits; an error names `path` and the field.
+Result<QuantizerConfig> quantizerConfigFromJson(const nlohmann::json& json, std::string_view path);
 
 /// Constraints that filter a config list: each set field must match (NNCF's
 /// QuantizationConstraints built from the preset and user parameters).

@@ -94,8 +94,8 @@ Result<RangeEstimator> parseRangeEstimator(std::string_view text) {
             return e;
         }
     }
-    return Error(Errc::InvalidArgument, "unknown range estimator '" + std::string(text) +
-                                            "' (nncf, minmax, mean_minmax, percentile)");
+    return Error(Errc::Usage, "unknown range estimator '" + std::string(text) +
+                                  "' (nncf, minmax, mean_minmax, percentile)");
 }
 
 Result<void> TensorStatistics::addBatch(const runtime::Tensor& batch,

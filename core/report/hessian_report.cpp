@@ -2,6 +2,11 @@
 
 #include "core/runtime/npy.h"
 
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
 namespace qs::report {
 
 using nlohmann::json;
@@ -57,10 +62,49 @@ json toJson(const hessian::HessianScores& scores,
 
 namespace {
 
+/// A std::vector of integers (a shape, sample indices).
+template <typename T>
+constexpr bool kIsIntegerList = false;
+template <typename E>
+constexpr bool kIsIntegerList<std::vector<E>> = std::is_integral_v<E> && !std::is_same_v<E, bool>;
+
+/// True when `value` (or, for a list of integers, each element) is an integer that fits `T`:
+/// nlohmann's get<int>() of 1e30 or of 2^40 would convert out of range.
+template <typename T>
+bool fitsIntegers(const json& value) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (value.is_number_unsigned()) {
+            return value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+        }
+        return value.is_number_integer() &&
+               value.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+               (std::is_unsigned_v<T> ||
+                value.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+    } else if constexpr (kIsIntegerList<T>) {
+        if (!value.is_array()) {
+            return false;
+        }
+        for (const json& item : value) {
+            if (!fitsIntegers<typename T::value_type>(item)) {
+                return false;
+            }
+        }
+        return true;
+    } else {
+        return true;
+    }
+}
+
 template <typename T>
 Result<T> field(const json& object, const char* name, const std::string& where) {
     if (!object.is_object() || !object.contains(name)) {
         return Error(Errc::InvalidArgument, "missing \"" + std::string(name) + "\"").context(where);
+    }
+    if (!fitsIntegers<T>(object.at(name))) {
+        return Error(Errc::InvalidArgument, "\"" + std::string(name) +
+                                                "\" must hold integers in range, got " +
+                                                object.at(name).dump())
+            .context(where);
     }
     try {
         return object.at(name).get<T>();
@@ -121,6 +165,17 @@ Result<hessian::HessianTargetScores> targetFromJson(const json& t, int64_t sampl
     const std::string where = "target '" + target.node + "'";
     QS_ASSIGN_OR_RETURN(target.tensor, field<std::string>(t, "tensor", where));
     QS_ASSIGN_OR_RETURN(target.shape, field<runtime::Shape>(t, "shape", where));
+    // Bounded before numel() multiplies the dims: a hostile shape must not overflow it.
+    constexpr double kMaxScores = 1e12;
+    double elements = 1.0;
+    for (const int64_t dim : target.shape) {
+        elements *= static_cast<double>(dim);
+        if (dim < 0 || elements > kMaxScores) {
+            return Error(Errc::InvalidArgument, "\"shape\" is not a tensor shape of at most 1e12 "
+                                                "elements")
+                .context(where);
+        }
+    }
     if (t.contains("npy")) {
         QS_ASSIGN_OR_RETURN(const std::string file, field<std::string>(t, "npy", where));
         QS_ASSIGN_OR_RETURN(target.perSample, readNpyRows(baseDir / file, samples, target.numel()));

@@ -37,40 +37,66 @@ std::string declaredDims(const graph::Value& value) {
 Result<Shape> fixedShape(const graph::Value& value, int64_t batch, const DatasetRequest& request,
                          const std::string& what) {
     if (!value.shape.rankKnown) {
-        return Error(Errc::InvalidArgument, what + " needs the shape of input '" + value.name +
-                                                "', which has an unknown rank; give " +
-                                                request.names.inputShape + " " + value.name +
-                                                "=DIMS");
+        return Error(Errc::Usage, what + " needs the shape of input '" + value.name +
+                                      "', which has an unknown rank; give " +
+                                      request.names.inputShape + " " + value.name + "=DIMS");
     }
     Shape shape;
     for (size_t d = 0; d < value.shape.rank(); ++d) {
         const graph::Dim& dim = value.shape.dims[d];
         if (d > 0 && !dim.isKnown()) {
-            return Error(Errc::InvalidArgument,
-                         what + " needs static dims beyond the batch; input '" + value.name +
-                             "' is " + declaredDims(value) + "; give " + request.names.inputShape +
-                             " " + value.name + "=DIMS");
+            return Error(Errc::Usage, what + " needs static dims beyond the batch; input '" +
+                                          value.name + "' is " + declaredDims(value) + "; give " +
+                                          request.names.inputShape + " " + value.name + "=DIMS");
         }
         shape.push_back(dim.isKnown() ? dim.size : batch);
     }
     return shape;
 }
 
+/// A .npy array must be what the input takes: its element type and, past the sample axis, its
+/// declared static dims (a mismatch would otherwise surface deep in the executor, unnamed).
+Result<void> checkNpyForInput(const Tensor& tensor, const graph::Value& input) {
+    if (input.dtype != graph::DataType::Undefined && tensor.dtype() != input.dtype) {
+        return Error(Errc::InvalidArgument,
+                     "holds " + std::string(graph::dataTypeName(tensor.dtype())) +
+                         " data, the input takes " + std::string(graph::dataTypeName(input.dtype)));
+    }
+    if (tensor.rank() == 0) {
+        return Error(Errc::InvalidArgument, "holds a scalar; the first axis must count samples");
+    }
+    if (!input.shape.rankKnown) {
+        return {};
+    }
+    bool fits = tensor.rank() == input.shape.rank();
+    for (size_t d = 1; fits && d < tensor.rank(); ++d) {
+        const graph::Dim& dim = input.shape.dims[d];
+        fits = !dim.isKnown() || dim.size == tensor.shape()[d];
+    }
+    if (!fits) {
+        return Error(Errc::InvalidArgument, "has shape " + shapeToString(tensor.shape()) +
+                                                ", the input is " + declaredDims(input) +
+                                                " (samples on the first axis)");
+    }
+    return {};
+}
+
 Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
                                     const std::vector<graph::ValueId>& inputs,
                                     const DatasetRequest& request) {
     if (request.npyFiles.size() != inputs.size()) {
-        return Error(Errc::InvalidArgument,
-                     "the model has " + std::to_string(inputs.size()) + " input(s), got " +
-                         std::to_string(request.npyFiles.size()) + " .npy file(s); give one " +
-                         request.names.npy + " per input, in order");
+        return Error(Errc::Usage, "the model has " + std::to_string(inputs.size()) +
+                                      " input(s), got " + std::to_string(request.npyFiles.size()) +
+                                      " .npy file(s); give one " + request.names.npy +
+                                      " per input, in order");
     }
     std::vector<Tensor> tensors;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const std::string& path = request.npyFiles[i];
-        QS_ASSIGN_OR_RETURN(
-            Tensor tensor, readNpy(path).context(request.names.npy + " '" + path + "' for input '" +
-                                                 model.value(inputs[i]).name + "'"));
+        const std::string where =
+            request.names.npy + " '" + path + "' for input '" + model.value(inputs[i]).name + "'";
+        QS_ASSIGN_OR_RETURN(Tensor tensor, readNpy(path).context(where));
+        QS_TRY(checkNpyForInput(tensor, model.value(inputs[i])).context(where));
         tensors.push_back(firstSamples(std::move(tensor), request.maxSamples));
     }
     return tensors;
@@ -224,10 +250,9 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
             return loadImages(model, inputs, request);
         }
         if (!request.labelsNpy.empty()) {
-            return Error(Errc::InvalidArgument,
-                         request.names.labels + " and the class subfolders of " +
-                             request.names.images + " '" + request.imagesDir +
-                             "' both give labels; give one of them");
+            return Error(Errc::Usage, request.names.labels + " and the class subfolders of " +
+                                          request.names.images + " '" + request.imagesDir +
+                                          "' both give labels; give one of them");
         }
         DatasetRequest classes = request; // the ImageNet layout under the images option's name
         classes.classesDir = std::exchange(classes.imagesDir, {});
@@ -244,7 +269,7 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
         break;
     }
     const DatasetOptionNames& n = request.names;
-    return Error(Errc::InvalidArgument,
+    return Error(Errc::Usage,
                  "give exactly one dataset: " + n.npy + ", " + n.images + " or " + n.random);
 }
 
@@ -378,16 +403,16 @@ int64_t staticBatchSize(const graph::Value& input) {
 Result<int64_t> resolveBatchSize(const graph::Graph& model, const DatasetRequest& request,
                                  int64_t samples) {
     if (request.batchSize && *request.batchSize <= 0) {
-        return Error(Errc::InvalidArgument, request.names.batch + " must be positive");
+        return Error(Errc::Usage, request.names.batch + " must be positive");
     }
     const std::vector<graph::ValueId> inputs = model.runtimeInputs();
     const int64_t fixed = inputs.empty() ? 0 : staticBatchSize(model.value(inputs[0]));
     if (fixed > 0) {
         if (request.batchSize && *request.batchSize != fixed) {
-            return Error(Errc::InvalidArgument,
-                         "input '" + model.value(inputs[0]).name + "' has a static batch of " +
-                             std::to_string(fixed) + ", not " + std::to_string(*request.batchSize) +
-                             " (" + request.names.batch + ")");
+            return Error(Errc::Usage, "input '" + model.value(inputs[0]).name +
+                                          "' has a static batch of " + std::to_string(fixed) +
+                                          ", not " + std::to_string(*request.batchSize) + " (" +
+                                          request.names.batch + ")");
         }
         return fixed;
     }
@@ -399,14 +424,14 @@ Result<int64_t> resolveBatchSize(const graph::Graph& model, const DatasetRequest
 
 Result<Dataset> loadDataset(const graph::Graph& model, const DatasetRequest& request) {
     if (request.maxSamples <= 0) {
-        return Error(Errc::InvalidArgument, request.names.samples + " must be positive");
+        return Error(Errc::Usage, request.names.samples + " must be positive");
     }
     if (request.batchSize && *request.batchSize <= 0) {
-        return Error(Errc::InvalidArgument, request.names.batch + " must be positive");
+        return Error(Errc::Usage, request.names.batch + " must be positive");
     }
     if (!request.labelsNpy.empty() && request.kind() == DatasetKind::ClassFolders) {
-        return Error(Errc::InvalidArgument, request.names.labels + " and " + request.names.classes +
-                                                " both give labels; give one of them");
+        return Error(Errc::Usage, request.names.labels + " and " + request.names.classes +
+                                      " both give labels; give one of them");
     }
     const std::vector<graph::ValueId> inputs = model.runtimeInputs();
     if (inputs.empty()) {

@@ -12,6 +12,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
+
 bool isImageFile(const fs::path& path) {
     std::string ext = path.extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(),
@@ -67,6 +69,19 @@ Result<Tensor> loadImageFolder(const fs::path& folder, int64_t channels, int64_t
         int w = 0;
         int h = 0;
         int found = 0;
+        // Sized from the header before decoding: a small file may claim a gigapixel image.
+        if (stbi_info(files[n].c_str(), &w, &h, &found) == 0) {
+            return Error(Errc::InvalidArgument,
+                         std::string("cannot decode: ") + stbi_failure_reason())
+                .context("image '" + files[n].string() + "'");
+        }
+        if (static_cast<int64_t>(w) * h > kMaxImagePixels) {
+            return Error(Errc::InvalidArgument, "is " + std::to_string(w) + "x" +
+                                                    std::to_string(h) + " pixels, more than " +
+                                                    std::to_string(kMaxImagePixels) +
+                                                    " (a calibration image is small)")
+                .context("image '" + files[n].string() + "'");
+        }
         std::unique_ptr<unsigned char, void (*)(void*)> pixels(
             stbi_load(files[n].c_str(), &w, &h, &found, static_cast<int>(channels)),
             stbi_image_free);

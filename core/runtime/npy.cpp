@@ -3,7 +3,11 @@
 #include "core/support/atomic_file.h"
 
 #include <cstring>
-#include <regex>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <utility>
 
 namespace qs::runtime {
 
@@ -47,6 +51,149 @@ Result<std::string> descrFromDtype(DataType dtype) {
                  "cannot write " + std::string(graph::dataTypeName(dtype)) + " as .npy");
 }
 
+/// The header dict, parsed strictly: exactly the keys 'descr' (a string), 'fortran_order' (True
+/// or False) and 'shape' (a tuple of non-negative integers), as NumPy writes them.
+struct NpyHeader {
+    std::string descr;
+    bool fortranOrder = false;
+    Shape shape;
+};
+
+class HeaderParser {
+public:
+    explicit HeaderParser(std::string_view text)
+        : m_text(text) {}
+
+    Result<NpyHeader> parse() {
+        NpyHeader header;
+        std::set<std::string, std::less<>> seen;
+        QS_TRY(expect('{'));
+        while (!peek('}')) {
+            QS_ASSIGN_OR_RETURN(const std::string key, quoted());
+            QS_TRY(expect(':'));
+            QS_TRY(entry(key, header));
+            if (!seen.insert(key).second) {
+                return bad("key '" + key + "' given twice");
+            }
+            if (!peek('}')) {
+                QS_TRY(expect(','));
+            }
+        }
+        ++m_pos;
+        skipSpace();
+        if (m_pos != m_text.size()) {
+            return bad("text after the header dict");
+        }
+        for (const char* key : {"descr", "fortran_order", "shape"}) {
+            if (!seen.contains(key)) {
+                return bad(std::string("no '") + key + "'");
+            }
+        }
+        return header;
+    }
+
+private:
+    static Error bad(const std::string& what) {
+        return {Errc::InvalidArgument, "malformed .npy header: " + what};
+    }
+
+    /// The value of `key` into `header`.
+    Result<void> entry(const std::string& key, NpyHeader& header) {
+        if (key == "descr") {
+            QS_ASSIGN_OR_RETURN(header.descr, quoted());
+        } else if (key == "fortran_order") {
+            QS_ASSIGN_OR_RETURN(header.fortranOrder, boolean());
+        } else if (key == "shape") {
+            QS_ASSIGN_OR_RETURN(header.shape, shape());
+        } else {
+            return bad("unknown key '" + key + "'");
+        }
+        return {};
+    }
+
+    void skipSpace() {
+        while (m_pos < m_text.size() && (m_text[m_pos] == ' ' || m_text[m_pos] == '\n')) {
+            ++m_pos;
+        }
+    }
+
+    bool peek(char c) {
+        skipSpace();
+        return m_pos < m_text.size() && m_text[m_pos] == c;
+    }
+
+    Result<void> expect(char c) {
+        if (!peek(c)) {
+            return bad(std::string("expected '") + c + "' at offset " + std::to_string(m_pos));
+        }
+        ++m_pos;
+        return {};
+    }
+
+    Result<std::string> quoted() {
+        QS_TRY(expect('\''));
+        const size_t end = m_text.find('\'', m_pos);
+        if (end == std::string_view::npos) {
+            return bad("unterminated string");
+        }
+        std::string out(m_text.substr(m_pos, end - m_pos));
+        m_pos = end + 1;
+        return out;
+    }
+
+    Result<bool> boolean() {
+        skipSpace();
+        for (const auto& [word, value] : {std::pair{"True", true}, std::pair{"False", false}}) {
+            if (m_text.substr(m_pos).starts_with(word)) {
+                m_pos += std::string_view(word).size();
+                return value;
+            }
+        }
+        return bad("fortran_order must be True or False");
+    }
+
+    Result<Shape> shape() {
+        QS_TRY(expect('('));
+        Shape out;
+        while (!peek(')')) {
+            const size_t start = m_pos;
+            int64_t dim = 0;
+            while (m_pos < m_text.size() && m_text[m_pos] >= '0' && m_text[m_pos] <= '9') {
+                if (dim > (std::numeric_limits<int64_t>::max() - 9) / 10) {
+                    return bad("a dimension is too large");
+                }
+                dim = dim * 10 + (m_text[m_pos] - '0');
+                ++m_pos;
+            }
+            if (m_pos == start) {
+                return bad("shape must be a tuple of non-negative integers");
+            }
+            out.push_back(dim);
+            if (!peek(')')) {
+                QS_TRY(expect(','));
+            }
+        }
+        ++m_pos;
+        return out;
+    }
+
+    std::string_view m_text;
+    size_t m_pos = 0;
+};
+
+/// The byte size of `shape` elements of `elementSize` bytes, or nothing when it overflows.
+std::optional<uint64_t> byteSize(const Shape& shape, size_t elementSize) {
+    uint64_t total = elementSize;
+    for (const int64_t dim : shape) {
+        const auto extent = static_cast<uint64_t>(dim);
+        if (extent != 0 && total > std::numeric_limits<uint64_t>::max() / extent) {
+            return std::nullopt;
+        }
+        total *= extent;
+    }
+    return total;
+}
+
 } // namespace
 
 Result<Tensor> parseNpy(const std::string& bytes) {
@@ -74,33 +221,26 @@ Result<Tensor> parseNpy(const std::string& bytes) {
     if (headerStart + headerLength > bytes.size()) {
         return Error(Errc::InvalidArgument, "truncated .npy header");
     }
-    const std::string header = bytes.substr(headerStart, headerLength);
-    std::smatch match;
-    if (!std::regex_search(header, match, std::regex(R"('descr'\s*:\s*'([^']*)')"))) {
-        return Error(Errc::InvalidArgument, ".npy header has no descr");
-    }
-    QS_ASSIGN_OR_RETURN(DataType dtype, dtypeFromDescr(match[1].str()));
-    if (std::regex_search(header, std::regex(R"('fortran_order'\s*:\s*True)"))) {
+    QS_ASSIGN_OR_RETURN(
+        const NpyHeader header,
+        HeaderParser(std::string_view(bytes).substr(headerStart, headerLength)).parse());
+    QS_ASSIGN_OR_RETURN(const DataType dtype, dtypeFromDescr(header.descr));
+    if (header.fortranOrder) {
         return Error(Errc::Unsupported,
                      "Fortran-order .npy files are not supported (save in C order)");
     }
-    if (!std::regex_search(header, match, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) {
-        return Error(Errc::InvalidArgument, ".npy header has no shape");
-    }
-    Shape shape;
-    const std::string dims = match[1].str();
-    const std::regex number(R"(\d+)");
-    for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-         it != std::sregex_iterator(); ++it) {
-        shape.push_back(std::stoll(it->str()));
-    }
-    Tensor tensor = Tensor::allocate(dtype, shape);
+    // Checked before allocating: a hostile header may promise exabytes.
     const size_t dataStart = headerStart + headerLength;
-    if (bytes.size() - dataStart != tensor.byteSize()) {
+    const uint64_t available = bytes.size() - dataStart;
+    const std::optional<uint64_t> needed = byteSize(header.shape, runtimeElementSize(dtype));
+    if (!needed || *needed != available) {
         return Error(Errc::InvalidArgument,
-                     ".npy data holds " + std::to_string(bytes.size() - dataStart) +
-                         " bytes, the header needs " + std::to_string(tensor.byteSize()));
+                     ".npy data holds " + std::to_string(available) +
+                         " bytes, the header's shape " + shapeToString(header.shape) + " needs " +
+                         (needed ? std::to_string(*needed) : std::string("more than 2^64")) +
+                         (needed && *needed > available ? " (truncated file?)" : ""));
     }
+    Tensor tensor = Tensor::allocate(dtype, header.shape);
     if (tensor.byteSize() > 0) {
         std::memcpy(tensor.mutableRawData(), bytes.data() + dataStart, tensor.byteSize());
     }

@@ -1,6 +1,8 @@
 #include "core/session/sections.h"
 
-#include <exception>
+#include "core/support/json_reader.h"
+
+#include <limits>
 
 namespace qs::session {
 
@@ -40,26 +42,60 @@ nlohmann::json toJson(const CalibrationSummary& summary) {
             {"seconds", summary.seconds},      {"outputs", std::move(outputs)}};
 }
 
-Result<CalibrationSummary> calibrationSummaryFromJson(const nlohmann::json& json) {
-    try {
-        CalibrationSummary summary;
-        summary.dataset = json.at("dataset").get<std::string>();
-        summary.samples = json.at("samples").get<int64_t>();
-        summary.batchSize = json.at("batch_size").get<int64_t>();
-        summary.rangeEstimator = json.at("range_estimator").get<std::string>();
-        summary.seconds = json.at("seconds").get<double>();
-        for (const nlohmann::json& o : json.at("outputs")) {
-            const nlohmann::json& top1 = o.at("top1_agreement");
-            summary.outputs.push_back(
-                {o.at("name").get<std::string>(), o.at("cosine_similarity").get<double>(),
-                 o.at("max_abs_error").get<double>(),
-                 top1.is_null() ? std::nullopt : std::optional<double>(top1.get<double>())});
-        }
-        return summary;
-    } catch (const std::exception& e) {
-        return Error(Errc::InvalidArgument,
-                     std::string("malformed calibration section: ") + e.what());
+namespace {
+/// One entry of the calibration section's "outputs".
+Result<CalibrationSummary::Output> outputFromJson(const nlohmann::json& o, const std::string& at) {
+    QS_TRY(
+        strict::onlyKeys(o, at, {"name", "cosine_similarity", "max_abs_error", "top1_agreement"}));
+    CalibrationSummary::Output out;
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* name, strict::require(o, at, "name"));
+    QS_ASSIGN_OR_RETURN(out.name, strict::string(*name, strict::member(at, "name")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* cosine, strict::require(o, at, "cosine_similarity"));
+    QS_ASSIGN_OR_RETURN(out.cosine,
+                        strict::number(*cosine, strict::member(at, "cosine_similarity")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* error, strict::require(o, at, "max_abs_error"));
+    QS_ASSIGN_OR_RETURN(out.maxAbsError,
+                        strict::number(*error, strict::member(at, "max_abs_error")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* top1, strict::require(o, at, "top1_agreement"));
+    if (!top1->is_null()) {
+        QS_ASSIGN_OR_RETURN(out.top1Agreement,
+                            strict::number(*top1, strict::member(at, "top1_agreement")));
     }
+    return out;
+}
+} // namespace
+
+Result<CalibrationSummary> calibrationSummaryFromJson(const nlohmann::json& json) {
+    const std::string path = strict::member("sections", kCalibrationSection);
+    QS_TRY(strict::onlyKeys(
+        json, path, {"dataset", "samples", "batch_size", "range_estimator", "seconds", "outputs"}));
+    const auto field = [&](std::string_view key) -> Result<const nlohmann::json*> {
+        return strict::require(json, path, key);
+    };
+    constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
+    CalibrationSummary summary;
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* dataset, field("dataset"));
+    QS_ASSIGN_OR_RETURN(summary.dataset, strict::string(*dataset, strict::member(path, "dataset")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* samples, field("samples"));
+    QS_ASSIGN_OR_RETURN(summary.samples,
+                        strict::integer(*samples, strict::member(path, "samples"), 0, kMaxCount));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* batch, field("batch_size"));
+    QS_ASSIGN_OR_RETURN(summary.batchSize,
+                        strict::integer(*batch, strict::member(path, "batch_size"), 0, kMaxCount));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* estimator, field("range_estimator"));
+    QS_ASSIGN_OR_RETURN(summary.rangeEstimator,
+                        strict::string(*estimator, strict::member(path, "range_estimator")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* seconds, field("seconds"));
+    QS_ASSIGN_OR_RETURN(summary.seconds, strict::number(*seconds, strict::member(path, "seconds")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* outputs, field("outputs"));
+    const std::string outputsPath = strict::member(path, "outputs");
+    QS_TRY(strict::expectArray(*outputs, outputsPath));
+    for (size_t i = 0; i < outputs->size(); ++i) {
+        QS_ASSIGN_OR_RETURN(CalibrationSummary::Output out,
+                            outputFromJson((*outputs)[i], strict::element(outputsPath, i)));
+        summary.outputs.push_back(std::move(out));
+    }
+    return summary;
 }
 
 Result<std::optional<CalibrationSummary>> calibrationSummary(const SessionFile& session) {

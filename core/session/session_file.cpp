@@ -4,13 +4,14 @@
 #include "core/session/session_file.h"
 
 #include "core/support/atomic_file.h"
+#include "core/support/json_reader.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <stdexcept>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -40,19 +41,17 @@ std::string_view presetArgument(QuantizationPreset preset) {
     return "performance";
 }
 
-/// Thrown inside the parser for a field with a wrong value; caught at sessionFromJson.
-struct BadField : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+constexpr int kMaxId = std::numeric_limits<int32_t>::max();
 
-QuantizationPreset presetFromJson(const nlohmann::json& json) {
-    const auto text = json.get<std::string>();
+Result<QuantizationPreset> presetFromJson(const nlohmann::json& json, const std::string& path) {
+    QS_ASSIGN_OR_RETURN(const std::string text, strict::string(json, path));
     for (const auto& [name, value] : kPresets) {
         if (name == text) {
             return value;
         }
     }
-    throw BadField("unknown preset '" + text + "' (expected performance or mixed)");
+    return strict::fieldError(path,
+                              "unknown preset '" + text + "' (expected performance or mixed)");
 }
 
 nlohmann::json pointToJson(const InsertionPoint& point) {
@@ -64,76 +63,148 @@ nlohmann::json pointToJson(const InsertionPoint& point) {
     return out;
 }
 
-InsertionPoint pointFromJson(const nlohmann::json& json) {
+Result<InsertionPoint> pointFromJson(const nlohmann::json& json, const std::string& path) {
+    QS_TRY(strict::onlyKeys(json, path, {"qip_class", "target_node_name", "input_port_id"}));
     InsertionPoint point;
-    const auto qipClass = json.at("qip_class").get<std::string>();
-    point.isWeight = qipClass == "WeightQuantizationInsertionPoint";
-    if (!point.isWeight && qipClass != "ActivationQuantizationInsertionPoint") {
-        throw BadField("unknown qip_class '" + qipClass + "'");
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* qipClass, strict::require(json, path, "qip_class"));
+    QS_ASSIGN_OR_RETURN(const std::string className,
+                        strict::string(*qipClass, strict::member(path, "qip_class")));
+    point.isWeight = className == "WeightQuantizationInsertionPoint";
+    if (!point.isWeight && className != "ActivationQuantizationInsertionPoint") {
+        return strict::fieldError(strict::member(path, "qip_class"),
+                                  "unknown qip_class '" + className + "'");
     }
-    point.targetNodeName = json.at("target_node_name").get<std::string>();
-    const nlohmann::json& port = json.at("input_port_id");
-    if (!port.is_null()) {
-        point.inputPortId = port.get<int>();
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* name,
+                        strict::require(json, path, "target_node_name"));
+    QS_ASSIGN_OR_RETURN(point.targetNodeName,
+                        strict::string(*name, strict::member(path, "target_node_name")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* port, strict::require(json, path, "input_port_id"));
+    if (!port->is_null()) {
+        QS_ASSIGN_OR_RETURN(
+            point.inputPortId,
+            strict::smallInteger(*port, strict::member(path, "input_port_id"), 0, kMaxId));
     }
     return point;
 }
 
-/// The quantization section: settings and choices (version 1 kept both at the top level).
-void parseQuantization(const nlohmann::json& settings, const nlohmann::json& choices,
-                       SessionFile& session) {
-    session.settings.hw = settings.at("hw_config").get<std::string>();
-    session.settings.preset = presetFromJson(settings.at("preset"));
-    const auto rule = settings.at("rule").get<std::string>();
+/// The quantization section at `path`: settings, and the choices at `choicesPath` (version 1 kept
+/// both at the top level).
+Result<void> parseQuantization(const nlohmann::json& settings, const std::string& path,
+                               const nlohmann::json& choices, const std::string& choicesPath,
+                               SessionFile& session) {
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* hw, strict::require(settings, path, "hw_config"));
+    QS_ASSIGN_OR_RETURN(session.settings.hw,
+                        strict::string(*hw, strict::member(path, "hw_config")));
+    if (session.settings.hw.empty()) {
+        return strict::fieldError(strict::member(path, "hw_config"), "empty HW config name");
+    }
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* preset, strict::require(settings, path, "preset"));
+    QS_ASSIGN_OR_RETURN(session.settings.preset,
+                        presetFromJson(*preset, strict::member(path, "preset")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* ruleJson, strict::require(settings, path, "rule"));
+    QS_ASSIGN_OR_RETURN(const std::string rule,
+                        strict::string(*ruleJson, strict::member(path, "rule")));
     const std::optional<QuantizerPropagationRule> parsedRule = quantization::ruleFromArgument(rule);
     if (!parsedRule) {
-        throw BadField("unknown propagation rule '" + rule + "'");
+        return strict::fieldError(strict::member(path, "rule"),
+                                  "unknown propagation rule '" + rule + "'");
     }
     session.settings.rule = *parsedRule;
+    QS_TRY(strict::expectObject(choices, choicesPath));
     for (const auto& [key, entry] : choices.items()) {
-        size_t used = 0;
-        const int id = std::stoi(key, &used);
-        if (used != key.size()) {
-            throw BadField("choice key '" + key + "' is not a quantization point id");
-        }
-        session.choices[id] =
-            SessionChoice{pointFromJson(entry.at("qip")),
-                          quantization::quantizerConfigFromJson(entry.at("qconfig"))};
+        QS_ASSIGN_OR_RETURN(const int id, strict::idKey(key, choicesPath));
+        const std::string entryPath = strict::member(choicesPath, key);
+        QS_TRY(strict::onlyKeys(entry, entryPath, {"qip", "qconfig"}));
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* qip, strict::require(entry, entryPath, "qip"));
+        QS_ASSIGN_OR_RETURN(InsertionPoint point,
+                            pointFromJson(*qip, strict::member(entryPath, "qip")));
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* qconfig,
+                            strict::require(entry, entryPath, "qconfig"));
+        QS_ASSIGN_OR_RETURN(
+            QuantizerConfig config,
+            quantization::quantizerConfigFromJson(*qconfig, strict::member(entryPath, "qconfig")));
+        session.choices[id] = SessionChoice{std::move(point), config};
     }
+    return {};
 }
 
-SessionFile parseSession(const nlohmann::json& json) {
-    const int version = json.at(std::string(kFormatKey)).get<int>();
+Result<SessionView> viewFromJson(const nlohmann::json& view) {
+    QS_TRY(strict::onlyKeys(view, "view", {"zoom", "center_x", "center_y", "expanded_groups"}));
+    SessionView out;
+    for (const auto& [key, field] :
+         {std::pair{"zoom", &out.zoom}, std::pair{"center_x", &out.centerX},
+          std::pair{"center_y", &out.centerY}}) {
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* value, strict::require(view, "view", key));
+        QS_ASSIGN_OR_RETURN(*field, strict::number(*value, strict::member("view", key)));
+    }
+    if (out.zoom <= 0) {
+        return strict::fieldError("view.zoom", "must be positive");
+    }
+    // Absent in sessions saved before the expand state was kept.
+    if (const auto groups = view.find("expanded_groups"); groups != view.end()) {
+        QS_TRY(strict::expectArray(*groups, "view.expanded_groups"));
+        for (size_t i = 0; i < groups->size(); ++i) {
+            QS_ASSIGN_OR_RETURN(
+                std::string key,
+                strict::string((*groups)[i], strict::element("view.expanded_groups", i)));
+            out.expandedGroups.push_back(std::move(key));
+        }
+    }
+    return out;
+}
+
+Result<SessionFile> parseSession(const nlohmann::json& json) {
+    const std::string formatKey(kFormatKey);
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* versionJson, strict::require(json, "", formatKey));
+    QS_ASSIGN_OR_RETURN(
+        const int64_t version,
+        strict::integer(*versionJson, formatKey, 0, std::numeric_limits<int32_t>::max()));
     if (version < 1 || version > SessionFile::kFormatVersion) {
-        throw BadField("session format version " + std::to_string(version) +
-                       " is not supported (this build reads versions 1 to " +
-                       std::to_string(SessionFile::kFormatVersion) + ")");
+        return strict::fieldError(formatKey,
+                                  "session format version " + std::to_string(version) +
+                                      " is not supported (this build reads versions 1 to " +
+                                      std::to_string(SessionFile::kFormatVersion) + ")");
+    }
+    if (version == 1) {
+        QS_TRY(
+            strict::onlyKeys(json, "", {kFormatKey, "model", "view", "quantization", "choices"}));
+    } else {
+        QS_TRY(strict::onlyKeys(json, "", {kFormatKey, "model", "view", "sections"}));
     }
     SessionFile session;
-    const nlohmann::json& model = json.at("model");
-    session.modelPath = model.at("path").get<std::string>();
-    session.modelHash = model.at("hash").get<std::string>();
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* model, strict::require(json, "", "model"));
+    QS_TRY(strict::onlyKeys(*model, "model", {"path", "hash"}));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* path, strict::require(*model, "model", "path"));
+    QS_ASSIGN_OR_RETURN(session.modelPath, strict::string(*path, "model.path"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* hash, strict::require(*model, "model", "hash"));
+    QS_ASSIGN_OR_RETURN(session.modelHash, strict::string(*hash, "model.hash"));
+    if (session.modelPath.empty()) {
+        return strict::fieldError("model.path", "empty model path");
+    }
     if (version == 1) {
-        parseQuantization(json.at("quantization"), json.at("choices"), session);
-    } else if (json.contains("sections")) {
-        for (const auto& [key, section] : json.at("sections").items()) {
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* settings,
+                            strict::require(json, "", "quantization"));
+        QS_TRY(strict::onlyKeys(*settings, "quantization", {"hw_config", "preset", "rule"}));
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* choices, strict::require(json, "", "choices"));
+        QS_TRY(parseQuantization(*settings, "quantization", *choices, "choices", session));
+    } else if (const auto sections = json.find("sections"); sections != json.end()) {
+        QS_TRY(strict::expectObject(*sections, "sections"));
+        for (const auto& [key, section] : sections->items()) {
             if (key == kQuantizationSection) {
-                parseQuantization(section, section.at("choices"), session);
+                const std::string sectionPath = strict::member("sections", key);
+                QS_TRY(strict::onlyKeys(section, sectionPath,
+                                        {"hw_config", "preset", "rule", "choices"}));
+                QS_ASSIGN_OR_RETURN(const nlohmann::json* choices,
+                                    strict::require(section, sectionPath, "choices"));
+                QS_TRY(parseQuantization(section, sectionPath, *choices,
+                                         strict::member(sectionPath, "choices"), session));
             } else {
-                session.sections[key] = section;
+                session.sections[key] = section; // read by its feature, or kept as it is
             }
         }
     }
-    if (json.contains("view") && !json.at("view").is_null()) {
-        const nlohmann::json& view = json.at("view");
-        session.view = SessionView{view.at("zoom").get<double>(),
-                                   view.at("center_x").get<double>(),
-                                   view.at("center_y").get<double>(),
-                                   {}};
-        if (view.contains("expanded_groups")) { // absent before expand state was saved
-            session.view->expandedGroups =
-                view.at("expanded_groups").get<std::vector<std::string>>();
-        }
+    if (const auto view = json.find("view"); view != json.end() && !view->is_null()) {
+        QS_ASSIGN_OR_RETURN(session.view, viewFromJson(*view));
     }
     return session;
 }
@@ -208,37 +279,24 @@ nlohmann::json toJson(const SessionFile& session) {
 }
 
 Result<SessionFile> sessionFromJson(const nlohmann::json& json) {
-    try {
-        if (!json.is_object()) {
-            return Error(Errc::InvalidArgument, "not a Quantscope session: expected a JSON object");
-        }
-        if (!json.contains(std::string(kFormatKey))) {
-            return Error(Errc::InvalidArgument, "not a Quantscope session: no '" +
-                                                    std::string(kFormatKey) + "' version field");
-        }
-        return parseSession(json);
-    } catch (const std::exception& e) {
-        return Error(Errc::InvalidArgument, std::string("malformed session: ") + e.what());
+    if (!json.is_object()) {
+        return Error(Errc::InvalidArgument, "not a Quantscope session: expected a JSON object");
     }
+    if (!json.contains(std::string(kFormatKey))) {
+        return Error(Errc::InvalidArgument, "not a Quantscope session: no '" +
+                                                std::string(kFormatKey) + "' version field");
+    }
+    return parseSession(json);
+}
+
+Result<SessionFile> parseSessionText(std::string_view text) {
+    QS_ASSIGN_OR_RETURN(const nlohmann::json json, strict::parseStrict(text));
+    return sessionFromJson(json);
 }
 
 Result<SessionFile> readSessionFile(const std::filesystem::path& path) {
-    QS_ASSIGN_OR_RETURN(const std::string text, readFile(path));
-    nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) {
-        // Parse again with exceptions for the position of the first error.
-        try {
-            json = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error& e) {
-            return Error(Errc::InvalidArgument, std::string("not valid JSON: ") + e.what())
-                .context("session '" + path.string() + "'");
-        }
-    }
-    auto session = sessionFromJson(json);
-    if (!session.ok()) {
-        return std::move(session).error().context("session '" + path.string() + "'");
-    }
-    return session;
+    QS_ASSIGN_OR_RETURN(const std::string text, readFile(path)); // names the file itself
+    return parseSessionText(text).context("session '" + path.string() + "'");
 }
 
 Result<void> writeSessionFile(const std::filesystem::path& path, const SessionFile& session) {
@@ -263,16 +321,18 @@ Result<QuantizerConfigChoice> sessionChoicesFor(const SessionFile& session,
         auto point = state.proposal.setup.quantizationPoints.find(id);
         if (point == state.proposal.setup.quantizationPoints.end() ||
             !(point->second.insertionPoint == saved.point)) {
-            return Error(Errc::InvalidArgument, "quantization point " + std::to_string(id) + " (" +
-                                                    saved.point.toString() +
-                                                    ") is not placed for this model any more");
+            return Error(Errc::InvalidArgument,
+                         "sections.quantization.choices[" + std::to_string(id) +
+                             "]: quantization point " + std::to_string(id) + " (" +
+                             saved.point.toString() + ") is not placed for this model any more");
         }
         const QuantizerConfigList& candidates = point->second.possibleConfigs;
         if (std::find(candidates.begin(), candidates.end(), saved.config) == candidates.end()) {
-            return Error(Errc::InvalidArgument, "saved config " + saved.config.toString() +
-                                                    " is not a candidate of quantizer " +
-                                                    std::to_string(id) + " (" +
-                                                    saved.point.toString() + ")");
+            return Error(Errc::InvalidArgument,
+                         "sections.quantization.choices[" + std::to_string(id) +
+                             "].qconfig: saved config " + saved.config.toString() +
+                             " is not a candidate of quantizer " + std::to_string(id) + " (" +
+                             saved.point.toString() + ")");
         }
         choice[id] = saved.config;
     }

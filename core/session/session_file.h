@@ -90,6 +90,9 @@ nlohmann::json toJson(const SessionFile& session);
 /// an error naming it. Missing sections are fine; unknown ones are kept in `sections`.
 Result<SessionFile> sessionFromJson(const nlohmann::json& json);
 
+/// Parses the text of a `.qscope` file strictly (repeated keys refused) and reads it.
+Result<SessionFile> parseSessionText(std::string_view text);
+
 /// Reads and parses a `.qscope` file; invalid JSON is an error with its position.
 Result<SessionFile> readSessionFile(const std::filesystem::path& path);
 

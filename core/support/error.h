@@ -10,9 +10,11 @@
 
 namespace qs {
 
-/// What kind of failure an Error reports; the CLI maps these to exit codes.
+/// What kind of failure an Error reports. The CLI maps Usage to exit code 2 and every other kind
+/// to 1: a bad file, bad data or a value that does not fit the model is bad input, never usage.
 enum class Errc {
-    InvalidArgument, ///< a wrong flag or parameter given by the user
+    InvalidArgument, ///< bad input: a malformed or inconsistent file, dataset or value
+    Usage,           ///< a wrong command line: an unknown or malformed option, options that clash
     InvalidModel,    ///< the model file is malformed or inconsistent
     Unsupported,     ///< a valid model uses something we do not handle
     Io,              ///< reading or writing a file failed
@@ -22,7 +24,8 @@ enum class Errc {
 };
 
 inline constexpr std::array<std::string_view, static_cast<size_t>(Errc::Count)> kErrcNames = {
-    "invalid argument", "invalid model", "unsupported", "i/o error", "cancelled", "internal error"};
+    "invalid argument", "usage error", "invalid model", "unsupported",
+    "i/o error",        "cancelled",   "internal error"};
 static_assert(kErrcNames.size() == static_cast<size_t>(Errc::Count));
 
 /// An expected failure: code, message and context chain (innermost first).

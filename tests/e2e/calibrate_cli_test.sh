@@ -14,7 +14,7 @@ expect 2 'need a calibration dataset' -- quantize "$demo" --report "$tmp/r.json"
 expect 2 'excludes' -- quantize "$demo" --calib-random 4 --calib-images "$tmp"
 expect 2 'one --calib-npy per input' -- quantize "$demo" --calib-npy a.npy --calib-npy b.npy
 expect 2 "unknown range estimator|not in" -- quantize "$demo" --calib-random 4 --range-estimator best
-expect 1 "cannot read --setup-in" -- quantize "$demo" --setup-in "$tmp/missing.json" --calib-random 2
+expect 1 "--setup-in: file '$tmp/missing.json': no such file" -- quantize "$demo" --setup-in "$tmp/missing.json" --calib-random 2
 expect 2 'expects shape|batch' -- quantize "$demo" --calib-random 4 --calib-batch 0
 
 # Random data, propagation setup saved for the round trip.
@@ -93,7 +93,7 @@ header = \"{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }\"
 header += ' ' * (63 - (10 + len(header)) % 64) + '\\n'
 open('$tmp/labels.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(header)) + header.encode() + struct.pack('<2q', 0, 1))
 " || fail "cannot write the labels"
-expect 2 "--labels-npy '$tmp/labels.npy' holds 2 label\(s\) for 3 sample\(s\)" -- quantize "$demo" --calib-images "$tmp/images" --calib-samples 3 --labels-npy "$tmp/labels.npy"
+expect 1 "--labels-npy '$tmp/labels.npy' holds 2 label\(s\) for 3 sample\(s\)" -- quantize "$demo" --calib-images "$tmp/images" --calib-samples 3 --labels-npy "$tmp/labels.npy"
 
 # --session: a new file gets the propagation settings and the calibration summary; a second run
 # restores the settings from it (no --hw) and keeps the sections it does not rewrite.

@@ -77,7 +77,7 @@ expect 2 'needs a dataset' -- hawq "$model" --hw npu --compression-ratio 1.2 \
     --setup-out "$tmp/x.json"
 expect 0 '' -- hessian "$model" --mode activation --granularity per-tensor --samples 2 \
     --calib-random 2 --iterations 2 --out "$tmp/activation.json"
-expect 2 'weights-mode per-tensor' -- hawq "$model" --hw npu --compression-ratio 1.2 \
+expect 1 'weights-mode per-tensor' -- hawq "$model" --hw npu --compression-ratio 1.2 \
     --traces-in "$tmp/activation.json" --setup-out "$tmp/x.json"
 expect 2 'none of \{3\}' -- hawq "$model" --hw npu --bits 3 --traces-in "$tmp/traces.json" \
     --compression-ratio 1.0 --setup-out "$tmp/x.json"

@@ -55,14 +55,14 @@ for x, y in zip(a["targets"], m["targets"]):
     for p, q in zip(x["per_sample"], y["per_sample"]):
         assert abs(p[0] - q[0]) <= 1e-5 * max(1e-12, abs(p[0])), (x["node"], p, q)
 PY
-expect 2 'overlap' -- hessian --merge "$tmp/s1.json" "$tmp/all.json" --out "$tmp/bad.json"
+expect 1 'overlap' -- hessian --merge "$tmp/s1.json" "$tmp/all.json" --out "$tmp/bad.json"
 # Bad flags: exit 2.
 expect 2 'mode' -- hessian "$demo" --mode sideways --granularity per-tensor --samples 2 --calib-random 2 --out "$tmp/x.json"
 expect 2 'needs --mode and --granularity' -- hessian "$demo" --samples 2 --calib-random 2 --out "$tmp/x.json"
 expect 2 'dataset' -- hessian "$demo" --mode activation --granularity per-tensor --samples 2 --out "$tmp/x.json"
 expect 2 'sample-range' -- hessian "$demo" "${common[@]}" --sample-range 3:1 --out "$tmp/x.json"
 expect 2 "no node named 'nowhere'" -- hessian "$demo" "${common[@]}" --samples 2 --target nowhere --out "$tmp/x.json"
-expect 2 'not enough samples: the dataset holds 5, the request needs 9' -- hessian "$demo" "${common[@]}" --samples 9 --out "$tmp/x.json"
+expect 1 'not enough samples: the dataset holds 5, the request needs 9' -- hessian "$demo" "${common[@]}" --samples 9 --out "$tmp/x.json"
 expect 2 'required' -- hessian "$demo" "${common[@]}" --samples 2
 # A bad model: exit 1.
 printf 'not a model' >"$tmp/bad.onnx"

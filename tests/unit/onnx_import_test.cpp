@@ -58,7 +58,7 @@ TEST(OnnxImport, ShapesAreInferredAndCanBeOverridden) {
     options.inputShapes = {{"nope", {1}}};
     auto wrong = importModelFromBytes(testing::validModelBytes(), options);
     ASSERT_FALSE(wrong.ok());
-    EXPECT_EQ(wrong.error().code(), Errc::InvalidArgument);
+    EXPECT_EQ(wrong.error().code(), Errc::Usage);
     EXPECT_NE(wrong.error().toString().find("'nope'"), std::string::npos);
 }
 

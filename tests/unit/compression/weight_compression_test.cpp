@@ -127,7 +127,7 @@ TEST(WeightCompressionPlan, GroupSizeFallbacks) {
     const graph::Graph k96 = matmulModel(96, 8);
     auto failed = planWeightCompression(k96, options, progress);
     ASSERT_FALSE(failed.ok());
-    EXPECT_EQ(failed.error().code(), Errc::InvalidArgument);
+    EXPECT_EQ(failed.error().code(), Errc::Usage);
     EXPECT_NE(failed.error().message().find("node 'proj'"), std::string::npos);
     EXPECT_NE(
         failed.error().message().find("Channel size 96 should be divisible by size of group 128"),

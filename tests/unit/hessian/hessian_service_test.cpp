@@ -237,6 +237,18 @@ TEST(HessianService, ScoresJsonRoundTrips) {
     auto refused = report::hessianScoresFromJson(broken);
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().toString().find("per_sample"), std::string::npos);
+    // Numbers are checked before they are converted: no float or huge value becomes an int.
+    broken = json;
+    broken["iterations"] = 1e30;
+    refused = report::hessianScoresFromJson(broken);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().toString(),
+              "scores: \"iterations\" must hold integers in range, got 1e+30");
+    broken = json;
+    broken["targets"][0]["shape"] = {4294967296LL, 4294967296LL};
+    refused = report::hessianScoresFromJson(broken);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().toString().find("at most 1e12 elements"), std::string::npos);
 }
 
 } // namespace

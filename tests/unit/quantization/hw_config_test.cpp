@@ -62,6 +62,44 @@ TEST(HWConfigTest, ErrorsNameTheField) {
     ASSERT_FALSE(unknownField.ok());
     EXPECT_NE(unknownField.error().toString().find("operations[0].colour"), std::string::npos);
     EXPECT_FALSE(HWConfig::parse("{not json", "user.json").ok());
+    // A bare word that is no file is a device name: the error lists the built-in ones.
+    auto unknownDevice = HWConfig::fromArgument("tpu");
+    ASSERT_FALSE(unknownDevice.ok());
+    EXPECT_EQ(unknownDevice.error().message(),
+              "unknown HW config 'tpu' (expected cpu, gpu, npu or a .json file)");
+}
+
+TEST(HWConfigTest, HostileFilesAreRefusedBeforeTheyCost) {
+    const auto errorOf = [](const std::string& text) {
+        auto parsed = HWConfig::parse(text, "user.json");
+        return parsed.ok() ? std::string("accepted") : parsed.error().toString();
+    };
+    // A bit width checked as the JSON integer it is: 2^32 + 8 must not wrap to 8.
+    EXPECT_EQ(
+        errorOf(
+            R"({"config": {"quantization": {"q": {"bits": 4294967304}}}, "operations": [{"type": "Add", "quantization": {"activations": "q"}}]})"),
+        "HW config 'user.json': HW config field 'config.quantization.q.bits': expected an "
+        "integer bit width 1..32, got 4294967304");
+    EXPECT_EQ(errorOf(R"({"operations": [], "operations": []})"),
+              "HW config 'user.json': operations: key given twice");
+    // Eleven fields of four values each would expand into 4^11 configs.
+    std::string alias;
+    for (const char* field : {"bits", "mode", "granularity", "narrow_range", "signedness_to_force",
+                              "level_low", "level_high", "simd_size"}) {
+        alias += std::string(alias.empty() ? "" : ", ") + "\"" + field + "\": ";
+        alias +=
+            std::string(field) == "bits"          ? "[2, 4, 6, 8]"
+            : std::string(field) == "mode"        ? "[\"symmetric\", \"asymmetric\"]"
+            : std::string(field) == "granularity" ? "[\"perchannel\", \"pertensor\"]"
+            : std::string(field) == "narrow_range" || std::string(field) == "signedness_to_force"
+                ? "[true, false]"
+                : "[1, 2, 3, 4, 5, 6, 7, 8]";
+    }
+    EXPECT_NE(
+        errorOf(R"({"config": {"quantization": {"q": {)" + alias +
+                R"(}}}, "operations": [{"type": "Add", "quantization": {"activations": "q"}}]})")
+            .find("expands into more than 1024 quantizer configs"),
+        std::string::npos);
 }
 
 TEST(HWConfigTest, InlineDictAndDeduplication) {

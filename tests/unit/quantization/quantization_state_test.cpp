@@ -4,6 +4,7 @@
 
 #include "core/onnx/model_io.h"
 #include "core/quantization/quantization_state.h"
+#include "core/quantization/setup_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -77,13 +77,34 @@ TEST(QuantizerConfig, JsonRoundTripsAndRejectsUnknownModes) {
     forced.signednessToForce = false;
     forced.narrowRange = true;
     for (const QuantizerConfig& config : {cfg(8), forced}) {
-        EXPECT_EQ(quantizerConfigFromJson(toJson(config)), config) << config.toString();
+        auto back = quantizerConfigFromJson(toJson(config), "qconfig");
+        ASSERT_TRUE(back.ok()) << back.error().toString();
+        EXPECT_EQ(*back, config) << config.toString();
     }
+    const auto errorOf = [](const nlohmann::json& json) {
+        auto read = quantizerConfigFromJson(json, "qconfig");
+        return read.ok() ? std::string("accepted") : read.error().message();
+    };
     nlohmann::json bad = toJson(cfg(8));
     bad["mode"] = "Symmetric";
-    EXPECT_THROW((void)quantizerConfigFromJson(bad), std::invalid_argument);
+    EXPECT_EQ(errorOf(bad),
+              "qconfig.mode: unknown quantization mode 'Symmetric' (expected symmetric or "
+              "asymmetric)");
     bad.erase("mode");
-    EXPECT_ANY_THROW((void)quantizerConfigFromJson(bad));
+    EXPECT_EQ(errorOf(bad), "qconfig.mode: missing");
+    bad = toJson(cfg(8));
+    bad["num_bits"] = 1e30; // no float-to-int conversion before the range check
+    EXPECT_EQ(errorOf(bad), "qconfig.num_bits: expected an integer in 2..16, got 1e+30");
+    bad["num_bits"] = 4294967304LL;
+    EXPECT_EQ(errorOf(bad), "qconfig.num_bits: 4294967304 is out of range 2..16");
+    bad["num_bits"] = "8";
+    EXPECT_EQ(errorOf(bad), "qconfig.num_bits: expected an integer in 2..16, got a string");
+    bad = toJson(cfg(8));
+    bad["per_channel"] = 1;
+    EXPECT_EQ(errorOf(bad), "qconfig.per_channel: expected true or false, got an integer");
+    bad = toJson(cfg(8));
+    bad["levels"] = 256;
+    EXPECT_NE(errorOf(bad).find("qconfig.levels: unknown field"), std::string::npos);
 }
 
 } // namespace

@@ -109,6 +109,49 @@ TEST(Npy, RoundTripsAndRejectsFortranOrder) {
     EXPECT_FALSE(badType.ok());
 }
 
+/// A version-1.0 .npy file with `header` (unpadded) and `data`.
+std::string npyWith(const std::string& header, const std::string& data) {
+    std::string out("\x93NUMPY\x01\x00", 8);
+    out += static_cast<char>(header.size() & 0xFF);
+    out += static_cast<char>(header.size() >> 8);
+    return out + header + data;
+}
+
+TEST(Npy, HeadersAreParsedStrictlyAndSizesCheckedBeforeAllocating) {
+    const auto errorOf = [](const std::string& bytes) {
+        auto parsed = parseNpy(bytes);
+        return parsed.ok() ? std::string("accepted") : parsed.error().message();
+    };
+    const std::string four(16, '\0');
+    EXPECT_EQ(errorOf(npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", four)),
+              "accepted");
+    // A shape no file can hold: refused from the header, nothing allocated.
+    EXPECT_EQ(
+        errorOf(npyWith(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", four)),
+        ".npy data holds 16 bytes, the header's shape [4611686018427387904,8] needs more "
+        "than 2^64");
+    EXPECT_EQ(errorOf(npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", four)),
+              ".npy data holds 16 bytes, the header's shape [2,3] needs 24 (truncated file?)");
+    EXPECT_EQ(
+        errorOf(npyWith(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", four)),
+        "malformed .npy header: a dimension is too large");
+    EXPECT_EQ(
+        errorOf(npyWith("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -2), }", four)),
+        "malformed .npy header: shape must be a tuple of non-negative integers");
+    EXPECT_EQ(errorOf(npyWith("{'descr': '<f4', 'shape': (4,), }", four)),
+              "malformed .npy header: no 'fortran_order'");
+    EXPECT_EQ(
+        errorOf(npyWith("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (4,), }",
+                        four)),
+        "malformed .npy header: key 'descr' given twice");
+    EXPECT_EQ(errorOf(npyWith("{'descr': '<f4', 'fortran_order': 0, 'shape': (4,), }", four)),
+              "malformed .npy header: fortran_order must be True or False");
+    EXPECT_EQ(errorOf(std::string("\x93NUMPY\x01\x00\xff\x00{'descr'", 17)),
+              "truncated .npy header");
+}
+
 /// A 2x2 RGB image as a 24-bit BMP (bottom-up rows, padded to 4 bytes).
 void writeBmp(const std::filesystem::path& path) {
     const unsigned char pixels[2][2][3] = {{{255, 0, 0}, {0, 255, 0}},

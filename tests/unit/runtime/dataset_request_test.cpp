@@ -84,6 +84,26 @@ TEST(DatasetRequest, NpyFilesAreCutToTheSampleLimit) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(DatasetRequest, NpyFilesMustFitTheirInput) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_fit_test";
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(writeNpy(rows<int64_t>(5, 2), dir / "ids.npy").ok());
+    ASSERT_TRUE(writeNpy(rows<double>(5, 4), dir / "x64.npy").ok());
+    ASSERT_TRUE(writeNpy(rows<float>(5, 3), dir / "x3.npy").ok());
+    DatasetRequest source;
+    source.names.npy = "--input";
+    source.npyFiles = {(dir / "x64.npy").string(), (dir / "ids.npy").string()};
+    EXPECT_EQ(messageOf(loadDataset(twoInputs(-1), source)),
+              "--input '" + (dir / "x64.npy").string() +
+                  "' for input 'x': holds double data, the input takes float");
+    source.npyFiles = {(dir / "x3.npy").string(), (dir / "ids.npy").string()};
+    EXPECT_EQ(messageOf(loadDataset(twoInputs(-1), source)),
+              "--input '" + (dir / "x3.npy").string() +
+                  "' for input 'x': has shape [5,3], the input is [batch,4] (samples on the first "
+                  "axis)");
+    std::filesystem::remove_all(dir);
+}
+
 TEST(DatasetRequest, RandomSamplesAreSeededAndFitAStaticBatch) {
     DatasetRequest source;
     source.randomSamples = 3;
