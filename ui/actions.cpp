@@ -107,6 +107,7 @@ void Actions::populate(QMenuBar& menuBar) {
     quantize->addMenu(tr("Propagation &Rule"))->addActions(m_rules->actions());
     quantize->addSeparator();
     quantize->addAction(m_loadHwConfig);
+    quantize->addAction(m_importSetup);
     m_compressMenu = menuBar.addMenu(tr("&Compress"));
     QMenu* help = menuBar.addMenu(tr("&Help"));
     help->addAction(m_about);
@@ -194,9 +195,13 @@ void Actions::setupSessionActions() {
         makeAction(tr("Save Session &As…"), tr("Save the model's choices as a new session"));
     m_loadHwConfig = makeAction(tr("Load HW Config &File…"),
                                 tr("Place quantizers for a HW config read from a JSON file"));
+    m_importSetup = makeAction(
+        tr("Import Quantizer &Setup…"),
+        tr("Choose the configs of a saved setup JSON (quantscope-cli quantize --setup-out, or "
+           "NNCF's setup state) for the current HW config"));
     m_saveSession->setShortcut(QKeySequence::Save);
     m_saveSessionAs->setShortcut(QKeySequence::SaveAs);
-    for (QAction* action : {m_saveSession, m_saveSessionAs, m_loadHwConfig}) {
+    for (QAction* action : {m_saveSession, m_saveSessionAs, m_loadHwConfig, m_importSetup}) {
         action->setEnabled(false);
     }
 }
@@ -273,7 +278,7 @@ void Actions::setQuantizationActionsEnabled(bool enabled) {
     for (QActionGroup* group : {m_hwConfigs, m_presets, m_rules}) {
         group->setEnabled(enabled);
     }
-    for (QAction* action : {m_saveSession, m_saveSessionAs, m_loadHwConfig}) {
+    for (QAction* action : {m_saveSession, m_saveSessionAs, m_loadHwConfig, m_importSetup}) {
         action->setEnabled(enabled);
     }
 }

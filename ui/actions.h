@@ -63,6 +63,7 @@ public:
 
     /// Quantize ▸ Load HW Config File…
     QAction* loadHwConfig() const { return m_loadHwConfig; }
+    QAction* importSetup() const { return m_importSetup; }
 
     QAction* clearRecent() const { return m_clearRecent; }
 
@@ -190,6 +191,7 @@ private:
     QAction* m_saveSession = nullptr;
     QAction* m_saveSessionAs = nullptr;
     QAction* m_loadHwConfig = nullptr;
+    QAction* m_importSetup = nullptr;
     std::unique_ptr<QMenu> m_recentMenu;
     QMenu* m_viewMenu = nullptr;
     QMenu* m_fileMenu = nullptr;

@@ -1,6 +1,8 @@
 #include "ui/session_controller.h"
 
 #include "core/quantization/hw_config.h"
+#include "core/quantization/setup_import.h"
+#include "core/quantization/setup_reader.h"
 #include "ui/actions.h"
 #include "ui/autosave.h"
 #include "ui/graph_document.h"
@@ -91,6 +93,8 @@ SessionController::SessionController(QMainWindow& window, Session& session, Grap
             &SessionController::showSaveSessionDialog);
     connect(actions.loadHwConfig(), &QAction::triggered, this,
             &SessionController::showLoadHwConfigDialog);
+    connect(actions.importSetup(), &QAction::triggered, this,
+            &SessionController::showImportSetupDialog);
     connect(&m_page, &GraphPage::layoutFinished, this, [this](bool ok, const QString&) {
         if (ok) {
             applyRestoredView();
@@ -253,6 +257,43 @@ void SessionController::showLoadHwConfigDialog() {
                                                       tr("HW config JSON (*.json);;All files (*)"));
     if (!path.isEmpty()) {
         loadHwConfigFile(path);
+    }
+}
+
+bool SessionController::importSetupFile(const QString& path) {
+    GraphDocument* document = m_session.document();
+    if (document == nullptr || document->quantization() == nullptr) {
+        m_reporter.error(tr("Cannot import the setup"), tr("Open a model with quantizers first."));
+        return false;
+    }
+    // The CLI's reader (quantize --setup-in), so both refuse a file with the same message.
+    const std::string file = QFile::encodeName(QFileInfo(path).absoluteFilePath()).toStdString();
+    const Result<quantization::SingleConfigQuantizerSetup> setup =
+        quantization::readSetupFile(file, document->graph());
+    if (!setup.ok()) {
+        m_reporter.error(tr("Cannot import the setup"),
+                         QString::fromStdString(setup.error().toString()));
+        return false;
+    }
+    const Result<quantization::QuantizerConfigChoice> choice =
+        quantization::choicesForSetup(*document->quantization(), *setup);
+    if (!choice.ok()) {
+        Error error = choice.error();
+        m_reporter.error(tr("Cannot import the setup"),
+                         QString::fromStdString(error.context("setup '" + file + "'").toString()));
+        return false;
+    }
+    auto* command = new ChooseQuantizerConfigCommand(*document, *choice);
+    command->setText(tr("Import setup %1").arg(QFileInfo(path).fileName()));
+    document->undoStack().push(command);
+    return true;
+}
+
+void SessionController::showImportSetupDialog() {
+    const QString path = QFileDialog::getOpenFileName(
+        &m_window, tr("Import Quantizer Setup"), {}, tr("Setup JSON (*.json);;All files (*)"));
+    if (!path.isEmpty()) {
+        importSetupFile(path);
     }
 }
 

@@ -56,6 +56,11 @@ public:
     /// reads; errors go to the reporter and change nothing.
     bool loadHwConfigFile(const QString& path);
 
+    /// Reads a setup JSON strictly (as `quantize --setup-in` does) and chooses its configs for the
+    /// current proposal, one undo step; a bad file or a setup of other settings is an error that
+    /// changes nothing.
+    bool importSetupFile(const QString& path);
+
     /// Asks whether to restore autosaves left by an unclean exit (a dialog), and does.
     void offerRecovery();
 
@@ -73,6 +78,7 @@ private:
     void showOpenSessionDialog();
 
     void showLoadHwConfigDialog();
+    void showImportSetupDialog();
 
     /// Applies a restored session's view once the graph is laid out.
     void applyRestoredView();

@@ -116,15 +116,27 @@ Result<std::map<int, std::vector<int>>> groupsFromJson(const Json& root, std::st
     return groups;
 }
 
-/// Unified scales are shared between activation quantizers only.
+/// Unified scales are shared between activation quantizers only, and one scale can only serve
+/// quantizers of one grid: the members' configs must agree (up to an unforced signedness).
 Result<void> checkUnifiedScaleMembers(const SingleConfigQuantizerSetup& setup) {
     for (const auto& [gid, members] : setup.unifiedScaleGroups) {
+        const std::string groupPath = strict::member("unified_scale_groups", std::to_string(gid));
         for (size_t i = 0; i < members.size(); ++i) {
-            if (setup.quantizationPoints.at(members[i]).insertionPoint.isWeight) {
+            const SingleConfigQuantizationPoint& point = setup.quantizationPoints.at(members[i]);
+            if (point.insertionPoint.isWeight) {
                 return strict::fieldError(
-                    strict::element(strict::member("unified_scale_groups", std::to_string(gid)), i),
+                    strict::element(groupPath, i),
                     "quantization point " + std::to_string(members[i]) +
                         " is a weight point; scales are unified between activations");
+            }
+            const QuantizerConfig& first = setup.quantizationPoints.at(members.front()).qconfig;
+            if (!point.qconfig.isCompatibleWith(first)) {
+                return strict::fieldError(
+                    strict::element(groupPath, i),
+                    "quantization point " + std::to_string(members[i]) + " (" +
+                        point.qconfig.toString() + ") cannot share a scale with point " +
+                        std::to_string(members.front()) + " (" + first.toString() +
+                        "): members of a unified-scale group need one config");
             }
         }
     }

@@ -11,6 +11,7 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/builtin_hw_configs.cpp.in
 target_sources(qs_core PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/quantizer_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/setup_reader.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/setup_import.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hw_config.cpp
   ${CMAKE_CURRENT_BINARY_DIR}/quantization/builtin_hw_configs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/graph_queries.cpp

@@ -5,10 +5,11 @@
 #include "core/mixed_precision/hawq_problem.h"
 #include "core/report/hessian_report.h"
 #include "core/session/sections.h"
+#include "core/support/json_reader.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
-#include <stdexcept>
 
 namespace qs::session {
 
@@ -18,21 +19,6 @@ std::string presetName(quantization::QuantizationPreset preset) {
     return preset == quantization::QuantizationPreset::Mixed ? "mixed" : "performance";
 }
 
-/// A malformed field, named by the reader.
-struct BadHawqField : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-quantization::QuantizationPreset presetFrom(const std::string& text) {
-    if (text == "performance") {
-        return quantization::QuantizationPreset::Performance;
-    }
-    if (text == "mixed") {
-        return quantization::QuantizationPreset::Mixed;
-    }
-    throw BadHawqField("unknown preset '" + text + "' (performance, mixed)");
-}
-
 nlohmann::json candidateJson(const mixed_precision::HawqCandidate& candidate) {
     return {{"weight_bits", candidate.weightBits},
             {"activation_bits", candidate.activationBits},
@@ -40,12 +26,34 @@ nlohmann::json candidateJson(const mixed_precision::HawqCandidate& candidate) {
             {"metric", candidate.metric}};
 }
 
-mixed_precision::HawqCandidate candidateFrom(const nlohmann::json& json) {
+/// Bit widths a saved field may hold (the quantizer configs' range).
+constexpr int kMinBits = 2;
+constexpr int kMaxBits = 16;
+
+/// A list of bit widths, each in the quantizers' range (or 0 where `unassigned` allows it: an
+/// activation no adjacency group sets).
+Result<std::vector<int>> bitList(const nlohmann::json& object, const std::string& path,
+                                 std::string_view key, bool unassigned = false) {
+    QS_ASSIGN_OR_RETURN(std::vector<int> bits, strict::field<std::vector<int>>(object, path, key));
+    for (size_t i = 0; i < bits.size(); ++i) {
+        if ((bits[i] < kMinBits || bits[i] > kMaxBits) && !(unassigned && bits[i] == 0)) {
+            return strict::fieldError(strict::element(strict::member(path, key), i),
+                                      std::to_string(bits[i]) + " is no bit width (" +
+                                          std::to_string(kMinBits) + ".." +
+                                          std::to_string(kMaxBits) + ")");
+        }
+    }
+    return bits;
+}
+
+Result<mixed_precision::HawqCandidate> candidateFrom(const nlohmann::json& json,
+                                                     const std::string& path) {
+    QS_TRY(strict::onlyKeys(json, path, {"weight_bits", "activation_bits", "ratio", "metric"}));
     mixed_precision::HawqCandidate candidate;
-    candidate.weightBits = json.at("weight_bits").get<std::vector<int>>();
-    candidate.activationBits = json.at("activation_bits").get<std::vector<int>>();
-    candidate.ratio = json.at("ratio").get<double>();
-    candidate.metric = json.at("metric").get<double>();
+    QS_ASSIGN_OR_RETURN(candidate.weightBits, bitList(json, path, "weight_bits"));
+    QS_ASSIGN_OR_RETURN(candidate.activationBits, bitList(json, path, "activation_bits", true));
+    QS_ASSIGN_OR_RETURN(candidate.ratio, strict::field<double>(json, path, "ratio"));
+    QS_ASSIGN_OR_RETURN(candidate.metric, strict::field<double>(json, path, "metric"));
     return candidate;
 }
 
@@ -67,7 +75,9 @@ bool HawqSummary::operator==(const HawqSummary& other) const {
            layers == other.layers && modelHash == other.modelHash && settings == other.settings &&
            tracesJson(traces) == tracesJson(other.traces) && candidates == other.candidates &&
            traceOrder == other.traceOrder && pareto == other.pareto && chosen == other.chosen &&
-           selected == other.selected && notes == other.notes;
+           selected == other.selected && notes == other.notes &&
+           dataset.has_value() == other.dataset.has_value() &&
+           (!dataset || datasetRequestToJson(*dataset) == datasetRequestToJson(*other.dataset));
 }
 
 HawqSummary summarize(const mixed_precision::HawqOutcome& outcome,
@@ -104,6 +114,9 @@ HawqSummary summarize(const mixed_precision::HawqOutcome& outcome,
     summary.pareto = analysis.pareto;
     summary.chosen = outcome.chosen;
     summary.notes = analysis.problem.notes;
+    if (!request.dataset.empty()) { // traces read from a file have no dataset
+        summary.dataset = request.dataset;
+    }
     return summary;
 }
 
@@ -150,152 +163,180 @@ nlohmann::json toJson(const HawqSummary& summary) {
     json["chosen"] = summary.chosen;
     json["selected"] = summary.selected;
     json["notes"] = summary.notes;
+    if (summary.dataset) {
+        json["dataset_request"] = datasetRequestToJson(*summary.dataset);
+    }
     return json;
 }
 
 namespace {
 
 /// One saved layer (weight_qp, macs and perturbation only in sections with the analysis).
-HawqSummary::Layer layerFrom(const nlohmann::json& layer) {
-    HawqSummary::Layer read{.node = layer.at("node").get<std::string>(),
-                            .avgTrace = layer.at("avg_trace").get<double>(),
-                            .weightBits = layer.at("weight_bits").get<int>()};
-    read.weightQp = layer.value("weight_qp", -1);
-    read.macs = layer.value("macs", int64_t{0});
-    if (!layer.contains("perturbation")) {
+Result<HawqSummary::Layer> layerFrom(const nlohmann::json& layer, const std::string& path) {
+    QS_TRY(strict::onlyKeys(layer, path,
+                            {"node", "avg_trace", "weight_bits", "weight_qp", "macs",
+                             "perturbation"}));
+    HawqSummary::Layer read;
+    QS_ASSIGN_OR_RETURN(read.node, strict::field<std::string>(layer, path, "node"));
+    QS_ASSIGN_OR_RETURN(read.avgTrace, strict::field<double>(layer, path, "avg_trace"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* bits, strict::require(layer, path, "weight_bits"));
+    QS_ASSIGN_OR_RETURN(read.weightBits, strict::smallInteger(*bits,
+                                                              strict::member(path, "weight_bits"),
+                                                              kMinBits, kMaxBits));
+    if (layer.contains("weight_qp")) {
+        QS_ASSIGN_OR_RETURN(read.weightQp, strict::field<int>(layer, path, "weight_qp"));
+    }
+    if (layer.contains("macs")) {
+        QS_ASSIGN_OR_RETURN(read.macs, strict::field<int64_t>(layer, path, "macs"));
+    }
+    const auto perturbation = layer.find("perturbation");
+    if (perturbation == layer.end()) {
         return read;
     }
-    for (const auto& [bits, value] : layer.at("perturbation").items()) {
-        size_t used = 0;
-        const int width = std::stoi(bits, &used);
-        if (used != bits.size()) {
-            throw BadHawqField("perturbation key '" + bits + "' is not a bit width");
+    const std::string perturbationPath = strict::member(path, "perturbation");
+    QS_TRY(strict::expectObject(*perturbation, perturbationPath));
+    for (const auto& [key, value] : perturbation->items()) {
+        QS_ASSIGN_OR_RETURN(const int width, strict::idKey(key, perturbationPath));
+        if (width < kMinBits || width > kMaxBits) {
+            return strict::fieldError(strict::member(perturbationPath, key),
+                                      "'" + key + "' is no bit width");
         }
-        read.perturbation[width] = value.get<double>();
+        QS_ASSIGN_OR_RETURN(read.perturbation[width],
+                            strict::as<double>(value, strict::member(perturbationPath, key)));
     }
     return read;
 }
 
+Result<quantization::QuantizationSettings> settingsFrom(const nlohmann::json& json,
+                                                        const std::string& path) {
+    QS_TRY(strict::onlyKeys(json, path, {"hw_config", "preset", "rule"}));
+    quantization::QuantizationSettings settings;
+    QS_ASSIGN_OR_RETURN(settings.hw, strict::field<std::string>(json, path, "hw_config"));
+    QS_ASSIGN_OR_RETURN(const std::string preset, strict::field<std::string>(json, path, "preset"));
+    if (preset == "performance") {
+        settings.preset = quantization::QuantizationPreset::Performance;
+    } else if (preset == "mixed") {
+        settings.preset = quantization::QuantizationPreset::Mixed;
+    } else {
+        return strict::fieldError(strict::member(path, "preset"),
+                                  "unknown preset '" + preset + "' (performance, mixed)");
+    }
+    QS_ASSIGN_OR_RETURN(const std::string rule, strict::field<std::string>(json, path, "rule"));
+    const std::optional<quantization::QuantizerPropagationRule> parsed =
+        quantization::ruleFromArgument(rule);
+    if (!parsed) {
+        return strict::fieldError(strict::member(path, "rule"),
+                                  "unknown propagation rule '" + rule + "'");
+    }
+    settings.rule = *parsed;
+    return settings;
+}
+
 /// The analysis fields of a restorable section (present when "candidates" is).
-Result<void> readAnalysis(const nlohmann::json& json, HawqSummary& summary) {
-    std::string field;
-    try {
-        for (const char* name : {"model_hash", "settings", "traces", "candidates", "trace_order",
-                                 "pareto", "chosen", "selected", "notes"}) {
-            if (!json.contains(name)) {
-                return Error(Errc::InvalidArgument, "hawq section: no '" + std::string(name) + "'");
-            }
+Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
+                          HawqSummary& summary) {
+    QS_ASSIGN_OR_RETURN(summary.modelHash, strict::field<std::string>(json, path, "model_hash"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* settings, strict::require(json, path, "settings"));
+    QS_ASSIGN_OR_RETURN(summary.settings, settingsFrom(*settings, strict::member(path, "settings")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* candidates, strict::require(json, path, "candidates"));
+    const std::string candidatesPath = strict::member(path, "candidates");
+    QS_TRY(strict::expectArray(*candidates, candidatesPath));
+    for (size_t c = 0; c < candidates->size(); ++c) {
+        QS_ASSIGN_OR_RETURN(mixed_precision::HawqCandidate candidate,
+                            candidateFrom((*candidates)[c], strict::element(candidatesPath, c)));
+        if (candidate.weightBits.size() != summary.layers.size()) {
+            return strict::fieldError(strict::member(strict::element(candidatesPath, c),
+                                                     "weight_bits"),
+                                      std::to_string(candidate.weightBits.size()) +
+                                          " weight bits for " +
+                                          std::to_string(summary.layers.size()) + " layers");
         }
-        field = "model_hash";
-        summary.modelHash = json.at(field).get<std::string>();
-        field = "settings";
-        const nlohmann::json& settings = json.at(field);
-        summary.settings.hw = settings.at("hw_config").get<std::string>();
-        summary.settings.preset = presetFrom(settings.at("preset").get<std::string>());
-        const std::string rule = settings.at("rule").get<std::string>();
-        const std::optional<quantization::QuantizerPropagationRule> parsed =
-            quantization::ruleFromArgument(rule);
-        if (!parsed) {
-            throw BadHawqField("unknown propagation rule '" + rule + "'");
-        }
-        summary.settings.rule = *parsed;
-        field = "candidates";
-        for (const nlohmann::json& candidate : json.at(field)) {
-            summary.candidates.push_back(candidateFrom(candidate));
-        }
-        field = "trace_order";
-        summary.traceOrder = json.at(field).get<std::vector<size_t>>();
-        field = "pareto";
-        summary.pareto = json.at(field).get<std::vector<size_t>>();
-        field = "chosen";
-        summary.chosen = json.at(field).get<size_t>();
-        field = "selected";
-        summary.selected = json.at(field).get<size_t>();
-        field = "notes";
-        summary.notes = json.at(field).get<std::vector<std::string>>();
-    } catch (const std::exception& e) {
-        return Error(Errc::InvalidArgument, "hawq section: bad '" + field + "': " + e.what());
+        summary.candidates.push_back(std::move(candidate));
     }
-    QS_ASSIGN_OR_RETURN(
-        hessian::HessianScores traces,
-        report::hessianScoresFromJson(json.at("traces")).context("hawq section: 'traces'"));
-    summary.traces = std::move(traces);
     const size_t count = summary.candidates.size();
-    const auto inRange = [count](const std::vector<size_t>& indices) {
-        return std::all_of(indices.begin(), indices.end(), [count](size_t i) { return i < count; });
+    if (count == 0) {
+        return strict::fieldError(candidatesPath, "no candidate");
+    }
+    const auto index = [&](std::string_view key) -> Result<size_t> {
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* value, strict::require(json, path, key));
+        QS_ASSIGN_OR_RETURN(const int64_t i,
+                            strict::integer(*value, strict::member(path, key), 0,
+                                            static_cast<int64_t>(count) - 1));
+        return static_cast<size_t>(i);
     };
-    if (count == 0 || summary.chosen >= count || summary.selected >= count ||
-        !inRange(summary.traceOrder) || !inRange(summary.pareto)) {
-        return Error(Errc::InvalidArgument, "hawq section: a candidate index is out of range (" +
-                                                std::to_string(count) + " candidates)");
-    }
-    for (size_t c = 0; c < count; ++c) {
-        if (summary.candidates[c].weightBits.size() != summary.layers.size()) {
-            return Error(Errc::InvalidArgument,
-                         "hawq section: candidate " + std::to_string(c) + " has " +
-                             std::to_string(summary.candidates[c].weightBits.size()) +
-                             " weight bits for " + std::to_string(summary.layers.size()) +
-                             " layers");
+    const auto indices = [&](std::string_view key) -> Result<std::vector<size_t>> {
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* list, strict::require(json, path, key));
+        const std::string listPath = strict::member(path, key);
+        QS_TRY(strict::expectArray(*list, listPath));
+        std::vector<size_t> out;
+        for (size_t i = 0; i < list->size(); ++i) {
+            QS_ASSIGN_OR_RETURN(const int64_t c,
+                                strict::integer((*list)[i], strict::element(listPath, i), 0,
+                                                static_cast<int64_t>(count) - 1));
+            out.push_back(static_cast<size_t>(c));
         }
-    }
+        return out;
+    };
+    QS_ASSIGN_OR_RETURN(summary.traceOrder, indices("trace_order"));
+    QS_ASSIGN_OR_RETURN(summary.pareto, indices("pareto"));
+    QS_ASSIGN_OR_RETURN(summary.chosen, index("chosen"));
+    QS_ASSIGN_OR_RETURN(summary.selected, index("selected"));
+    QS_ASSIGN_OR_RETURN(summary.notes, strict::field<std::vector<std::string>>(json, path, "notes"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* traces, strict::require(json, path, "traces"));
+    QS_ASSIGN_OR_RETURN(hessian::HessianScores scores,
+                        report::hessianScoresFromJson(*traces).context(
+                            strict::member(path, "traces")));
+    summary.traces = std::move(scores);
     return success();
 }
 
 } // namespace
 
 Result<HawqSummary> hawqSummaryFromJson(const nlohmann::json& json) {
-    const std::string* field = nullptr;
+    const std::string path = strict::member("sections", kHawqSection);
+    QS_TRY(strict::expectObject(json, path));
+    QS_TRY(strict::onlyKeys(json, path,
+                            {"compression_ratio_target", "mode", "search", "bits", "samples",
+                             "iterations", "ratio", "metric", "merged_quantizers", "requantizers",
+                             "layers", "model_hash", "settings", "traces", "candidates",
+                             "trace_order", "pareto", "chosen", "selected", "notes",
+                             "dataset_request"}));
     HawqSummary summary;
-    try {
-        static const std::string kNames[] = {"compression_ratio_target",
-                                             "mode",
-                                             "search",
-                                             "bits",
-                                             "samples",
-                                             "iterations",
-                                             "ratio",
-                                             "metric",
-                                             "merged_quantizers",
-                                             "requantizers",
-                                             "layers"};
-        for (const std::string& name : kNames) {
-            field = &name;
-            if (!json.contains(name)) {
-                return Error(Errc::InvalidArgument, "hawq section: no '" + name + "'");
-            }
-        }
-        field = &kNames[0];
-        summary.target = json.at(*field).get<double>();
-        field = &kNames[1];
-        summary.mode = json.at(*field).get<std::string>();
-        QS_TRY(mixed_precision::parseAssignmentMode(summary.mode).context("hawq section: mode"));
-        field = &kNames[2];
-        summary.search = json.at(*field).get<std::string>();
-        QS_TRY(mixed_precision::parseSearch(summary.search).context("hawq section: search"));
-        field = &kNames[3];
-        summary.bits = json.at(*field).get<std::vector<int>>();
-        field = &kNames[4];
-        summary.samples = json.at(*field).get<int64_t>();
-        field = &kNames[5];
-        summary.iterations = json.at(*field).get<int>();
-        field = &kNames[6];
-        summary.ratio = json.at(*field).get<double>();
-        field = &kNames[7];
-        summary.metric = json.at(*field).get<double>();
-        field = &kNames[8];
-        summary.mergedQuantizers = json.at(*field).get<int>();
-        field = &kNames[9];
-        summary.requantizers = json.at(*field).get<int>();
-        field = &kNames[10];
-        for (const nlohmann::json& layer : json.at(*field)) {
-            summary.layers.push_back(layerFrom(layer));
-        }
-    } catch (const std::exception& e) {
-        return Error(Errc::InvalidArgument,
-                     "hawq section: bad '" + (field ? *field : std::string()) + "': " + e.what());
+    QS_ASSIGN_OR_RETURN(summary.target,
+                        strict::field<double>(json, path, "compression_ratio_target"));
+    QS_ASSIGN_OR_RETURN(summary.mode, strict::field<std::string>(json, path, "mode"));
+    QS_TRY(mixed_precision::parseAssignmentMode(summary.mode).context(strict::member(path, "mode")));
+    QS_ASSIGN_OR_RETURN(summary.search, strict::field<std::string>(json, path, "search"));
+    QS_TRY(mixed_precision::parseSearch(summary.search).context(strict::member(path, "search")));
+    QS_ASSIGN_OR_RETURN(summary.bits, bitList(json, path, "bits"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* samples, strict::require(json, path, "samples"));
+    QS_ASSIGN_OR_RETURN(summary.samples,
+                        strict::integer(*samples, strict::member(path, "samples"), 1,
+                                        std::numeric_limits<int64_t>::max()));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* iterations,
+                        strict::require(json, path, "iterations"));
+    QS_ASSIGN_OR_RETURN(summary.iterations,
+                        strict::smallInteger(*iterations, strict::member(path, "iterations"), 1,
+                                             std::numeric_limits<int>::max()));
+    QS_ASSIGN_OR_RETURN(summary.ratio, strict::field<double>(json, path, "ratio"));
+    QS_ASSIGN_OR_RETURN(summary.metric, strict::field<double>(json, path, "metric"));
+    QS_ASSIGN_OR_RETURN(summary.mergedQuantizers,
+                        strict::field<int>(json, path, "merged_quantizers"));
+    QS_ASSIGN_OR_RETURN(summary.requantizers, strict::field<int>(json, path, "requantizers"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* layers, strict::require(json, path, "layers"));
+    const std::string layersPath = strict::member(path, "layers");
+    QS_TRY(strict::expectArray(*layers, layersPath));
+    for (size_t l = 0; l < layers->size(); ++l) {
+        QS_ASSIGN_OR_RETURN(HawqSummary::Layer layer,
+                            layerFrom((*layers)[l], strict::element(layersPath, l)));
+        summary.layers.push_back(std::move(layer));
     }
     if (json.contains("candidates")) {
-        QS_TRY(readAnalysis(json, summary));
+        QS_TRY(readAnalysis(json, path, summary));
+    }
+    if (const auto dataset = json.find("dataset_request"); dataset != json.end()) {
+        QS_ASSIGN_OR_RETURN(summary.dataset, datasetRequestFromJson(
+                                                 *dataset, strict::member(path, "dataset_request")));
     }
     return summary;
 }
@@ -318,6 +359,9 @@ mixed_precision::HawqRequest requestOf(const HawqSummary& summary) {
     request.search = *mixed_precision::parseSearch(summary.search);
     request.samples = summary.samples;
     request.iterations = summary.iterations;
+    if (summary.dataset) {
+        request.dataset = *summary.dataset;
+    }
     return request;
 }
 

@@ -13,7 +13,8 @@
 //                "perturbation": {"4": 0.31, "8": 0.0012}}],
 //    "model_hash", "settings": {"hw_config", "preset", "rule"}, "traces": {SCORES.json},
 //    "candidates": [{"weight_bits", "activation_bits", "ratio", "metric"}],
-//    "trace_order": [...], "pareto": [...], "chosen", "selected", "notes": [...]}
+//    "trace_order": [...], "pareto": [...], "chosen", "selected", "notes": [...],
+//    "dataset_request": {...} (optional, sections.h)}
 // A section without "candidates" (an older file) is a summary only: it cannot restore the explorer.
 #pragma once
 
@@ -70,6 +71,9 @@ struct HawqSummary {
     size_t chosen = 0;
     size_t selected = 0;
     std::vector<std::string> notes;
+    /// The data the traces were computed on, to run HAWQ again on it (absent in older files and
+    /// in runs from saved traces).
+    std::optional<runtime::DatasetRequest> dataset;
 
     bool restorable() const { return !candidates.empty() && traces.has_value(); }
 
@@ -99,7 +103,7 @@ Result<mixed_precision::HawqOutcome> restoreHawqOutcome(const graph::Graph& mode
                                                         const HawqSummary& summary);
 
 /// The request the section was run with (settings, target, bits, mode, search, samples,
-/// iterations; no dataset).
+/// iterations, and the dataset when the section has it).
 mixed_precision::HawqRequest requestOf(const HawqSummary& summary);
 
 } // namespace qs::session

@@ -1,6 +1,8 @@
 #include "core/session/hessian_section.h"
 
 #include "core/report/hessian_report.h"
+#include "core/session/sections.h"
+#include "core/support/json_reader.h"
 
 #include <algorithm>
 #include <chrono>
@@ -46,33 +48,6 @@ std::string pathStamp(const std::string& path) {
            stamp(newest);
 }
 
-nlohmann::json requestToJson(const runtime::DatasetRequest& dataset) {
-    const bool limited = dataset.maxSamples != std::numeric_limits<int64_t>::max();
-    return {{"npy", dataset.npyFiles},
-            {"images", dataset.imagesDir},
-            {"classes", dataset.classesDir},
-            {"random", dataset.randomSamples},
-            {"seed", dataset.seed},
-            {"max_samples", limited ? nlohmann::json(dataset.maxSamples) : nlohmann::json()},
-            {"labels", dataset.labelsNpy},
-            {"input_shapes", dataset.inputShapes}};
-}
-
-runtime::DatasetRequest requestFromJson(const nlohmann::json& json) {
-    runtime::DatasetRequest dataset;
-    dataset.npyFiles = json.at("npy").get<std::vector<std::string>>();
-    dataset.imagesDir = json.at("images").get<std::string>();
-    dataset.classesDir = json.at("classes").get<std::string>();
-    dataset.randomSamples = json.at("random").get<int64_t>();
-    dataset.seed = json.at("seed").get<uint64_t>();
-    if (!json.at("max_samples").is_null()) {
-        dataset.maxSamples = json.at("max_samples").get<int64_t>();
-    }
-    dataset.labelsNpy = json.at("labels").get<std::string>();
-    dataset.inputShapes = json.at("input_shapes").get<std::vector<std::string>>();
-    return dataset;
-}
-
 } // namespace
 
 const hessian::HessianTargetScores* HessianSection::target(std::string_view node) const {
@@ -114,28 +89,30 @@ nlohmann::json toJson(const HessianSection& section) {
     return {{"dataset", section.dataset},
             {"dataset_fingerprint", section.datasetFingerprint},
             {"model_hash", section.modelHash},
-            {"dataset_request", requestToJson(section.datasetRequest)},
+            {"dataset_request", datasetRequestToJson(section.datasetRequest)},
             {"seconds", section.seconds},
             {"scores", report::toJson(section.scores)}};
 }
 
 Result<HessianSection> hessianSectionFromJson(const nlohmann::json& json) {
+    const std::string path = strict::member("sections", kHessianSection);
+    QS_TRY(strict::expectObject(json, path));
+    QS_TRY(strict::onlyKeys(json, path,
+                            {"dataset", "dataset_fingerprint", "model_hash", "dataset_request",
+                             "seconds", "scores"}));
     HessianSection section;
-    try {
-        section.dataset = json.at("dataset").get<std::string>();
-        section.datasetFingerprint = json.at("dataset_fingerprint").get<std::string>();
-        section.modelHash = json.at("model_hash").get<std::string>();
-        section.seconds = json.at("seconds").get<double>();
-        section.datasetRequest = requestFromJson(json.at("dataset_request"));
-    } catch (const std::exception& e) {
-        return Error(Errc::InvalidArgument, std::string("malformed hessian section: ") + e.what());
-    }
-    if (!json.contains("scores")) {
-        return Error(Errc::InvalidArgument, "malformed hessian section: no \"scores\"");
-    }
-    QS_ASSIGN_OR_RETURN(
-        section.scores,
-        report::hessianScoresFromJson(json.at("scores")).context("hessian section \"scores\""));
+    QS_ASSIGN_OR_RETURN(section.dataset, strict::field<std::string>(json, path, "dataset"));
+    QS_ASSIGN_OR_RETURN(section.datasetFingerprint,
+                        strict::field<std::string>(json, path, "dataset_fingerprint"));
+    QS_ASSIGN_OR_RETURN(section.modelHash, strict::field<std::string>(json, path, "model_hash"));
+    QS_ASSIGN_OR_RETURN(section.seconds, strict::field<double>(json, path, "seconds"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* request,
+                        strict::require(json, path, "dataset_request"));
+    QS_ASSIGN_OR_RETURN(section.datasetRequest,
+                        datasetRequestFromJson(*request, strict::member(path, "dataset_request")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* scores, strict::require(json, path, "scores"));
+    QS_ASSIGN_OR_RETURN(section.scores, report::hessianScoresFromJson(*scores).context(
+                                            strict::member(path, "scores")));
     return section;
 }
 

@@ -1,8 +1,10 @@
 #include "core/session/pruning_masks_section.h"
 
+#include "core/support/json_reader.h"
+
 #include <algorithm>
 #include <cmath>
-#include <exception>
+#include <type_traits>
 #include <numeric>
 
 namespace qs::session {
@@ -20,10 +22,15 @@ Result<T> field(const nlohmann::json& json, const char* key, const std::string& 
     if (it == json.end()) {
         return malformed(where + "no \"" + key + "\"");
     }
-    try {
-        return it->get<T>();
-    } catch (const std::exception&) {
-        return malformed(where + "\"" + key + "\" has the wrong type");
+    if constexpr (std::is_same_v<T, nlohmann::json>) {
+        return *it;
+    } else {
+        // Type and range checked before converting (a 1e30 channel count never reaches int64).
+        Result<T> value = strict::as<T>(*it, "\"" + std::string(key) + "\"");
+        if (!value.ok()) {
+            return malformed(where + value.error().message());
+        }
+        return value;
     }
 }
 

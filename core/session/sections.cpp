@@ -111,4 +111,42 @@ void setCompressionPlan(SessionFile& session, const compression::CompressionPlan
     setSection(session, kCompressionSection, compression::planToJson(plan));
 }
 
+nlohmann::json datasetRequestToJson(const runtime::DatasetRequest& dataset) {
+    const bool limited = dataset.maxSamples != std::numeric_limits<int64_t>::max();
+    return {{"npy", dataset.npyFiles},
+            {"images", dataset.imagesDir},
+            {"classes", dataset.classesDir},
+            {"random", dataset.randomSamples},
+            {"seed", dataset.seed},
+            {"max_samples", limited ? nlohmann::json(dataset.maxSamples) : nlohmann::json()},
+            {"labels", dataset.labelsNpy},
+            {"input_shapes", dataset.inputShapes}};
+}
+
+Result<runtime::DatasetRequest> datasetRequestFromJson(const nlohmann::json& json,
+                                                       const std::string& path) {
+    QS_TRY(strict::onlyKeys(json, path,
+                            {"npy", "images", "classes", "random", "seed", "max_samples", "labels",
+                             "input_shapes"}));
+    runtime::DatasetRequest dataset;
+    QS_ASSIGN_OR_RETURN(dataset.npyFiles, strict::field<std::vector<std::string>>(json, path, "npy"));
+    QS_ASSIGN_OR_RETURN(dataset.imagesDir, strict::field<std::string>(json, path, "images"));
+    QS_ASSIGN_OR_RETURN(dataset.classesDir, strict::field<std::string>(json, path, "classes"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* random, strict::require(json, path, "random"));
+    QS_ASSIGN_OR_RETURN(dataset.randomSamples,
+                        strict::integer(*random, strict::member(path, "random"), 0,
+                                        std::numeric_limits<int64_t>::max()));
+    QS_ASSIGN_OR_RETURN(dataset.seed, strict::field<uint64_t>(json, path, "seed"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* limit, strict::require(json, path, "max_samples"));
+    if (!limit->is_null()) {
+        QS_ASSIGN_OR_RETURN(dataset.maxSamples,
+                            strict::integer(*limit, strict::member(path, "max_samples"), 1,
+                                            std::numeric_limits<int64_t>::max()));
+    }
+    QS_ASSIGN_OR_RETURN(dataset.labelsNpy, strict::field<std::string>(json, path, "labels"));
+    QS_ASSIGN_OR_RETURN(dataset.inputShapes,
+                        strict::field<std::vector<std::string>>(json, path, "input_shapes"));
+    return dataset;
+}
+
 } // namespace qs::session

@@ -6,6 +6,7 @@
 
 #include "core/compression/weight_compression.h"
 #include "core/quantization/calibration_workflow.h"
+#include "core/runtime/dataset_request.h"
 #include "core/session/session_file.h"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,15 @@ const nlohmann::json* findSection(const SessionFile& session, std::string_view k
 
 /// Sets (replaces) the section `key`.
 void setSection(SessionFile& session, std::string_view key, nlohmann::json section);
+
+/// A dataset request as the Hessian and HAWQ sections keep it, to run again with the same data:
+/// {"npy", "images", "classes", "random", "seed", "max_samples" (null: all), "labels",
+///  "input_shapes"}.
+nlohmann::json datasetRequestToJson(const runtime::DatasetRequest& dataset);
+
+/// Reads it back strictly; errors name `path`.
+Result<runtime::DatasetRequest> datasetRequestFromJson(const nlohmann::json& json,
+                                                       const std::string& path);
 
 /// What a calibration found, as much as a later session shows without recalibrating.
 struct CalibrationSummary {

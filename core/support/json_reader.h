@@ -10,8 +10,11 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 namespace qs::strict {
 
@@ -62,5 +65,55 @@ Result<std::string> string(const Json& value, std::string_view path);
 /// An object key that must be a decimal id in [0, INT32_MAX], written canonically ("7", not
 /// "07" or "+7"), so two spellings of one id cannot both appear.
 Result<int> idKey(std::string_view key, std::string_view path);
+
+template <typename T>
+struct IsVector : std::false_type {};
+template <typename T>
+struct IsVector<std::vector<T>> : std::true_type {};
+
+/// `value` as a T (bool, string, floating point, integer type, or a vector of these), its JSON
+/// type checked and an integer's range checked against T before converting — where nlohmann's
+/// get<T>() would convert 1e30 or -1 into an int or size_t without a word.
+template <typename T>
+Result<T> as(const Json& value, std::string_view path) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return boolean(value, path);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return string(value, path);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        QS_ASSIGN_OR_RETURN(const double number, strict::number(value, path));
+        return static_cast<T>(number);
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+        if (value.is_number_unsigned()) { // beyond int64's range, as a 64-bit seed may be
+            return value.get<uint64_t>();
+        }
+        QS_ASSIGN_OR_RETURN(const int64_t number,
+                            integer(value, path, 0, std::numeric_limits<int64_t>::max()));
+        return static_cast<uint64_t>(number);
+    } else if constexpr (std::is_integral_v<T>) {
+        constexpr int64_t kMin = std::is_signed_v<T> ? int64_t{std::numeric_limits<T>::min()} : 0;
+        constexpr auto kMax = static_cast<int64_t>(std::numeric_limits<T>::max());
+        QS_ASSIGN_OR_RETURN(const int64_t number, integer(value, path, kMin, kMax));
+        return static_cast<T>(number);
+    } else {
+        static_assert(IsVector<T>::value, "strict::as reads scalars and vectors of them");
+        QS_TRY(expectArray(value, path));
+        T out;
+        out.reserve(value.size());
+        for (size_t i = 0; i < value.size(); ++i) {
+            QS_ASSIGN_OR_RETURN(auto item, as<typename T::value_type>(value[i], element(path, i)));
+            out.push_back(std::move(item));
+        }
+        return out;
+    }
+}
+
+/// The member `key` of the object `object` (at `path`) as a T; missing or mistyped is an error
+/// naming `path.key`.
+template <typename T>
+Result<T> field(const Json& object, std::string_view path, std::string_view key) {
+    QS_ASSIGN_OR_RETURN(const Json* value, require(object, path, key));
+    return as<T>(*value, member(path, key));
+}
 
 } // namespace qs::strict

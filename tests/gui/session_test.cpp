@@ -2,8 +2,11 @@
 // HW config; a session whose model changed, or a corrupt one, is refused with a clear error and
 // leaves the open document alone; the autosave is written after a change, is not offered while
 // its instance lives, is offered once its lock is gone and is removed on a clean exit; a HW config
-// file is validated before it replaces the quantizers.
+// file is validated before it replaces the quantizers; a refused setup, HW config or session
+// shows the CLI's message and changes nothing, and a good setup imports as one undo step.
 
+#include "core/quantization/hw_config.h"
+#include "core/quantization/setup_reader.h"
 #include "tests/gui/recording_reporter.h"
 #include "tests/gui/test_models.h"
 #include "ui/actions.h"
@@ -20,6 +23,7 @@
 #include "ui/settings.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QGraphicsItem>
 #include <QLockFile>
 #include <QSysInfo>
@@ -274,6 +278,89 @@ TEST_F(SessionTest, HwConfigFileIsValidatedBeforeUse) {
               QFileInfo(npu).absoluteFilePath());
     document().undoStack().undo();
     EXPECT_EQ(document().quantization()->settings.hw, "cpu");
+}
+
+
+TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
+    openAndWait(kDemoModel);
+    makeNpuFourBitChoice();
+    const GraphDocument& doc = document();
+    const quantization::QuantizationState before = *doc.quantization();
+    const int steps = doc.undoStack().count();
+    const auto unchanged = [&] {
+        EXPECT_EQ(doc.quantization()->settings, before.settings);
+        EXPECT_EQ(doc.quantization()->choice, before.choice);
+        EXPECT_EQ(doc.undoStack().count(), steps);
+        EXPECT_EQ(&document(), &doc);
+    };
+    const auto absolute = [](const QString& path) {
+        return QFile::encodeName(QFileInfo(path).absoluteFilePath()).toStdString();
+    };
+
+    // A setup with a port the node does not have: the message quantize --setup-in prints.
+    nlohmann::json setup = before.setup.toJson();
+    std::string node;
+    for (auto& [id, point] : setup["quantization_points"].items()) {
+        if (point["qip"].contains("input_port_id") && !point["qip"]["input_port_id"].is_null()) {
+            node = point["qip"]["target_node_name"].get<std::string>();
+            point["qip"]["input_port_id"] = 77;
+            break;
+        }
+    }
+    ASSERT_FALSE(node.empty()) << "the demo model's NPU setup has no input-port point";
+    const QString badSetup = test::writeFile(m_dir.path(), QStringLiteral("bad_port.json"),
+                                             QByteArray::fromStdString(setup.dump(2)));
+    EXPECT_FALSE(m_window.sessions().importSetupFile(badSetup));
+    ASSERT_EQ(m_messages.errors.size(), 1);
+    const auto cli = quantization::readSetupFile(absolute(badSetup), doc.graph());
+    ASSERT_FALSE(cli.ok());
+    EXPECT_EQ(m_messages.errors.back().toStdString(), cli.error().toString());
+    EXPECT_NE(cli.error().toString().find("input_port_id: node '" + node + "'"),
+              std::string::npos)
+        << cli.error().toString();
+    unchanged();
+
+    // A HW config whose bit width is no integer.
+    QFile npu(QStringLiteral(QS_SOURCE_DIR "/resources/hw_configs/npu.json"));
+    ASSERT_TRUE(npu.open(QIODevice::ReadOnly));
+    QByteArray hw = npu.readAll();
+    hw.replace("\"bits\": 8", "\"bits\": 1e30");
+    const QString badHw = test::writeFile(m_dir.path(), QStringLiteral("bad_bits.json"), hw);
+    EXPECT_FALSE(m_window.sessions().loadHwConfigFile(badHw));
+    ASSERT_EQ(m_messages.errors.size(), 2);
+    const auto load = quantization::HWConfig::load(absolute(badHw));
+    ASSERT_FALSE(load.ok());
+    EXPECT_EQ(m_messages.errors.back().toStdString(), load.error().toString());
+    EXPECT_TRUE(m_messages.errors.back().contains(QStringLiteral("bad_bits.json")));
+    unchanged();
+
+    // A session whose view has a negative zoom: refused whole, the open document stays.
+    const QString good = m_dir.filePath(QStringLiteral("good.qscope"));
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(good));
+    QFile saved(good);
+    ASSERT_TRUE(saved.open(QIODevice::ReadOnly));
+    nlohmann::json session = nlohmann::json::parse(saved.readAll().toStdString());
+    session["view"]["zoom"] = -1;
+    const QString badSession = test::writeFile(m_dir.path(), QStringLiteral("bad_zoom.qscope"),
+                                               QByteArray::fromStdString(session.dump(2)));
+    openAndWait(badSession);
+    ASSERT_EQ(m_messages.errors.size(), 3);
+    EXPECT_TRUE(m_messages.errors.back().contains(QStringLiteral("view.zoom: must be positive")))
+        << m_messages.errors.back().toStdString();
+    EXPECT_TRUE(m_messages.errors.back().contains(QStringLiteral("bad_zoom.qscope")));
+    unchanged();
+
+    // The good setup imports onto the default choices as one undo step, and undoes.
+    const QString goodSetup = test::writeFile(m_dir.path(), QStringLiteral("good.json"),
+                                              QByteArray::fromStdString(before.setup.toJson().dump()));
+    document().undoStack().undo(); // back to the first config of every point
+    ASSERT_NE(document().quantization()->choice, before.choice);
+    ASSERT_TRUE(m_window.sessions().importSetupFile(goodSetup))
+        << m_messages.errors.join(QLatin1Char('\n')).toStdString();
+    EXPECT_EQ(document().quantization()->setup.toJson(), before.setup.toJson());
+    document().undoStack().undo();
+    EXPECT_NE(document().quantization()->setup.toJson(), before.setup.toJson());
+    EXPECT_EQ(m_messages.errors.size(), 3);
 }
 
 } // namespace

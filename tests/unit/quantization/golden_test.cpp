@@ -8,7 +8,10 @@
 #include "core/graph/metatype.h"
 #include "core/onnx/model_io.h"
 #include "core/quantization/finalize_setup.h"
+#include "core/quantization/quantization_state.h"
 #include "core/quantization/quantizer_propagation_solver.h"
+#include "core/quantization/setup_import.h"
+#include "core/quantization/setup_reader.h"
 #include "core/support/atomic_file.h"
 
 #include <gtest/gtest.h>
@@ -225,6 +228,15 @@ TEST_P(GoldenTest, MatchesNncf) {
     diff += diffMaps(groupSet(goldenShared, goldenIdToKey), groupSet(ourShared, ourIdToKey),
                      "shared-input group");
     EXPECT_TRUE(diff.empty()) << c.model << "." << c.device << "." << c.preset << ":\n" << diff;
+
+    // NNCF's own setup state passes the strict reader and imports onto our proposal as it is.
+    auto read = parseSetup(golden["nncf_setup_state"].dump(), *model);
+    ASSERT_TRUE(read.ok()) << read.error().toString();
+    auto state = computeQuantization(*model, {.hw = c.device, .preset = preset});
+    ASSERT_TRUE(state.ok()) << state.error().toString();
+    auto choice = choicesForSetup(*state, *read);
+    ASSERT_TRUE(choice.ok()) << choice.error().toString();
+    EXPECT_EQ(*choice, state->choice);
 }
 
 std::vector<GoldenCase> allCases() {

@@ -129,6 +129,32 @@ TEST_F(SetupReader, GroupsAndLinksNameExistingPoints) {
                                  " is still in quantization_points");
 }
 
+TEST_F(SetupReader, UnifiedScaleMembersShareOneConfig) {
+    int second = -1;
+    for (const auto& [id, qp] : m_setup.quantizationPoints) {
+        if (!qp.insertionPoint.isWeight && id != m_activationId) {
+            second = id;
+        }
+    }
+    ASSERT_GE(second, 0);
+    nlohmann::json json = m_json;
+    point(json, m_activationId)["qconfig"]["num_bits"] = 8;
+    point(json, second)["qconfig"] = point(json, m_activationId)["qconfig"];
+    json["unified_scale_groups"] = {{"0", {m_activationId, second}}};
+    EXPECT_EQ(errorOf(json), "accepted");
+    point(json, second)["qconfig"]["num_bits"] = 4;
+    const std::string error = errorOf(json);
+    EXPECT_EQ(error.rfind("unified_scale_groups[0][1]: quantization point " +
+                              std::to_string(second) + " (B:4 ",
+                          0),
+              0U)
+        << error;
+    EXPECT_NE(error.find("cannot share a scale with point " + std::to_string(m_activationId) +
+                         " (B:8 "),
+              std::string::npos)
+        << error;
+}
+
 TEST_F(SetupReader, NumbersTypesAndIds) {
     nlohmann::json json = m_json;
     point(json, m_weightId)["qconfig"]["num_bits"] = 1e30;

@@ -75,6 +75,10 @@ TEST(HawqSectionAnalysis, RoundTripsAndRestoresTheOutcomeWithoutRecomputing) {
     EXPECT_EQ(asked.samples, request.samples);
     EXPECT_EQ(asked.iterations, request.iterations);
     EXPECT_EQ(asked.search, request.search);
+    // The dataset comes back too, so running HAWQ again on the same data reuses the traces.
+    ASSERT_TRUE(back->dataset.has_value());
+    EXPECT_EQ(asked.dataset.describe(), request.dataset.describe());
+    EXPECT_EQ(asked.dataset.randomSamples, 4);
 }
 
 TEST(HawqSectionAnalysis, MismatchesAndBadIndicesAreErrors) {
@@ -102,21 +106,50 @@ TEST(HawqSectionAnalysis, MismatchesAndBadIndicesAreErrors) {
     ASSERT_TRUE(restoredFewer.ok()) << restoredFewer.error().toString();
     EXPECT_EQ(restoredFewer->analysis.problem.layers.size(), summary.layers.size() - 1);
 
+    // Every field is checked before converting, and the message names its JSON path.
+    const auto errorOf = [](const nlohmann::json& json) {
+        auto read = hawqSummaryFromJson(json);
+        return read.ok() ? std::string("accepted") : read.error().message();
+    };
     nlohmann::json bad = toJson(summary);
+    EXPECT_EQ(errorOf(bad), "accepted");
     bad["chosen"] = summary.candidates.size();
-    auto index = hawqSummaryFromJson(bad);
-    ASSERT_FALSE(index.ok());
-    EXPECT_NE(index.error().message().find("out of range"), std::string::npos);
+    EXPECT_EQ(errorOf(bad), "sections.hawq.chosen: " + std::to_string(summary.candidates.size()) +
+                                " is out of range 0.." +
+                                std::to_string(summary.candidates.size() - 1));
+    bad["chosen"] = -1;
+    EXPECT_NE(errorOf(bad).find("sections.hawq.chosen: -1 is out of range"), std::string::npos);
     bad = toJson(summary);
     bad.erase("traces");
-    auto traces = hawqSummaryFromJson(bad);
-    ASSERT_FALSE(traces.ok());
-    EXPECT_NE(traces.error().message().find("'traces'"), std::string::npos);
+    EXPECT_EQ(errorOf(bad), "sections.hawq.traces: missing");
     bad = toJson(summary);
     bad["settings"]["preset"] = "fastest";
-    auto preset = hawqSummaryFromJson(bad);
-    ASSERT_FALSE(preset.ok());
-    EXPECT_NE(preset.error().message().find("'settings'"), std::string::npos);
+    EXPECT_EQ(errorOf(bad),
+              "sections.hawq.settings.preset: unknown preset 'fastest' (performance, mixed)");
+    bad = toJson(summary);
+    bad["layers"][0]["weight_bits"] = 1e30;
+    EXPECT_EQ(errorOf(bad),
+              "sections.hawq.layers[0].weight_bits: expected an integer in 2..16, got 1e+30");
+    bad = toJson(summary);
+    bad["candidates"][0]["activation_bits"][0] = 99;
+    EXPECT_EQ(errorOf(bad),
+              "sections.hawq.candidates[0].activation_bits[0]: 99 is no bit width (2..16)");
+    bad = toJson(summary);
+    bad["trace_order"][0] = 0.5;
+    EXPECT_NE(errorOf(bad).find("sections.hawq.trace_order[0]: expected an integer"),
+              std::string::npos);
+    bad = toJson(summary);
+    bad["iterations"] = "many";
+    EXPECT_NE(errorOf(bad).find("sections.hawq.iterations: expected an integer"),
+              std::string::npos);
+    bad = toJson(summary);
+    bad["layers"][0]["perturbation"]["08"] = 0.5;
+    EXPECT_NE(errorOf(bad).find("sections.hawq.layers[0].perturbation"), std::string::npos);
+    bad = toJson(summary);
+    bad["extra"] = 1;
+    EXPECT_NE(errorOf(bad).find("sections.hawq.extra: unknown field"), std::string::npos);
+    EXPECT_NE(errorOf(nlohmann::json::array()).find("sections.hawq: expected an object"),
+              std::string::npos);
 
     HawqSummary summaryOnly = summary;
     summaryOnly.candidates.clear();

@@ -89,12 +89,12 @@ TEST(HessianSection, ScoresRoundTripThroughTheSessionFile) {
     read->sections[std::string(kHessianSection)] = {{"dataset", "random 3"}};
     auto malformed = hessianSection(*read);
     ASSERT_FALSE(malformed.ok());
-    EXPECT_NE(malformed.error().message().find("malformed hessian section"), std::string::npos);
+    EXPECT_NE(malformed.error().message().find("sections.hessian.dataset_fingerprint"), std::string::npos);
     nlohmann::json noTargets = toJson(section);
     noTargets["scores"].erase("targets");
     auto broken = hessianSectionFromJson(noTargets);
     ASSERT_FALSE(broken.ok());
-    EXPECT_NE(broken.error().toString().find("hessian section \"scores\""), std::string::npos);
+    EXPECT_NE(broken.error().toString().find("sections.hessian.scores"), std::string::npos);
 }
 
 TEST(HessianSection, FingerprintFollowsTheDatasetFiles) {

@@ -193,7 +193,10 @@ TEST(PruningMasksSection, AMalformedSectionNamesTheField) {
     expectError(bad, "\"constraint\"");
     bad = good;
     bad["sections"][0]["scores"] = "many";
-    expectError(bad, "sections[0]: \"scores\" has the wrong type");
+    expectError(bad, "sections[0]: \"scores\": expected an array, got a string");
+    bad = good;
+    bad["sections"][0]["channels"] = 1e30;
+    expectError(bad, "sections[0]: \"channels\": expected an integer");
     bad = good;
     bad["sections"][0]["scores"].erase(0);
     expectError(bad, "one value per channel");
