@@ -3,6 +3,7 @@
 // lets the tests check it with a strict XML parser as well as with an HTML one. The HAWQ plots and
 // the pruning bars are small SVGs drawn here; the graph and the bit-width charts come from Qt.
 
+#include "core/report/review_diff.h"
 #include "core/report/review_report.h"
 
 #include <algorithm>
@@ -440,7 +441,70 @@ std::string_view svgElement(std::string_view svg) {
     const size_t start = svg.find("<svg");
     return start == std::string_view::npos ? std::string_view{} : svg.substr(start);
 }
+
+/// The page's head, its title and heading.
+void pageStart(std::ostream& out, const std::string& title, const std::string& version) {
+    out << "<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head>"
+           "<meta charset=\"utf-8\"/><meta name=\"generator\" content=\"Quantscope "
+        << htmlEscape(version) << "\"/><title>" << htmlEscape(title) << "</title>\n<style>"
+        << kStyle << "</style></head>\n<body>\n<h1>" << htmlEscape(title) << "</h1>\n";
+}
+
+void pageEnd(std::ostream& out) {
+    out << "<script>//<![CDATA[" << kScript << "//]]></script>\n</body></html>\n";
+}
+
+void graphSection(std::ostream& out, std::string_view svg) {
+    if (svg.empty()) {
+        return;
+    }
+    out << "<section id=\"graph\"><h2>Graph</h2>\n<div class=\"viewport\" "
+           "id=\"graph-view\"><div>"
+        << svg
+        << "</div></div>\n<p class=\"hint\">Wheel: zoom; drag: pan; double-click: fit."
+           "</p></section>\n";
+}
 } // namespace
+
+std::string reviewDiffHtml(const ReviewDiff& diff, const std::string& graphSvg) {
+    std::ostringstream out;
+    pageStart(out, "Review diff: " + diff.b.modelName, diff.b.toolVersion);
+    out << "<dl class=\"facts\">\n";
+    fact(out, "A", diff.nameA);
+    fact(out, "B", diff.nameB);
+    fact(out, "Model", diff.b.modelPath);
+    fact(out, "HW config A / B", diff.a.hw + " / " + diff.b.hw);
+    fact(out, "Weights A / B",
+         mib(diff.a.compressedBytes) + " / " + mib(diff.b.compressedBytes) + " (float " +
+             mib(diff.b.floatBytes) + ")");
+    fact(out, "BitOps ratio A / B",
+         fmt(diff.a.bitOpsRatio, "%.3f") + " / " + fmt(diff.b.bitOpsRatio, "%.3f"));
+    fact(out, "Quantizers A / B",
+         std::to_string(diff.a.activeQuantizers + diff.a.requantizers) + " / " +
+             std::to_string(diff.b.activeQuantizers + diff.b.requantizers));
+    fact(out, "Changed / unchanged points",
+         std::to_string(diff.quantizers.rows.size()) + " / " + std::to_string(diff.unchanged));
+    if (diff.a.accuracy && diff.b.accuracy) {
+        fact(out, "Top-1 A / B",
+             fmt(100.0 * diff.a.accuracy->compressed.top1(), "%.2f") + " % / " +
+                 fmt(100.0 * diff.b.accuracy->compressed.top1(), "%.2f") + " % (float " +
+                 fmt(100.0 * diff.b.accuracy->floatModel.top1(), "%.2f") + " %)");
+    }
+    fact(out, "Date", diff.b.date);
+    out << "</dl>\n";
+    graphSection(out, svgElement(graphSvg));
+    for (const ReviewTable& t : diff.tables()) {
+        out << "<section id=\"" << htmlEscape(t.id) << "\"><h2>" << htmlEscape(t.title) << " ("
+            << t.rows.size() << ")</h2>\n";
+        table(out, t, columnOf(t, "bits"));
+        out << "</section>\n";
+    }
+    for (const std::string& note : diff.notes) {
+        out << "<p class=\"hint\">" << htmlEscape(note) << "</p>\n";
+    }
+    pageEnd(out);
+    return out.str();
+}
 
 std::string reviewHtml(const ReviewReport& report, const ReviewGraphics& graphics) {
     std::ostringstream out;
@@ -453,12 +517,8 @@ std::string reviewHtml(const ReviewReport& report, const ReviewGraphics& graphic
         }
         return nullptr;
     };
-    const std::string name = htmlEscape(report.header.modelName);
-    out << "<!DOCTYPE html>\n<html lang=\"en\" xmlns=\"http://www.w3.org/1999/xhtml\"><head>"
-           "<meta charset=\"utf-8\"/><meta name=\"generator\" content=\"Quantscope "
-        << htmlEscape(report.header.toolVersion) << "\"/><title>Review report: " << name
-        << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n<h1>Review report: " << name
-        << "</h1>\n<nav><a href=\"#graph\">Graph</a><a href=\"#distribution\">Bit widths</a>"
+    pageStart(out, "Review report: " + report.header.modelName, report.header.toolVersion);
+    out << "<nav><a href=\"#graph\">Graph</a><a href=\"#distribution\">Bit widths</a>"
            "<a href=\"#nncf\">NNCF table</a><a href=\"#quantizers\">Quantizers</a>";
     if (report.hawq) {
         out << "<a href=\"#hawq\">HAWQ</a>";
@@ -477,14 +537,7 @@ std::string reviewHtml(const ReviewReport& report, const ReviewGraphics& graphic
             << (bits > 0 ? std::to_string(bits) + "-bit" : std::string("float")) << "</span>";
     }
     out << "</p>\n";
-    const std::string_view graph = svgElement(graphics.graphSvg);
-    if (!graph.empty()) {
-        out << "<section id=\"graph\"><h2>Graph</h2>\n<div class=\"viewport\" "
-               "id=\"graph-view\"><div>"
-            << graph
-            << "</div></div>\n<p class=\"hint\">Wheel: zoom; drag: pan; double-click: fit."
-               "</p></section>\n";
-    }
+    graphSection(out, svgElement(graphics.graphSvg));
     out << "<section id=\"distribution\"><h2>Bit-width distribution</h2>\n<div "
            "class=\"charts\">"
         << svgElement(graphics.bitwidthChartSvg) << svgElement(graphics.opTypeChartSvg)
@@ -512,7 +565,7 @@ std::string reviewHtml(const ReviewReport& report, const ReviewGraphics& graphic
     for (const std::string& note : report.notes) {
         out << "<p class=\"hint\">" << htmlEscape(note) << "</p>\n";
     }
-    out << "<script>//<![CDATA[" << kScript << "//]]></script>\n</body></html>\n";
+    pageEnd(out);
     return out.str();
 }
 

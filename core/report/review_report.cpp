@@ -535,13 +535,18 @@ std::string tableCsv(const ReviewTable& table) {
 }
 
 Result<void> writeReviewCsv(const ReviewReport& report, const std::filesystem::path& dir) {
+    return writeTablesCsv(report.tables(), dir);
+}
+
+Result<void> writeTablesCsv(const std::vector<ReviewTable>& tables,
+                            const std::filesystem::path& dir) {
     std::error_code error;
     std::filesystem::create_directories(dir, error);
     if (error) {
         return Error(Errc::Io,
                      "cannot create the CSV folder '" + dir.string() + "': " + error.message());
     }
-    for (const ReviewTable& table : report.tables()) {
+    for (const ReviewTable& table : tables) {
         QS_TRY(writeFileAtomically(dir / (table.id + ".csv"), tableCsv(table)));
     }
     return {};

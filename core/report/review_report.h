@@ -188,7 +188,11 @@ std::string reviewHtml(const ReviewReport& report, const ReviewGraphics& graphic
 /// RFC 4180 CSV of `table`: a header row, then one line per row.
 std::string tableCsv(const ReviewTable& table);
 
-/// Writes every table as DIR/<id>.csv (the folder is created), each atomically.
+/// Writes each table as DIR/<id>.csv (the folder is created), each atomically.
+Result<void> writeTablesCsv(const std::vector<ReviewTable>& tables,
+                            const std::filesystem::path& dir);
+
+/// writeTablesCsv() of every table of `report`.
 Result<void> writeReviewCsv(const ReviewReport& report, const std::filesystem::path& dir);
 
 /// `text` with &, <, >, " escaped.

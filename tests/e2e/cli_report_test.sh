@@ -4,7 +4,7 @@
 # compression sections, and of a zoo model (when QS_ZOO_DIR has one); the page is self-contained,
 # well-formed (xmllint as XML, and as HTML where only libxml2's HTML4 parser's "Tag svg invalid"
 # complaints about inline SVG are allowed), its quantizer table has the rows of quantizers.csv;
-# a missing --out is a usage error (2), an unwritable path and --setup with --session clear errors.
+# `diff` of two setups names the changed points; a missing --out is a usage error (2), an unwritable path and --setup with --session clear errors.
 set -uo pipefail
 cli=$1 models=$2
 demo=$models/digits_cnn.onnx
@@ -75,9 +75,10 @@ scales=$("$py" -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); pr
 [ "$scales" -gt 0 ] || fail "no quantizer of the calibrated demo has a scale"
 
 # A setup written by quantize, then a session with HAWQ and weight-compression sections.
-"$cli" quantize "$demo" --hw npu --set '/conv1/Conv=4' --setup-out "$tmp/setup.json" >/dev/null 2>&1 ||
-    "$cli" quantize "$demo" --hw npu --setup-out "$tmp/setup.json" >/dev/null 2>&1 ||
+"$cli" quantize "$demo" --hw npu --set '/fc/Gemm=4' --setup-out "$tmp/setup.json" >/dev/null 2>&1 ||
     fail "quantize --setup-out failed"
+"$cli" quantize "$demo" --hw npu --setup-out "$tmp/setup8.json" >/dev/null 2>&1 ||
+    fail "quantize --setup-out (8 bits) failed"
 "$cli" report "$demo" --setup "$tmp/setup.json" --hw npu --out "$tmp/setup.html" 2>"$tmp/err" ||
     fail "report --setup exited $?: $(tail -3 "$tmp/err")"
 check_page "$tmp/setup.html"
@@ -95,6 +96,15 @@ grep -q 'id="weight-compression"' "$tmp/session.html" || fail "no weight-compres
 [ -s "$tmp/scsv/hawq_layers.csv" ] || fail "no hawq_layers.csv"
 grep -q 'id="pruning"' "$tmp/session.html" && fail "a pruning section without pruning"
 
+# The diff of two setups: the 4-bit Gemm input is the change.
+"$cli" diff "$tmp/setup8.json" "$tmp/setup.json" --model "$demo" --hw npu --out "$tmp/diff.html" \
+    --csv "$tmp/dcsv" >"$tmp/out" 2>"$tmp/err" || fail "diff exited $?: $(tail -3 "$tmp/err")"
+check_page "$tmp/diff.html" "$tmp/dcsv"
+grep -q '/fc/Gemm' "$tmp/dcsv/changed_quantizers.csv" || fail "the diff misses the 4-bit /fc/Gemm"
+grep -q 'bit width' "$tmp/dcsv/changed_quantizers.csv" || fail "the diff names no bit-width change"
+"$cli" diff "$tmp/setup8.json" "$tmp/setup.json" --out "$tmp/d2.html" 2>/dev/null; rc=$?
+[ "$rc" -eq 2 ] || fail "diff of two setups without --model exited $rc, expected 2"
+
 # Errors: usage (2) and bad input (1), one line each, nothing written.
 "$cli" report "$demo" 2>/dev/null; rc=$?
 [ "$rc" -eq 2 ] || fail "report without --out exited $rc, expected 2"
@@ -107,7 +117,7 @@ grep -q 'id="pruning"' "$tmp/session.html" && fail "a pruning section without pr
 grep -q "$tmp/missing/dir/r.html" "$tmp/err" || fail "the error does not name the path: $(cat "$tmp/err")"
 "$cli" report "$tmp/missing.onnx" --out "$tmp/y.html" 2>"$tmp/err"; rc=$?
 [ "$rc" -eq 1 ] || fail "a missing model exited $rc, expected 1"
-[ ! -e "$tmp/x.html" ] && [ ! -e "$tmp/y.html" ] || fail "a page was written for a failed report"
+if [ -e "$tmp/x.html" ] || [ -e "$tmp/y.html" ]; then fail "a page was written for a failed report"; fi
 
 # A zoo model, when the zoo is there.
 zoo=${QS_ZOO_DIR:-}

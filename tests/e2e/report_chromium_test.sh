@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The review page in a real browser: the demo model's REVIEW.html opened from disk in headless
+# The review pages in a real browser: the demo model's REVIEW.html and DIFF.html opened from disk in headless
 # Chromium, a screenshot taken; the screenshot must not be blank (several colours, the bit-width
 # colours among them) and the browser log must show no script error. Skips (77) without chromium.
 # SHOT_DIR keeps the screenshot for a look.
@@ -20,6 +20,11 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
     --labels-npy "$models/digits_test_labels.npy" --out "$tmp/REVIEW.html" >/dev/null 2>"$tmp/err" ||
     { echo "FAIL: report exited $?: $(tail -3 "$tmp/err")" >&2; exit 1; }
 
+"$cli" quantize "$demo" --hw npu --setup-out "$tmp/a.json" >/dev/null 2>&1 &&
+    "$cli" quantize "$demo" --hw npu --set '/fc/Gemm=4' --setup-out "$tmp/b.json" >/dev/null 2>&1 &&
+    "$cli" diff "$tmp/a.json" "$tmp/b.json" --model "$demo" --hw npu --out "$tmp/DIFF.html" \
+        >/dev/null 2>"$tmp/err" || { echo "FAIL: diff failed: $(tail -3 "$tmp/err")" >&2; exit 1; }
+
 start=$(date +%s.%N)
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
@@ -30,9 +35,21 @@ rc=$?
 end=$(date +%s.%N)
 echo "chromium: page loaded and screenshot taken in $(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }') s (exit $rc)"
 [ -s "$tmp/shot.png" ] || fail "no screenshot (chromium exited $rc): $(tail -5 "$tmp/browser.log")"
-if grep -E 'Uncaught|CONSOLE.*(Error|error)|:ERROR:CONSOLE' "$tmp/browser.log" >"$tmp/script.err"; then
+if grep -E 'Uncaught|:CONSOLE[:(]' "$tmp/browser.log" >"$tmp/script.err"; then
     fail "script errors in the page: $(head -3 "$tmp/script.err")"
 fi
+# The page's script ran: the graph was fitted into its viewport (a transform on its canvas).
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$tmp/profile2" --dump-dom "file://$tmp/REVIEW.html" >"$tmp/dom.html" 2>/dev/null
+grep -q 'style="transform: translate(' "$tmp/dom.html" || fail "the zoom/pan script did not run"
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$tmp/profile3" --enable-logging=stderr --v=0 \
+    --screenshot="$tmp/diff.png" --window-size=1280,900 "file://$tmp/DIFF.html" \
+    >/dev/null 2>"$tmp/diff.log"
+[ -s "$tmp/diff.png" ] || fail "no screenshot of DIFF.html"
+grep -E 'Uncaught|:CONSOLE[:(]' "$tmp/diff.log" && fail "script errors in DIFF.html"
 if [ -s "$tmp/shot.png" ]; then
     /usr/bin/python3 - "$tmp/shot.png" <<'EOF' || fail "the screenshot looks blank"
 import sys
@@ -47,7 +64,8 @@ if green < 50:
     sys.exit(f"no 8-bit green on the page ({green} pixels)")
 EOF
     if [ -n "${SHOT_DIR:-}" ]; then
-        mkdir -p "$SHOT_DIR" && cp "$tmp/shot.png" "$SHOT_DIR/review_report.png"
+        mkdir -p "$SHOT_DIR" && cp "$tmp/shot.png" "$SHOT_DIR/review_report.png" &&
+            cp "$tmp/diff.png" "$SHOT_DIR/review_diff.png"
     fi
 fi
 [ "$failures" -eq 0 ] && echo "review report in chromium: all checks passed"

@@ -40,4 +40,22 @@ Result<void> writeReviewReport(const graph::Graph& graph, const report::ReviewRe
     return {};
 }
 
+Result<void> writeReviewDiff(const graph::Graph& graph, const report::ReviewDiff& diff,
+                             const std::vector<quantization::QuantizerMark>& marksB,
+                             const GraphTheme& theme, const ReviewWriteOptions& options,
+                             Progress& progress) {
+    if (options.htmlPath.empty()) {
+        return Error(Errc::Usage, "no path for the diff page");
+    }
+    QS_ASSIGN_OR_RETURN(const QByteArray svg,
+                        renderGraphSvg(graph, theme, progress, marksB, options.expandAll));
+    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewDiffHtml(diff, svg.toStdString()))
+               .context("diff page '" + options.htmlPath + "'"));
+    if (!options.csvDir.empty()) {
+        QS_TRY(report::writeTablesCsv(diff.tables(), options.csvDir)
+                   .context("CSV folder '" + options.csvDir + "'"));
+    }
+    return {};
+}
+
 } // namespace qs::ui

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/graph/graph.h"
+#include "core/report/review_diff.h"
 #include "core/report/review_report.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
@@ -31,5 +32,12 @@ Result<report::ReviewGraphics> drawReviewGraphics(const graph::Graph& graph,
 Result<void> writeReviewReport(const graph::Graph& graph, const report::ReviewReport& report,
                                const GraphTheme& theme, const ReviewWriteOptions& options,
                                Progress& progress);
+
+/// The diff page of `diff` with B's graph (`marksB` as its badges) to options.htmlPath, and its
+/// tables as CSV with a folder.
+Result<void> writeReviewDiff(const graph::Graph& graph, const report::ReviewDiff& diff,
+                             const std::vector<quantization::QuantizerMark>& marksB,
+                             const GraphTheme& theme, const ReviewWriteOptions& options,
+                             Progress& progress);
 
 } // namespace qs::ui
