@@ -52,6 +52,7 @@ session::ReviewRequest sideRequest(const DiffOptions& options, const std::string
 
 Result<void> runDiffImpl(const DiffOptions& options) {
     std::string modelPath = options.modelPath;
+    QS_TRY(report::checkReportOutputs(options.outPath, options.csvDir));
     if (modelPath.empty()) {
         const std::string& saved = isSession(options.a) ? options.a : options.b;
         if (!isSession(saved)) {

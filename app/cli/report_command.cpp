@@ -35,6 +35,7 @@ struct ReportOptions {
 
 Result<void> runReportImpl(ReportOptions& options) {
     session::ReviewRequest request = options.request;
+    QS_TRY(report::checkReportOutputs(options.outPath, options.csvDir));
     request.dataset = options.dataset;
     request.modelPath = options.modelPath;
     if (request.modelPath.empty()) {

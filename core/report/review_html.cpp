@@ -95,8 +95,9 @@ constexpr std::string_view kScript = R"(
       canvas.style.transform = 'translate(' + x + 'px,' + y + 'px) scale(' + s + ')';
     };
     var fit = function () {
-      s = Math.min(view.clientWidth / w, view.clientHeight / h, 1);
-      x = (view.clientWidth - w * s) / 2; y = 0; apply();
+      // Tall graphs fill the width and scroll by drag; wide ones fit.
+      s = Math.min(view.clientWidth / w, Math.max(view.clientHeight / h, 0.5), 1);
+      x = Math.max((view.clientWidth - w * s) / 2, 0); y = 0; apply();
     };
     view.addEventListener('wheel', function (e) {
       e.preventDefault();
@@ -143,7 +144,14 @@ constexpr std::string_view kScript = R"(
 )";
 
 void fact(std::ostream& out, std::string_view name, const std::string& value) {
-    out << "<dt>" << htmlEscape(name) << "</dt><dd>" << htmlEscape(value) << "</dd>\n";
+    std::string text = htmlEscape(value);
+    while (!text.empty() && text.back() == '\n') {
+        text.pop_back();
+    }
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at)) {
+        text.replace(at, 1, "<br/>");
+    }
+    out << "<dt>" << htmlEscape(name) << "</dt><dd>" << text << "</dd>\n";
 }
 
 void headerSection(std::ostream& out, const ReviewHeader& h) {

@@ -195,6 +195,11 @@ Result<void> writeTablesCsv(const std::vector<ReviewTable>& tables,
 /// writeTablesCsv() of every table of `report`.
 Result<void> writeReviewCsv(const ReviewReport& report, const std::filesystem::path& dir);
 
+/// Checks before any work that a page can be written at `path` (its folder exists and is
+/// writable, `path` is not a folder) and that `csvDir`, if given, is not a file.
+Result<void> checkReportOutputs(const std::filesystem::path& path,
+                                const std::filesystem::path& csvDir = {});
+
 /// `text` with &, <, >, " escaped.
 std::string htmlEscape(std::string_view text);
 

@@ -1,10 +1,10 @@
 // The review report's core workflow on a small conv net built in code: one quantizer table row per
 // quantizer (active, requantizer, merged) with its chosen config and state; the CSV and the HTML
 // table hold the same rows; a 4-bit weight shows in the bit-width shares (parameters, bytes,
-// BitOps) and the BitOps ratio; calibration fills ranges, scales and SQNR; the HAWQ, pruning and
+// BitOps as HAWQ counts them); calibration fills ranges, scales and SQNR; the HAWQ, pruning and
 // weight-compression sections appear exactly when present; bad inputs (a setup and a session, a
 // setup for another model, a session of another model, malformed sections, an unwritable CSV
-// folder) are errors naming the problem.
+// folder, a page path in a missing folder) are errors naming the problem.
 
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
@@ -241,11 +241,12 @@ TEST_F(ReviewReportTest, AFourBitWeightShowsInTheSharesAndTheBitOpsRatio) {
     EXPECT_EQ(four.weightQuantizers, 1);
     EXPECT_EQ(four.weightParameters, 108);
     EXPECT_EQ(four.weightBytes, 54);
-    EXPECT_GT(four.bitOps, 0.0);
+    // HAWQ's BitOps: MACs x max(weight bits, input bits); c1's input stays 8-bit.
+    EXPECT_DOUBLE_EQ(four.bitOps, 4.0 * 3 * 3 * 3 * 8 * 8 * 8);
     ASSERT_TRUE(byBits.contains(8));
     EXPECT_EQ(byBits.at(8).weightParameters, 16 + 40);
     EXPECT_EQ(byBits.at(8).weightBytes, 16 + 40);
-    EXPECT_GT(report->header.bitOpsRatio, 1.0);
+    EXPECT_DOUBLE_EQ(report->header.bitOpsRatio, 1.0);
     EXPECT_EQ(report->header.floatBytes, 4 * (108 + 16 + 40));
     EXPECT_EQ(report->header.compressedBytes, 54 + 16 + 40);
     EXPECT_EQ(report->bitwidths.byOpType.at("Conv").at(4), 1);
@@ -423,6 +424,13 @@ TEST_F(ReviewReportTest, BadInputsAreErrorsNamingTheProblem) {
     const Result<void> csv = report::writeReviewCsv(*report, m_dir / "file" / "csv");
     ASSERT_FALSE(csv.ok());
     EXPECT_NE(csv.error().toString().find("file"), std::string::npos);
+    // The CLI's check before any work: a missing folder, a folder as the page, a file as CSV dir.
+    const Result<void> missing = report::checkReportOutputs(m_dir / "no" / "page.html");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().toString().find("does not exist"), std::string::npos);
+    EXPECT_FALSE(report::checkReportOutputs(m_dir).ok());
+    EXPECT_FALSE(report::checkReportOutputs(m_dir / "page.html", m_dir / "file").ok());
+    EXPECT_TRUE(report::checkReportOutputs(m_dir / "page.html", m_dir / "csv").ok());
 }
 
 } // namespace

@@ -31,8 +31,7 @@ Result<void> writeReviewReport(const graph::Graph& graph, const report::ReviewRe
     }
     QS_ASSIGN_OR_RETURN(const report::ReviewGraphics graphics,
                         drawReviewGraphics(graph, report, theme, options.expandAll, progress));
-    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewHtml(report, graphics))
-               .context("review report '" + options.htmlPath + "'"));
+    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewHtml(report, graphics)));
     if (!options.csvDir.empty()) {
         QS_TRY(report::writeReviewCsv(report, options.csvDir)
                    .context("CSV folder '" + options.csvDir + "'"));
@@ -49,8 +48,7 @@ Result<void> writeReviewDiff(const graph::Graph& graph, const report::ReviewDiff
     }
     QS_ASSIGN_OR_RETURN(const QByteArray svg,
                         renderGraphSvg(graph, theme, progress, marksB, options.expandAll));
-    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewDiffHtml(diff, svg.toStdString()))
-               .context("diff page '" + options.htmlPath + "'"));
+    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewDiffHtml(diff, svg.toStdString())));
     if (!options.csvDir.empty()) {
         QS_TRY(report::writeTablesCsv(diff.tables(), options.csvDir)
                    .context("CSV folder '" + options.csvDir + "'"));
