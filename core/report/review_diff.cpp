@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace qs::report {
@@ -29,15 +30,25 @@ std::map<std::string, Row> byPoint(const ReviewTable& table) {
     }
     return rows;
 }
-} // namespace
 
-ReviewDiff diffReviews(const ReviewReport& a, const ReviewReport& b, std::string nameA,
-                       std::string nameB) {
-    ReviewDiff diff;
-    diff.nameA = std::move(nameA);
-    diff.nameB = std::move(nameB);
-    diff.a = a.header;
-    diff.b = b.header;
+/// What changed at one point: "added", "removed", "bit width", "state", "config" or "".
+std::string changeOf(const Row* a, const Row* b) {
+    if (a == nullptr) {
+        return "added";
+    }
+    if (b == nullptr) {
+        return "removed";
+    }
+    for (const auto& [column, name] :
+         {std::pair{"bits", "bit width"}, {"state", "state"}, {"chosen config", "config"}}) {
+        if ((*a)[column] != (*b)[column]) {
+            return name;
+        }
+    }
+    return {};
+}
+
+void changedQuantizers(ReviewDiff& diff, const ReviewReport& a, const ReviewReport& b) {
     diff.quantizers = {
         .id = "changed_quantizers",
         .title = "Quantizers that changed",
@@ -48,43 +59,33 @@ ReviewDiff diffReviews(const ReviewReport& a, const ReviewReport& b, std::string
     const std::map<std::string, Row> rowsA = byPoint(a.quantizers);
     const std::map<std::string, Row> rowsB = byPoint(b.quantizers);
     std::set<std::string> points;
-    for (const auto& [point, row] : rowsA) {
-        points.insert(point);
-    }
-    for (const auto& [point, row] : rowsB) {
-        points.insert(point);
+    for (const auto* rows : {&rowsA, &rowsB}) {
+        for (const auto& [point, row] : *rows) {
+            points.insert(point);
+        }
     }
     for (const std::string& point : points) {
         const auto ra = rowsA.find(point);
         const auto rb = rowsB.find(point);
-        const bool inA = ra != rowsA.end();
-        const bool inB = rb != rowsB.end();
-        const Row& any = inA ? ra->second : rb->second;
-        std::string change;
-        if (!inA) {
-            change = "added";
-        } else if (!inB) {
-            change = "removed";
-        } else if (ra->second["bits"] != rb->second["bits"]) {
-            change = "bit width";
-        } else if (ra->second["state"] != rb->second["state"]) {
-            change = "state";
-        } else if (ra->second["chosen config"] != rb->second["chosen config"]) {
-            change = "config";
-        }
+        const Row* rowA = ra == rowsA.end() ? nullptr : &ra->second;
+        const Row* rowB = rb == rowsB.end() ? nullptr : &rb->second;
+        const std::string change = changeOf(rowA, rowB);
         if (change.empty()) {
             ++diff.unchanged;
             continue;
         }
-        auto cell = [](const std::map<std::string, Row>::const_iterator& it, bool present,
-                       std::string_view column) {
-            return present ? it->second[column] : std::string();
+        const Row& any = rowA != nullptr ? *rowA : *rowB;
+        auto cell = [](const Row* row, std::string_view column) {
+            return row != nullptr ? (*row)[column] : std::string();
         };
         diff.quantizers.rows.push_back(
-            {point, any["kind"], any["op"], change, cell(ra, inA, "bits"), cell(rb, inB, "bits"),
-             cell(ra, inA, "chosen config"), cell(rb, inB, "chosen config"), cell(ra, inA, "state"),
-             cell(rb, inB, "state"), cell(ra, inA, "SQNR dB"), cell(rb, inB, "SQNR dB")});
+            {point, any["kind"], any["op"], change, cell(rowA, "bits"), cell(rowB, "bits"),
+             cell(rowA, "chosen config"), cell(rowB, "chosen config"), cell(rowA, "state"),
+             cell(rowB, "state"), cell(rowA, "SQNR dB"), cell(rowB, "SQNR dB")});
     }
+}
+
+void bitwidthRows(ReviewDiff& diff, const ReviewReport& a, const ReviewReport& b) {
     diff.bitwidths = {.id = "bitwidths",
                       .title = "Quantizers per bit width",
                       .columns = {"bits", "activations A", "activations B", "weights A",
@@ -110,32 +111,50 @@ ReviewDiff diffReviews(const ReviewReport& a, const ReviewReport& b, std::string
              std::to_string(sb.weightQuantizers), std::to_string(sa.weightBytes),
              std::to_string(sb.weightBytes)});
     }
+}
+
+void changedPruning(ReviewDiff& diff, const ReviewReport& a, const ReviewReport& b) {
     diff.pruning = {.id = "changed_pruning",
                     .title = "Pruning sections that changed",
                     .columns = {"entry", "channels", "kept A", "kept B"},
                     .numeric = {false, true, true, true},
                     .rows = {}};
-    std::map<std::string, std::pair<std::string, std::string>> kept;
+    // A side without pruning (or without the section) keeps every channel.
+    std::map<std::string, std::pair<std::optional<int64_t>, std::optional<int64_t>>> kept;
     std::map<std::string, int64_t> channels;
-    for (const auto& [report, side] : {std::pair{&a, 0}, std::pair{&b, 1}}) {
-        if (!report->pruning) {
-            continue;
-        }
-        for (const ReviewPruning::Section& s : report->pruning->sections) {
-            (side == 0 ? kept[s.entry].first : kept[s.entry].second) = std::to_string(s.kept);
-            channels[s.entry] = s.channels;
-        }
+    for (const ReviewPruning::Section& s :
+         a.pruning ? a.pruning->sections : std::vector<ReviewPruning::Section>{}) {
+        kept[s.entry].first = s.kept;
+        channels[s.entry] = s.channels;
+    }
+    for (const ReviewPruning::Section& s :
+         b.pruning ? b.pruning->sections : std::vector<ReviewPruning::Section>{}) {
+        kept[s.entry].second = s.kept;
+        channels[s.entry] = s.channels;
     }
     for (const auto& [entry, pair] : kept) {
-        // A side without pruning keeps every channel.
-        const std::string all = std::to_string(channels[entry]);
-        const std::string keptA = pair.first.empty() ? all : pair.first;
-        const std::string keptB = pair.second.empty() ? all : pair.second;
+        const int64_t all = channels[entry];
+        const int64_t keptA = pair.first.value_or(all);
+        const int64_t keptB = pair.second.value_or(all);
         if (keptA != keptB) {
-            diff.pruning.rows.push_back({entry, all, keptA, keptB});
+            diff.pruning.rows.push_back(
+                {entry, std::to_string(all), std::to_string(keptA), std::to_string(keptB)});
         }
     }
-    if (a.header.modelName != b.header.modelName) {
+}
+} // namespace
+
+ReviewDiff diffReviews(const ReviewReport& a, const ReviewReport& b, std::string nameA,
+                       std::string nameB) {
+    ReviewDiff diff;
+    diff.nameA = std::move(nameA);
+    diff.nameB = std::move(nameB);
+    diff.a = a.header;
+    diff.b = b.header;
+    changedQuantizers(diff, a, b);
+    bitwidthRows(diff, a, b);
+    changedPruning(diff, a, b);
+    if (a.header.modelPath != b.header.modelPath) {
         diff.notes.push_back("A is of " + a.header.modelPath + ", B of " + b.header.modelPath +
                              ": points are matched by name");
     }

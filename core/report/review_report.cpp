@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <ranges>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -106,6 +107,28 @@ std::string candidatesText(const quantization::QuantizerConfigList& configs) {
     return text;
 }
 
+/// Range, scale, zero point and SQNR cells of `mark` (empty without a calibration).
+void calibrationCells(std::vector<std::string>& row, const QuantizerMark& mark,
+                      const quantization::CalibrationOutcome* calibration) {
+    const quantization::QuantizerParameters* parameters = nullptr;
+    const quantization::QuantizerError* error = nullptr;
+    if (calibration != nullptr && mark.status != QuantizerStatus::Merged) {
+        if (auto p = calibration->parameters.find(mark.id); p != calibration->parameters.end()) {
+            parameters = &p->second;
+        }
+        if (auto e = calibration->simulation.quantizers.find(mark.id);
+            e != calibration->simulation.quantizers.end()) {
+            error = &e->second;
+        }
+    }
+    row.push_back(parameters ? valueList(parameters->inputLow) : "");
+    row.push_back(parameters ? valueList(parameters->inputHigh) : "");
+    row.push_back(parameters ? valueList(parameters->scale) : "");
+    row.push_back(parameters ? valueList(parameters->zeroPoint) : "");
+    row.push_back(error ? fixed(error->sqnrDb, 2) : "");
+    row.push_back(error ? fixed(error->localSqnrDb, 2) : "");
+}
+
 ReviewTable quantizerTable(const graph::Graph& model, const ReviewInputs& inputs,
                            const std::vector<QuantizerMark>& marks) {
     ReviewTable table{.id = "quantizers",
@@ -117,10 +140,11 @@ ReviewTable quantizerTable(const graph::Graph& model, const ReviewInputs& inputs
                       .numeric = {true, false, false, false, true, false, false, true, false, true,
                                   true, false, false, false, false, true, true},
                       .rows = {}};
-    std::map<quantization::InsertionPoint, const quantization::QuantizerConfigList*> candidates;
+    // By InsertionPoint::toString(), which tells weights ("[W]") and ports apart.
+    std::map<std::string, const quantization::QuantizerConfigList*> candidates;
     if (inputs.proposal != nullptr) {
         for (const auto& [id, point] : inputs.proposal->quantizationPoints) {
-            candidates.emplace(point.insertionPoint, &point.possibleConfigs);
+            candidates.emplace(point.insertionPoint.toString(), &point.possibleConfigs);
         }
     }
     const auto nodes = nodesByName(model);
@@ -131,37 +155,17 @@ ReviewTable quantizerTable(const graph::Graph& model, const ReviewInputs& inputs
         row.push_back(mark.point.isWeight ? "weight" : "activation");
         const auto node = nodes.find(mark.point.targetNodeName);
         row.push_back(node == nodes.end() ? "" : model.node(node->second).opType);
-        const auto found = candidates.find(mark.point);
-        if (found != candidates.end()) {
-            row.push_back(std::to_string(found->second->size()));
-            row.push_back(candidatesText(*found->second));
-        } else {
-            row.push_back(std::to_string(mark.candidateCount));
-            row.emplace_back();
-        }
+        const auto found = candidates.find(mark.point.toString());
+        const bool known = found != candidates.end();
+        row.push_back(std::to_string(known ? found->second->size()
+                                           : static_cast<size_t>(mark.candidateCount)));
+        row.push_back(known ? candidatesText(*found->second) : "");
         row.push_back(mark.config.toString());
         row.push_back(std::to_string(mark.config.numBits));
         row.emplace_back(quantization::statusName(mark.status));
         row.push_back(mark.linkedTo ? std::to_string(*mark.linkedTo) : "");
         row.push_back(mark.unifiedGroup ? std::to_string(*mark.unifiedGroup) : "");
-        const quantization::QuantizerParameters* parameters = nullptr;
-        const quantization::QuantizerError* error = nullptr;
-        if (inputs.calibration != nullptr && mark.status != QuantizerStatus::Merged) {
-            if (auto p = inputs.calibration->parameters.find(mark.id);
-                p != inputs.calibration->parameters.end()) {
-                parameters = &p->second;
-            }
-            if (auto e = inputs.calibration->simulation.quantizers.find(mark.id);
-                e != inputs.calibration->simulation.quantizers.end()) {
-                error = &e->second;
-            }
-        }
-        row.push_back(parameters ? valueList(parameters->inputLow) : "");
-        row.push_back(parameters ? valueList(parameters->inputHigh) : "");
-        row.push_back(parameters ? valueList(parameters->scale) : "");
-        row.push_back(parameters ? valueList(parameters->zeroPoint) : "");
-        row.push_back(error ? fixed(error->sqnrDb, 2) : "");
-        row.push_back(error ? fixed(error->localSqnrDb, 2) : "");
+        calibrationCells(row, mark, inputs.calibration);
         table.rows.push_back(std::move(row));
     }
     return table;
@@ -240,8 +244,12 @@ ReviewTable bitwidthTable(const BitwidthBreakdown& breakdown) {
     const double quantizers = breakdown.totalQuantizers();
     const double bytes = static_cast<double>(breakdown.totalWeightBytes());
     const double bitOps = breakdown.totalBitOps();
-    for (auto it = breakdown.byBits.rbegin(); it != breakdown.byBits.rend(); ++it) {
-        const auto& [bits, share] = *it;
+    std::vector<int> widest;
+    for (const auto& [bits, share] : breakdown.byBits) {
+        widest.insert(widest.begin(), bits);
+    }
+    for (const int bits : widest) {
+        const BitwidthShare& share = breakdown.byBits.at(bits);
         table.rows.push_back(
             {std::to_string(bits), std::to_string(share.activationQuantizers),
              std::to_string(share.weightQuantizers),
@@ -394,11 +402,29 @@ double BitwidthBreakdown::totalBitOps() const {
     return total;
 }
 
-BitwidthBreakdown bitwidthBreakdown(const quantization::SingleConfigQuantizerSetup& setup,
-                                    const graph::Graph& model) {
-    BitwidthBreakdown out;
-    const auto nodes = nodesByName(model);
-    // The activation bits entering each op: the quantizer that quantizes it directly.
+namespace {
+/// The op types an activation quantizer serves: those of the ops it quantizes directly, else its
+/// target's.
+std::set<std::string>
+activationOpTypes(const graph::Graph& model,
+                  const std::unordered_map<std::string_view, graph::NodeId>& nodes,
+                  const quantization::SingleConfigQuantizationPoint& point) {
+    std::set<std::string> types;
+    for (const std::string& op : point.directlyQuantizedOperatorNodeNames) {
+        if (const auto found = nodes.find(op); found != nodes.end()) {
+            types.insert(model.node(found->second).opType);
+        }
+    }
+    if (const auto node = nodes.find(point.insertionPoint.targetNodeName);
+        types.empty() && node != nodes.end()) {
+        types.insert(model.node(node->second).opType);
+    }
+    return types;
+}
+
+/// The activation bits entering each op: the widest quantizer that quantizes it directly.
+std::unordered_map<std::string, int>
+inputBitsByOp(const quantization::SingleConfigQuantizerSetup& setup) {
     std::unordered_map<std::string, int> inputBits;
     for (const auto& [id, point] : setup.quantizationPoints) {
         if (point.insertionPoint.isWeight) {
@@ -409,35 +435,36 @@ BitwidthBreakdown bitwidthBreakdown(const quantization::SingleConfigQuantizerSet
             bits = std::max(bits, point.qconfig.numBits);
         }
     }
+    return inputBits;
+}
+} // namespace
+
+BitwidthBreakdown bitwidthBreakdown(const quantization::SingleConfigQuantizerSetup& setup,
+                                    const graph::Graph& model) {
+    BitwidthBreakdown out;
+    const auto nodes = nodesByName(model);
+    const std::unordered_map<std::string, int> inputBits = inputBitsByOp(setup);
     for (const auto& [id, point] : setup.quantizationPoints) {
         const int bits = point.qconfig.numBits;
         const bool weight = point.insertionPoint.isWeight;
         BitwidthShare& share = out.byBits[bits];
         out.ids[{bits, weight}].push_back(id);
-        const auto node = nodes.find(point.insertionPoint.targetNodeName);
         if (!weight) {
             ++share.activationQuantizers;
-            std::set<std::string> types;
-            for (const std::string& op : point.directlyQuantizedOperatorNodeNames) {
-                if (const auto found = nodes.find(op); found != nodes.end()) {
-                    types.insert(model.node(found->second).opType);
-                }
-            }
-            if (types.empty() && node != nodes.end()) {
-                types.insert(model.node(node->second).opType);
-            }
-            for (const std::string& type : types) {
+            for (const std::string& type : activationOpTypes(model, nodes, point)) {
                 ++out.byOpType[type][bits];
                 out.opTypeIds[type][bits].push_back(id);
             }
             continue;
         }
         ++share.weightQuantizers;
+        const auto node = nodes.find(point.insertionPoint.targetNodeName);
         if (node == nodes.end()) {
             continue;
         }
-        ++out.byOpType[model.node(node->second).opType][bits];
-        out.opTypeIds[model.node(node->second).opType][bits].push_back(id);
+        const std::string& type = model.node(node->second).opType;
+        ++out.byOpType[type][bits];
+        out.opTypeIds[type][bits].push_back(id);
         for (const graph::TensorData* tensor : weightTensors(model, node->second)) {
             share.weightParameters += tensor->numElements();
             share.weightBytes += (tensor->numElements() * bits + 7) / 8;

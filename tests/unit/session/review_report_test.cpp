@@ -4,10 +4,12 @@
 // BitOps as HAWQ counts them); calibration fills ranges, scales and SQNR; the HAWQ, pruning and
 // weight-compression sections appear exactly when present; bad inputs (a setup and a session, a
 // setup for another model, a session of another model, malformed sections, an unwritable CSV
-// folder, a page path in a missing folder) are errors naming the problem.
+// folder, a page path in a missing folder) are errors naming the problem; the diff of two
+// reports names the point that changed bit width and the pruning section that changed.
 
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
+#include "core/report/review_diff.h"
 #include "core/report/review_report.h"
 #include "core/session/review_source.h"
 #include "core/session/session_file.h"
@@ -366,6 +368,32 @@ TEST_F(ReviewReportTest, SectionsAppearExactlyWhenPresent) {
     EXPECT_EQ(plain.find("id=\"hawq\""), std::string::npos);
     EXPECT_EQ(plain.find("id=\"pruning\""), std::string::npos);
     EXPECT_NE(plain.find("id=\"weight-compression\""), std::string::npos);
+}
+
+TEST_F(ReviewReportTest, TheDiffNamesTheChangedPointsAndSections) {
+    ReviewRequest eight = request();
+    eight.hw = "npu";
+    auto a = gatherReviewReport(m_model, eight, m_progress);
+    ASSERT_TRUE(a.ok()) << a.error().toString();
+    ReviewRequest four = request();
+    four.sessionPath = sessionWithFourBitWeight("c2");
+    auto b = gatherReviewReport(m_model, four, m_progress);
+    ASSERT_TRUE(b.ok()) << b.error().toString();
+    b->pruning = report::ReviewPruning{
+        .sections = {
+            {.entry = "c1", .exit = "c2", .channels = 4, .kept = 3, .constraint = "free"}}};
+    const report::ReviewDiff diff = report::diffReviews(*a, *b, "A", "B");
+    ASSERT_EQ(diff.quantizers.rows.size(), 1U);
+    EXPECT_EQ(diff.quantizers.rows[0][0], "c2[W]");
+    EXPECT_EQ(diff.quantizers.rows[0][3], "bit width");
+    EXPECT_EQ(diff.quantizers.rows[0][4], "8");
+    EXPECT_EQ(diff.quantizers.rows[0][5], "4");
+    EXPECT_EQ(diff.unchanged + 1, static_cast<int>(b->quantizers.rows.size()));
+    ASSERT_EQ(diff.pruning.rows.size(), 1U); // A keeps all 4 channels, B 3
+    EXPECT_EQ(diff.pruning.rows[0], (std::vector<std::string>{"c1", "4", "4", "3"}));
+    const std::string html = report::reviewDiffHtml(diff, "");
+    EXPECT_EQ(htmlRows(html, "changed_quantizers"), diff.quantizers.rows);
+    EXPECT_EQ(report::diffReviews(*a, *a, "A", "A").quantizers.rows.size(), 0U);
 }
 
 TEST_F(ReviewReportTest, BadInputsAreErrorsNamingTheProblem) {
