@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
     commands.push_back(addConvertFp16Command(app));
 #ifdef QS_HAVE_RENDER
     commands.push_back(addRenderCommand(app));
+    commands.push_back(addReportCommand(app));
+    commands.push_back(addDiffCommand(app));
 #endif
     commands.push_back(addRunCommand(app));
     commands.push_back(addHessianCommand(app));

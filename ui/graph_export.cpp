@@ -161,4 +161,28 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
     return writeSceneImage(scene, path, *format);
 }
 
+Result<QByteArray> renderGraphSvg(const graph::Graph& graph, const GraphTheme& theme,
+                                  Progress& progress,
+                                  const std::vector<quantization::QuantizerMark>& quantizers,
+                                  bool expandAll) {
+    GraphScene scene;
+    scene.setTheme(theme);
+    const layout::GraphLayoutModel model = scene.prepareLayout(graph);
+    const layout::GroupTree tree =
+        layout::buildGroupTree(model.input, layout::itemScopes(graph, model));
+    const std::vector<bool> expanded =
+        expandAll ? layout::expandAll(tree) : layout::autoExpand(tree);
+    QS_ASSIGN_OR_RETURN(const layout::GroupedLayout placed,
+                        layout::computeGroupedLayout(model.input, tree, expanded,
+                                                     scene.measureGroups(graph, model, tree), {},
+                                                     progress));
+    scene.populate(graph, model, tree, expanded, placed);
+    scene.showQuantizers(quantizers);
+    const QRectF source = scene.sceneRect();
+    if (source.isEmpty()) {
+        return Error(Errc::InvalidArgument, "there is no graph to draw");
+    }
+    return svgBytes(scene, source);
+}
+
 } // namespace qs::ui

@@ -38,4 +38,11 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
                              const GraphTheme& theme, Progress& progress,
                              const std::vector<quantization::QuantizerMark>& quantizers = {});
 
+/// The graph as SVG markup, laid out as renderGraphFile() does but with the groups opened as the
+/// GUI first opens them (`expandAll`: every group), for pages that inline it (the review report).
+Result<QByteArray> renderGraphSvg(const graph::Graph& graph, const GraphTheme& theme,
+                                  Progress& progress,
+                                  const std::vector<quantization::QuantizerMark>& quantizers,
+                                  bool expandAll = false);
+
 } // namespace qs::ui

@@ -280,6 +280,7 @@ void MainWindow::setTheme(ThemeChoice choice) {
     theme.colorBlindSafe = m_settings.colorBlindPalette();
     m_graphPage->scene()->setTheme(theme);
     m_graphPage->view()->sceneChanged();
+    m_chartPanel->setTheme(theme);
     if (QAction* action = m_actions->themeAction(choice)) {
         action->setChecked(true);
     }

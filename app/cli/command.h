@@ -83,6 +83,12 @@ Command addConvertFp16Command(CLI::App& parent);
 /// `render MODEL --out GRAPH.svg|png|pdf|dot`; built when the GUI library is.
 Command addRenderCommand(CLI::App& parent);
 
+/// `report (MODEL [--setup S] | --session S) --out REVIEW.html`; built when the GUI library is.
+Command addReportCommand(CLI::App& parent);
+
+/// `diff A B --out DIFF.html` of two setups or sessions; built when the GUI library is.
+Command addDiffCommand(CLI::App& parent);
+
 Command addRunCommand(CLI::App& parent);
 
 /// `hessian MODEL ...` and `hessian --merge ...` (hessian_command.cpp).

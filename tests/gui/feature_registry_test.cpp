@@ -8,6 +8,7 @@
 #include "ui/features/fp16_export/fp16_export_feature.h"
 #include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/pruning/pruning_controller.h"
+#include "ui/features/review_report/review_report_feature.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 #include "ui/main_window.h"
@@ -52,10 +53,11 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
     }
-    EXPECT_EQ(keys, QStringList({QStringLiteral("weight_compression"),
-                                 QStringLiteral("fp16_export"), QStringLiteral("calibration"),
-                                 QStringLiteral("hawq"), QStringLiteral("sqnr_overlay"),
-                                 QStringLiteral("hessian"), QStringLiteral("pruning")}));
+    EXPECT_EQ(keys,
+              QStringList({QStringLiteral("weight_compression"), QStringLiteral("fp16_export"),
+                           QStringLiteral("calibration"), QStringLiteral("hawq"),
+                           QStringLiteral("sqnr_overlay"), QStringLiteral("hessian"),
+                           QStringLiteral("pruning"), QStringLiteral("review_report")}));
     EXPECT_EQ(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     // Each one is reachable by its type.
     EXPECT_EQ(m_window.feature<CalibrationController>().key(), QStringLiteral("calibration"));
@@ -65,11 +67,12 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     EXPECT_EQ(m_window.feature<SqnrOverlayFeature>().key(), QStringLiteral("sqnr_overlay"));
     EXPECT_EQ(m_window.feature<HessianController>().key(), QStringLiteral("hessian"));
     EXPECT_EQ(m_window.feature<PruningController>().key(), QStringLiteral("pruning"));
+    EXPECT_EQ(m_window.feature<ReviewReportFeature>().key(), QStringLiteral("review_report"));
 }
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 12);
+    ASSERT_EQ(actions.featureActions().size(), 13);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -91,7 +94,8 @@ TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     EXPECT_EQ(exports, QStringList({QStringLiteral("weight_compression.export"),
                                     QStringLiteral("fp16_export.export"),
                                     QStringLiteral("calibration.exportQuantized"),
-                                    QStringLiteral("pruning.export")}));
+                                    QStringLiteral("pruning.export"),
+                                    QStringLiteral("review_report.export")}));
     EXPECT_EQ(compress, QStringList({QStringLiteral("pruning.prune")}));
     EXPECT_TRUE(view.contains(QStringLiteral("pruning.overlay")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("weight_compression.compress")));

@@ -23,7 +23,6 @@
 #include "ui/settings.h"
 
 #include <QAction>
-#include <QBarSeries>
 #include <QChart>
 #include <QDockWidget>
 #include <QFile>
@@ -383,8 +382,10 @@ TEST_F(MainWindowGraphTest, QuantizeMenuSwitchesHwConfigUndoably) {
                     .adjusted(-20, -20, 20, 20)
                     .contains(badge->pos()));
     // Clicking the 8-bit activations bar selects those quantizers (the table shows every row).
-    auto* bars = static_cast<QBarSeries*>(m_window.chartPanel().quantizerChart().series().front());
-    Q_EMIT bars->clicked(0, bars->barSets().front());
+    BitwidthChartCanvas& chart = m_window.chartPanel().canvas();
+    const std::optional<QPointF> bar = chart.barCenter(8, false);
+    ASSERT_TRUE(bar.has_value());
+    QTest::mouseClick(&chart, Qt::LeftButton, {}, bar->toPoint());
     EXPECT_EQ(m_window.quantizerPanel().filterText(), QString());
     EXPECT_EQ(m_window.quantizerPanel().visibleRows(),
               static_cast<int>(document.quantizerMarks().size()));

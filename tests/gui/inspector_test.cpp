@@ -19,8 +19,6 @@
 #include "ui/session.h"
 #include "ui/settings.h"
 
-#include <QBarSeries>
-#include <QBarSet>
 #include <QChart>
 #include <QComboBox>
 #include <QDockWidget>
@@ -198,8 +196,7 @@ TEST_F(InspectorTest, MergedAndRequantizersNameTheirPartner) {
 
 TEST_F(InspectorTest, ClickingAChartBarSelectsItsQuantizers) {
     const auto& setup = document().quantization()->setup;
-    auto* bars = static_cast<QBarSeries*>(m_window.chartPanel().quantizerChart().series().front());
-    ASSERT_EQ(bars->barSets().size(), 2);
+    BitwidthChartCanvas& chart = m_window.chartPanel().canvas();
     for (const bool weights : {false, true}) {
         std::vector<int> expected;
         for (const auto& [id, point] : setup.quantizationPoints) {
@@ -208,7 +205,9 @@ TEST_F(InspectorTest, ClickingAChartBarSelectsItsQuantizers) {
             }
         }
         ASSERT_FALSE(expected.empty());
-        Q_EMIT bars->clicked(0, bars->barSets().at(weights ? 1 : 0)); // bar 0: 8 bits
+        const std::optional<QPointF> bar = chart.barCenter(8, weights);
+        ASSERT_TRUE(bar.has_value());
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, bar->toPoint());
         EXPECT_EQ(scene().selectedQuantizers(), expected);
         for (int id : expected) {
             EXPECT_TRUE(scene().badge(id)->isSelected());

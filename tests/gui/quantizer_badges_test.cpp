@@ -11,14 +11,12 @@
 #include "ui/quantizer_commands.h"
 #include "ui/quantizer_panel.h"
 
-#include <QBarSeries>
-#include <QBarSet>
-#include <QChart>
 #include <QFile>
 #include <QGraphicsPathItem>
 #include <QRegularExpression>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTest>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -168,28 +166,31 @@ TEST_F(QuantizerBadgesTest, OneBitwidthForASelectionIsOneUndoStep) {
 TEST_F(QuantizerBadgesTest, ChartCountsEveryQuantizerAndFollowsChoices) {
     BitwidthChartPanel panel;
     panel.setDocument(m_document.get());
-    auto total = [&panel] {
-        double sum = 0;
-        const auto series = panel.quantizerChart().series();
-        EXPECT_EQ(series.size(), 1);
-        for (QBarSet* set : static_cast<QBarSeries*>(series.front())->barSets()) {
-            sum += set->sum();
-        }
-        return sum;
+    const auto points = [this] {
+        return static_cast<int>(m_document->quantization()->setup.quantizationPoints.size());
     };
-    EXPECT_EQ(total(),
-              static_cast<double>(m_document->quantization()->setup.quantizationPoints.size()));
+    EXPECT_EQ(panel.breakdown().totalQuantizers(), points());
+    EXPECT_TRUE(panel.canvas().barCenter(8, false).has_value());
+    EXPECT_FALSE(panel.canvas().barCenter(4, false).has_value());
     quantization::QuantizerConfig fourBits;
     const int pointId = switchToNpuAndFindFourBitPoint(fourBits);
     ASSERT_GE(pointId, 0);
     m_document->undoStack().push(new ChooseQuantizerConfigCommand(*m_document, pointId, fourBits));
-    EXPECT_EQ(total(),
-              static_cast<double>(m_document->quantization()->setup.quantizationPoints.size()));
-    EXPECT_EQ(static_cast<QBarSeries*>(panel.quantizerChart().series().front())
-                  ->barSets()
-                  .front()
-                  ->count(),
-              2);
+    EXPECT_EQ(panel.breakdown().totalQuantizers(), points());
+    // Two bit widths now: each gets its bar, in its own colour, and the 4-bit one is clickable.
+    EXPECT_EQ(panel.breakdown().byBits.size(), 2U);
+    const bool weight =
+        m_document->quantization()->setup.quantizationPoints.at(pointId).insertionPoint.isWeight;
+    const std::optional<QPointF> bar = panel.canvas().barCenter(4, weight);
+    ASSERT_TRUE(bar.has_value());
+    QList<int> clicked;
+    QObject::connect(&panel, &BitwidthChartPanel::quantizersClicked,
+                     [&clicked](const QList<int>& ids) { clicked = ids; });
+    QTest::mouseClick(&panel.canvas(), Qt::LeftButton, {}, bar->toPoint());
+    EXPECT_TRUE(clicked.contains(pointId));
+    for (const int id : clicked) {
+        EXPECT_EQ(m_document->quantization()->setup.quantizationPoints.at(id).qconfig.numBits, 4);
+    }
 }
 
 TEST(RenderQuantizersTest, SvgHasOneBadgeLabelPerQuantizer) {

@@ -5,6 +5,7 @@
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/pruning/pruning_controller.h"
+#include "ui/features/review_report/review_report_feature.h"
 #include "ui/features/sqnr_overlay/sqnr_overlay_feature.h"
 #include "ui/features/weight_compression/weight_compression_controller.h"
 
@@ -21,6 +22,7 @@ QList<Feature*> createFeatures(const FeatureContext& context) {
         new SqnrOverlayFeature(context),
         new HessianController(context),
         new PruningController(context),
+        new ReviewReportFeature(context),
     };
     // clang-format on
 }

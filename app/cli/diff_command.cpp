@@ -1,0 +1,122 @@
+// `quantscope-cli diff A B [--model MODEL] [--hw HW] [--calib-... [--labels-npy ...]]
+//  --out DIFF.html [--csv DIR] [--expand-all] [--theme light|dark]`: A and B are two setups
+// (SETUP.json, with --model) or sessions (.qscope, saved for the same model) of one model; the page
+// shows which quantizers changed bit width, config or state, the quantizers and weight bytes per
+// bit width on both sides, the pruning sections that kept other channel counts, and the sizes and
+// BitOps ratios before and after; with a dataset both are calibrated (SQNR per point, accuracy
+// with labels). Qt starts on the offscreen platform, as for `render`.
+
+#include "app/cli/command.h"
+#include "core/report/review_diff.h"
+#include "core/session/review_source.h"
+#include "core/session/session_file.h"
+#include "ui/features/review_report/review_report_writer.h"
+#include "ui/theme.h"
+
+#include <QApplication>
+#include <QHashFunctions>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace qs::cli {
+
+namespace {
+struct DiffOptions {
+    std::string a;
+    std::string b;
+    std::string modelPath;
+    std::string hw = "cpu";
+    runtime::DatasetRequest dataset = cliDatasetRequest(true);
+    std::string outPath;
+    std::string csvDir;
+    std::string theme = "light";
+    bool expandAll = false;
+};
+
+bool isSession(const std::string& path) {
+    return std::filesystem::path(path).extension() == ".qscope";
+}
+
+/// The request of one side: a session, or a setup of --model.
+session::ReviewRequest sideRequest(const DiffOptions& options, const std::string& path,
+                                   const std::string& modelPath) {
+    session::ReviewRequest request;
+    request.modelPath = modelPath;
+    request.hw = options.hw;
+    request.dataset = options.dataset;
+    (isSession(path) ? request.sessionPath : request.setupPath) = path;
+    return request;
+}
+
+Result<void> runDiffImpl(const DiffOptions& options) {
+    std::string modelPath = options.modelPath;
+    QS_TRY(report::checkReportOutputs(options.outPath, options.csvDir));
+    if (modelPath.empty()) {
+        const std::string& saved = isSession(options.a) ? options.a : options.b;
+        if (!isSession(saved)) {
+            return Error(Errc::Usage, "two setups need --model MODEL");
+        }
+        QS_ASSIGN_OR_RETURN(const session::SessionFile file, session::readSessionFile(saved));
+        modelPath = file.modelPath;
+    }
+    QS_ASSIGN_OR_RETURN(const graph::Graph model, importModelFor(modelPath, options.dataset));
+    StderrProgressBar progress;
+    QS_ASSIGN_OR_RETURN(
+        const report::ReviewReport a,
+        session::gatherReviewReport(model, sideRequest(options, options.a, modelPath), progress)
+            .context("A"));
+    QS_ASSIGN_OR_RETURN(
+        const report::ReviewReport b,
+        session::gatherReviewReport(model, sideRequest(options, options.b, modelPath), progress)
+            .context("B"));
+    const report::ReviewDiff diff = report::diffReviews(a, b, a.header.source, b.header.source);
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QHashSeed::setDeterministicGlobalSeed();
+    static int argc = 1;
+    static char name[] = "quantscope-cli";
+    static char* argv[] = {name, nullptr};
+    const QApplication app(argc, argv);
+    const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
+    QS_TRY(ui::writeReviewDiff(
+        model, diff, b.marks, ui::graphThemeFor(dark),
+        {.htmlPath = options.outPath, .csvDir = options.csvDir, .expandAll = options.expandAll},
+        progress));
+    std::cout << "Diff: " << options.outPath << " (" << diff.quantizers.rows.size()
+              << " quantizers changed, " << diff.unchanged << " unchanged, "
+              << diff.pruning.rows.size() << " pruning sections changed)\n";
+    return {};
+}
+} // namespace
+
+Command addDiffCommand(CLI::App& parent) {
+    auto options = std::make_shared<DiffOptions>();
+    CLI::App* app = parent.add_subcommand(
+        "diff", "Compare two setups or sessions of one model on one HTML page (and CSV)");
+    app->add_option("A", options->a, "The first setup JSON or .qscope session")->required();
+    app->add_option("B", options->b, "The second setup JSON or .qscope session")->required();
+    app->add_option("--model", options->modelPath,
+                    "The ONNX model (needed for setups; sessions name theirs)");
+    app->add_option("--hw", options->hw,
+                    "HW config of the proposal the setups' candidates come from")
+        ->capture_default_str();
+    addDatasetOptions(*app, options->dataset,
+                      {.npy = "Calibrate both on .npy samples first (SQNR per point)",
+                       .images = "Calibrate both on a folder of images first",
+                       .random = "Calibrate both on N seeded standard-normal samples first"});
+    app->add_option("--out,-o", options->outPath, "The HTML page to write")
+        ->required()
+        ->type_name("DIFF.html");
+    app->add_option("--csv", options->csvDir, "Also write the tables as CSV into this folder")
+        ->type_name("DIR");
+    app->add_flag("--expand-all", options->expandAll, "Draw B's graph with every group open");
+    app->add_option("--theme", options->theme, "Colours of the graph: light (default) or dark")
+        ->check(CLI::IsMember({"light", "dark"}));
+    return {app, [options] {
+                auto result = runDiffImpl(*options);
+                return result.ok() ? kExitOk : reportError(result.error());
+            }};
+}
+
+} // namespace qs::cli

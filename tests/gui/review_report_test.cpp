@@ -1,0 +1,109 @@
+// File ▸ Export ▸ Review Report… on the demo model: the action is enabled once a model is open,
+// the page is written with one quantizer row per mark of the document (the same core workflow as
+// `quantscope-cli report`), the graph and the bit-width charts inline as SVG; a 4-bit choice made
+// in the GUI shows in the page; an unwritable path is an error dialog and leaves nothing behind.
+
+#include "tests/gui/recording_reporter.h"
+#include "ui/actions.h"
+#include "ui/features/review_report/review_report_feature.h"
+#include "ui/graph_document.h"
+#include "ui/graph_page.h"
+#include "ui/main_window.h"
+#include "ui/session.h"
+#include "ui/settings.h"
+
+#include <QAction>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+#include <gtest/gtest.h>
+
+namespace qs::ui {
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+
+class ReviewReportGuiTest : public ::testing::Test {
+protected:
+    ReviewReportGuiTest()
+        : m_settings(m_dir.filePath(QStringLiteral("settings.ini")))
+        , m_window(m_settings, std::make_unique<test::RecordingReporter>(m_messages)) {}
+
+    ReviewReportFeature& feature() { return m_window.feature<ReviewReportFeature>(); }
+
+    void openDemo() {
+        m_window.openModel(QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx"));
+        ASSERT_TRUE(QTest::qWaitFor(
+            [this] {
+                return !m_window.session().isOpening() &&
+                       m_window.session().document() != nullptr &&
+                       !m_window.graphPage().isLayingOut();
+            },
+            kTimeoutMs));
+    }
+
+    QString read(const QString& path) {
+        QFile file(path);
+        EXPECT_TRUE(file.open(QIODevice::ReadOnly)) << path.toStdString();
+        return QString::fromUtf8(file.readAll());
+    }
+
+    QTemporaryDir m_dir;
+    Settings m_settings;
+    test::Messages m_messages;
+    MainWindow m_window;
+};
+
+TEST_F(ReviewReportGuiTest, ExportsThePageOfTheOpenDocument) {
+    ASSERT_NE(feature().exportAction(), nullptr);
+    EXPECT_FALSE(feature().exportAction()->isEnabled());
+    openDemo();
+    EXPECT_TRUE(feature().exportAction()->isEnabled());
+    GraphDocument& document = *m_window.session().document();
+    const QString path = m_dir.filePath(QStringLiteral("review.html"));
+    ASSERT_TRUE(feature().exportReport(path)) << m_messages.errors.join(u'\n').toStdString();
+    EXPECT_TRUE(m_messages.errors.isEmpty());
+    const QString html = read(path);
+    EXPECT_TRUE(html.startsWith(QStringLiteral("<!DOCTYPE html>")));
+    EXPECT_TRUE(html.contains(QStringLiteral("id=\"graph-view\"")));
+    EXPECT_TRUE(html.contains(QStringLiteral("/fc/Gemm")));
+    EXPECT_GE(html.count(QStringLiteral("<svg")), 3); // graph, distribution, op types
+    const qsizetype table = html.indexOf(QStringLiteral("id=\"table-quantizers\""));
+    ASSERT_GE(table, 0);
+    const qsizetype end = html.indexOf(QStringLiteral("</table>"), table);
+    const QString rows = html.mid(table, end - table);
+    EXPECT_EQ(rows.count(QStringLiteral("<tr>")),
+              static_cast<qsizetype>(document.quantizerMarks().size()) + 1);
+
+    // A 4-bit choice in the document is in the next page.
+    auto report = ReviewReportFeature::reportOf(document);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    EXPECT_FALSE(report->bitwidths.byBits.contains(4));
+    ASSERT_TRUE(document.setQuantizationSettings({.hw = "npu"}).ok()); // NPU offers 4 bits
+    const auto& state = *document.quantization();
+    quantization::QuantizerConfigChoice choice;
+    for (const auto& [id, point] : state.proposal.setup.quantizationPoints) {
+        if (point.insertionPoint.isWeight && point.insertionPoint.targetNodeName == "/fc/Gemm") {
+            choice = quantization::configsWithBitwidth(state, {id}, 4);
+        }
+    }
+    ASSERT_FALSE(choice.empty());
+    ASSERT_TRUE(document.chooseQuantizerConfigs(choice).ok());
+    report = ReviewReportFeature::reportOf(document);
+    ASSERT_TRUE(report.ok());
+    EXPECT_TRUE(report->bitwidths.byBits.contains(4));
+    EXPECT_EQ(report->header.hw, "npu");
+}
+
+TEST_F(ReviewReportGuiTest, AnUnwritablePathIsAnErrorDialog) {
+    openDemo();
+    const QString path = m_dir.filePath(QStringLiteral("missing/folder/review.html"));
+    EXPECT_FALSE(feature().exportReport(path));
+    ASSERT_EQ(m_messages.errors.size(), 1);
+    EXPECT_TRUE(m_messages.errors.front().contains(QStringLiteral("review.html")))
+        << m_messages.errors.front().toStdString();
+    EXPECT_FALSE(QFile::exists(path));
+}
+
+} // namespace
+} // namespace qs::ui

@@ -1,0 +1,59 @@
+#include "ui/features/review_report/review_report_writer.h"
+
+#include "core/support/atomic_file.h"
+#include "ui/bitwidth_chart_drawing.h"
+#include "ui/graph_export.h"
+
+namespace qs::ui {
+
+Result<report::ReviewGraphics> drawReviewGraphics(const graph::Graph& graph,
+                                                  const report::ReviewReport& report,
+                                                  const GraphTheme& theme, bool expandAll,
+                                                  Progress& progress) {
+    report::ReviewGraphics graphics;
+    QS_ASSIGN_OR_RETURN(const QByteArray svg,
+                        renderGraphSvg(graph, theme, progress, report.marks, expandAll));
+    graphics.graphSvg = svg.toStdString();
+    graphics.bitwidthChartSvg =
+        bitwidthChartSvg(report.bitwidths, theme, BitwidthChartDrawing::Panels::Distribution)
+            .toStdString();
+    graphics.opTypeChartSvg =
+        bitwidthChartSvg(report.bitwidths, theme, BitwidthChartDrawing::Panels::OpTypes)
+            .toStdString();
+    return graphics;
+}
+
+Result<void> writeReviewReport(const graph::Graph& graph, const report::ReviewReport& report,
+                               const GraphTheme& theme, const ReviewWriteOptions& options,
+                               Progress& progress) {
+    if (options.htmlPath.empty()) {
+        return Error(Errc::Usage, "no path for the review report");
+    }
+    QS_ASSIGN_OR_RETURN(const report::ReviewGraphics graphics,
+                        drawReviewGraphics(graph, report, theme, options.expandAll, progress));
+    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewHtml(report, graphics)));
+    if (!options.csvDir.empty()) {
+        QS_TRY(report::writeReviewCsv(report, options.csvDir)
+                   .context("CSV folder '" + options.csvDir + "'"));
+    }
+    return {};
+}
+
+Result<void> writeReviewDiff(const graph::Graph& graph, const report::ReviewDiff& diff,
+                             const std::vector<quantization::QuantizerMark>& marksB,
+                             const GraphTheme& theme, const ReviewWriteOptions& options,
+                             Progress& progress) {
+    if (options.htmlPath.empty()) {
+        return Error(Errc::Usage, "no path for the diff page");
+    }
+    QS_ASSIGN_OR_RETURN(const QByteArray svg,
+                        renderGraphSvg(graph, theme, progress, marksB, options.expandAll));
+    QS_TRY(writeFileAtomically(options.htmlPath, report::reviewDiffHtml(diff, svg.toStdString())));
+    if (!options.csvDir.empty()) {
+        QS_TRY(report::writeTablesCsv(diff.tables(), options.csvDir)
+                   .context("CSV folder '" + options.csvDir + "'"));
+    }
+    return {};
+}
+
+} // namespace qs::ui
