@@ -284,7 +284,7 @@ TEST_F(SessionTest, HwConfigFileIsValidatedBeforeUse) {
 TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
     openAndWait(kDemoModel);
     makeNpuFourBitChoice();
-    const GraphDocument& doc = document();
+    GraphDocument& doc = document();
     const quantization::QuantizationState before = *doc.quantization();
     const int steps = doc.undoStack().count();
     const auto unchanged = [&] {
