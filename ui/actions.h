@@ -63,6 +63,7 @@ public:
 
     /// Quantize ▸ Load HW Config File…
     QAction* loadHwConfig() const { return m_loadHwConfig; }
+
     QAction* importSetup() const { return m_importSetup; }
 
     QAction* clearRecent() const { return m_clearRecent; }

@@ -290,8 +290,8 @@ bool SessionController::importSetupFile(const QString& path) {
 }
 
 void SessionController::showImportSetupDialog() {
-    const QString path = QFileDialog::getOpenFileName(
-        &m_window, tr("Import Quantizer Setup"), {}, tr("Setup JSON (*.json);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(&m_window, tr("Import Quantizer Setup"), {},
+                                                      tr("Setup JSON (*.json);;All files (*)"));
     if (!path.isEmpty()) {
         importSetupFile(path);
     }

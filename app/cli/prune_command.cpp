@@ -10,6 +10,7 @@
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
 #include "core/pruning/pruning_workflow.h"
+#include "core/quantization/hw_config.h"
 #include "core/report/hessian_report.h"
 #include "core/report/pruning_report.h"
 #include "core/runtime/parallel.h"
@@ -82,6 +83,8 @@ Result<pruning::PruningRequest> requestFromFlags(const PruneOptions& options) {
     QS_ASSIGN_OR_RETURN(request.target, pruning::parseTargetMemory(options.target));
     QS_ASSIGN_OR_RETURN(request.importance,
                         pruning::parseImportance(options.importance).context("--importance"));
+    // Read before any work starts, so a bad file is the command's one line on stderr.
+    QS_TRY(quantization::HWConfig::fromArgument(options.hw).context("--hw"));
     request.hw = options.hw;
     request.simd = options.simd;
     request.simdPadding = !options.noPadding;

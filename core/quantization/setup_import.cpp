@@ -14,9 +14,9 @@ std::string settingsText(const QuantizationSettings& settings) {
 }
 
 Error notFromThisProposal(const QuantizationState& state, const std::string& problem) {
-    return Error(Errc::InvalidArgument,
-                 problem + " (propagation with " + settingsText(state.settings) +
-                     "; was the setup made with other settings?)");
+    return Error(Errc::InvalidArgument, problem + " (propagation with " +
+                                            settingsText(state.settings) +
+                                            "; was the setup made with other settings?)");
 }
 
 std::string candidatesText(const QuantizerConfigList& configs) {
@@ -44,7 +44,8 @@ const QuantizerConfig* matchingCandidate(const MultiConfigQuantizationPoint& poi
 }
 
 /// Active quantizers as (insertion point -> config), the form two setups are compared in.
-std::map<InsertionPoint, QuantizerConfig> byInsertionPoint(const SingleConfigQuantizerSetup& setup) {
+std::map<InsertionPoint, QuantizerConfig>
+byInsertionPoint(const SingleConfigQuantizerSetup& setup) {
     std::map<InsertionPoint, QuantizerConfig> out;
     for (const auto& [id, point] : setup.quantizationPoints) {
         out.emplace(point.insertionPoint, point.qconfig);
@@ -99,11 +100,11 @@ Result<QuantizerConfigChoice> choicesForSetup(const QuantizationState& state,
             state.proposal.setup.quantizationPoints.at(found->second);
         const QuantizerConfig* config = matchingCandidate(candidate, point.qconfig);
         if (config == nullptr) {
-            return notFromThisProposal(
-                state, "quantization point " + std::to_string(setupId) + " at " +
-                           point.insertionPoint.toString() + " has " + point.qconfig.toString() +
-                           ", none of its candidates (" +
-                           candidatesText(candidate.possibleConfigs) + ")");
+            return notFromThisProposal(state, "quantization point " + std::to_string(setupId) +
+                                                  " at " + point.insertionPoint.toString() +
+                                                  " has " + point.qconfig.toString() +
+                                                  ", none of its candidates (" +
+                                                  candidatesText(candidate.possibleConfigs) + ")");
         }
         choice[found->second] = *config;
     }

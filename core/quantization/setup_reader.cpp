@@ -116,8 +116,10 @@ Result<std::map<int, std::vector<int>>> groupsFromJson(const Json& root, std::st
     return groups;
 }
 
-/// Unified scales are shared between activation quantizers only, and one scale can only serve
-/// quantizers of one grid: the members' configs must agree (up to an unforced signedness).
+/// Unified scales are shared between activation quantizers only. A group unifies the collected
+/// range (as NNCF merges the members' statistics; each member then computes its scale from its
+/// own config, so HAWQ may give members different bit widths), which needs one granularity: a
+/// per-channel member cannot share a per-tensor range (finalization splits such members out).
 Result<void> checkUnifiedScaleMembers(const SingleConfigQuantizerSetup& setup) {
     for (const auto& [gid, members] : setup.unifiedScaleGroups) {
         const std::string groupPath = strict::member("unified_scale_groups", std::to_string(gid));
@@ -130,13 +132,13 @@ Result<void> checkUnifiedScaleMembers(const SingleConfigQuantizerSetup& setup) {
                         " is a weight point; scales are unified between activations");
             }
             const QuantizerConfig& first = setup.quantizationPoints.at(members.front()).qconfig;
-            if (!point.qconfig.isCompatibleWith(first)) {
+            if (point.qconfig.perChannel != first.perChannel) {
                 return strict::fieldError(
                     strict::element(groupPath, i),
                     "quantization point " + std::to_string(members[i]) + " (" +
                         point.qconfig.toString() + ") cannot share a scale with point " +
                         std::to_string(members.front()) + " (" + first.toString() +
-                        "): members of a unified-scale group need one config");
+                        "): members of a unified-scale group share one per-tensor range");
             }
         }
     }

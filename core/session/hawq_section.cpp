@@ -173,16 +173,15 @@ namespace {
 
 /// One saved layer (weight_qp, macs and perturbation only in sections with the analysis).
 Result<HawqSummary::Layer> layerFrom(const nlohmann::json& layer, const std::string& path) {
-    QS_TRY(strict::onlyKeys(layer, path,
-                            {"node", "avg_trace", "weight_bits", "weight_qp", "macs",
-                             "perturbation"}));
+    QS_TRY(strict::onlyKeys(
+        layer, path, {"node", "avg_trace", "weight_bits", "weight_qp", "macs", "perturbation"}));
     HawqSummary::Layer read;
     QS_ASSIGN_OR_RETURN(read.node, strict::field<std::string>(layer, path, "node"));
     QS_ASSIGN_OR_RETURN(read.avgTrace, strict::field<double>(layer, path, "avg_trace"));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* bits, strict::require(layer, path, "weight_bits"));
-    QS_ASSIGN_OR_RETURN(read.weightBits, strict::smallInteger(*bits,
-                                                              strict::member(path, "weight_bits"),
-                                                              kMinBits, kMaxBits));
+    QS_ASSIGN_OR_RETURN(
+        read.weightBits,
+        strict::smallInteger(*bits, strict::member(path, "weight_bits"), kMinBits, kMaxBits));
     if (layer.contains("weight_qp")) {
         QS_ASSIGN_OR_RETURN(read.weightQp, strict::field<int>(layer, path, "weight_qp"));
     }
@@ -237,19 +236,20 @@ Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
                           HawqSummary& summary) {
     QS_ASSIGN_OR_RETURN(summary.modelHash, strict::field<std::string>(json, path, "model_hash"));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* settings, strict::require(json, path, "settings"));
-    QS_ASSIGN_OR_RETURN(summary.settings, settingsFrom(*settings, strict::member(path, "settings")));
-    QS_ASSIGN_OR_RETURN(const nlohmann::json* candidates, strict::require(json, path, "candidates"));
+    QS_ASSIGN_OR_RETURN(summary.settings,
+                        settingsFrom(*settings, strict::member(path, "settings")));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* candidates,
+                        strict::require(json, path, "candidates"));
     const std::string candidatesPath = strict::member(path, "candidates");
     QS_TRY(strict::expectArray(*candidates, candidatesPath));
     for (size_t c = 0; c < candidates->size(); ++c) {
         QS_ASSIGN_OR_RETURN(mixed_precision::HawqCandidate candidate,
                             candidateFrom((*candidates)[c], strict::element(candidatesPath, c)));
         if (candidate.weightBits.size() != summary.layers.size()) {
-            return strict::fieldError(strict::member(strict::element(candidatesPath, c),
-                                                     "weight_bits"),
-                                      std::to_string(candidate.weightBits.size()) +
-                                          " weight bits for " +
-                                          std::to_string(summary.layers.size()) + " layers");
+            return strict::fieldError(
+                strict::member(strict::element(candidatesPath, c), "weight_bits"),
+                std::to_string(candidate.weightBits.size()) + " weight bits for " +
+                    std::to_string(summary.layers.size()) + " layers");
         }
         summary.candidates.push_back(std::move(candidate));
     }
@@ -259,9 +259,8 @@ Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
     }
     const auto index = [&](std::string_view key) -> Result<size_t> {
         QS_ASSIGN_OR_RETURN(const nlohmann::json* value, strict::require(json, path, key));
-        QS_ASSIGN_OR_RETURN(const int64_t i,
-                            strict::integer(*value, strict::member(path, key), 0,
-                                            static_cast<int64_t>(count) - 1));
+        QS_ASSIGN_OR_RETURN(const int64_t i, strict::integer(*value, strict::member(path, key), 0,
+                                                             static_cast<int64_t>(count) - 1));
         return static_cast<size_t>(i);
     };
     const auto indices = [&](std::string_view key) -> Result<std::vector<size_t>> {
@@ -281,11 +280,12 @@ Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
     QS_ASSIGN_OR_RETURN(summary.pareto, indices("pareto"));
     QS_ASSIGN_OR_RETURN(summary.chosen, index("chosen"));
     QS_ASSIGN_OR_RETURN(summary.selected, index("selected"));
-    QS_ASSIGN_OR_RETURN(summary.notes, strict::field<std::vector<std::string>>(json, path, "notes"));
+    QS_ASSIGN_OR_RETURN(summary.notes,
+                        strict::field<std::vector<std::string>>(json, path, "notes"));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* traces, strict::require(json, path, "traces"));
-    QS_ASSIGN_OR_RETURN(hessian::HessianScores scores,
-                        report::hessianScoresFromJson(*traces).context(
-                            strict::member(path, "traces")));
+    QS_ASSIGN_OR_RETURN(
+        hessian::HessianScores scores,
+        report::hessianScoresFromJson(*traces).context(strict::member(path, "traces")));
     summary.traces = std::move(scores);
     return success();
 }
@@ -296,23 +296,39 @@ Result<HawqSummary> hawqSummaryFromJson(const nlohmann::json& json) {
     const std::string path = strict::member("sections", kHawqSection);
     QS_TRY(strict::expectObject(json, path));
     QS_TRY(strict::onlyKeys(json, path,
-                            {"compression_ratio_target", "mode", "search", "bits", "samples",
-                             "iterations", "ratio", "metric", "merged_quantizers", "requantizers",
-                             "layers", "model_hash", "settings", "traces", "candidates",
-                             "trace_order", "pareto", "chosen", "selected", "notes",
+                            {"compression_ratio_target",
+                             "mode",
+                             "search",
+                             "bits",
+                             "samples",
+                             "iterations",
+                             "ratio",
+                             "metric",
+                             "merged_quantizers",
+                             "requantizers",
+                             "layers",
+                             "model_hash",
+                             "settings",
+                             "traces",
+                             "candidates",
+                             "trace_order",
+                             "pareto",
+                             "chosen",
+                             "selected",
+                             "notes",
                              "dataset_request"}));
     HawqSummary summary;
     QS_ASSIGN_OR_RETURN(summary.target,
                         strict::field<double>(json, path, "compression_ratio_target"));
     QS_ASSIGN_OR_RETURN(summary.mode, strict::field<std::string>(json, path, "mode"));
-    QS_TRY(mixed_precision::parseAssignmentMode(summary.mode).context(strict::member(path, "mode")));
+    QS_TRY(
+        mixed_precision::parseAssignmentMode(summary.mode).context(strict::member(path, "mode")));
     QS_ASSIGN_OR_RETURN(summary.search, strict::field<std::string>(json, path, "search"));
     QS_TRY(mixed_precision::parseSearch(summary.search).context(strict::member(path, "search")));
     QS_ASSIGN_OR_RETURN(summary.bits, bitList(json, path, "bits"));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* samples, strict::require(json, path, "samples"));
-    QS_ASSIGN_OR_RETURN(summary.samples,
-                        strict::integer(*samples, strict::member(path, "samples"), 1,
-                                        std::numeric_limits<int64_t>::max()));
+    QS_ASSIGN_OR_RETURN(summary.samples, strict::integer(*samples, strict::member(path, "samples"),
+                                                         1, std::numeric_limits<int64_t>::max()));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* iterations,
                         strict::require(json, path, "iterations"));
     QS_ASSIGN_OR_RETURN(summary.iterations,
@@ -335,8 +351,9 @@ Result<HawqSummary> hawqSummaryFromJson(const nlohmann::json& json) {
         QS_TRY(readAnalysis(json, path, summary));
     }
     if (const auto dataset = json.find("dataset_request"); dataset != json.end()) {
-        QS_ASSIGN_OR_RETURN(summary.dataset, datasetRequestFromJson(
-                                                 *dataset, strict::member(path, "dataset_request")));
+        QS_ASSIGN_OR_RETURN(
+            summary.dataset,
+            datasetRequestFromJson(*dataset, strict::member(path, "dataset_request")));
     }
     return summary;
 }

@@ -97,9 +97,9 @@ nlohmann::json toJson(const HessianSection& section) {
 Result<HessianSection> hessianSectionFromJson(const nlohmann::json& json) {
     const std::string path = strict::member("sections", kHessianSection);
     QS_TRY(strict::expectObject(json, path));
-    QS_TRY(strict::onlyKeys(json, path,
-                            {"dataset", "dataset_fingerprint", "model_hash", "dataset_request",
-                             "seconds", "scores"}));
+    QS_TRY(strict::onlyKeys(
+        json, path,
+        {"dataset", "dataset_fingerprint", "model_hash", "dataset_request", "seconds", "scores"}));
     HessianSection section;
     QS_ASSIGN_OR_RETURN(section.dataset, strict::field<std::string>(json, path, "dataset"));
     QS_ASSIGN_OR_RETURN(section.datasetFingerprint,

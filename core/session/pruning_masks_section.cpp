@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <numeric>
+#include <type_traits>
 
 namespace qs::session {
 

@@ -125,11 +125,12 @@ nlohmann::json datasetRequestToJson(const runtime::DatasetRequest& dataset) {
 
 Result<runtime::DatasetRequest> datasetRequestFromJson(const nlohmann::json& json,
                                                        const std::string& path) {
-    QS_TRY(strict::onlyKeys(json, path,
-                            {"npy", "images", "classes", "random", "seed", "max_samples", "labels",
-                             "input_shapes"}));
+    QS_TRY(strict::onlyKeys(
+        json, path,
+        {"npy", "images", "classes", "random", "seed", "max_samples", "labels", "input_shapes"}));
     runtime::DatasetRequest dataset;
-    QS_ASSIGN_OR_RETURN(dataset.npyFiles, strict::field<std::vector<std::string>>(json, path, "npy"));
+    QS_ASSIGN_OR_RETURN(dataset.npyFiles,
+                        strict::field<std::vector<std::string>>(json, path, "npy"));
     QS_ASSIGN_OR_RETURN(dataset.imagesDir, strict::field<std::string>(json, path, "images"));
     QS_ASSIGN_OR_RETURN(dataset.classesDir, strict::field<std::string>(json, path, "classes"));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* random, strict::require(json, path, "random"));

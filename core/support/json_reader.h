@@ -68,6 +68,7 @@ Result<int> idKey(std::string_view key, std::string_view path);
 
 template <typename T>
 struct IsVector : std::false_type {};
+
 template <typename T>
 struct IsVector<std::vector<T>> : std::true_type {};
 

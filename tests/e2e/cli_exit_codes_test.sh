@@ -61,7 +61,7 @@ expect 1 "no/such/dir" -- quantize "$model" --calib-random 2 --out "$unwritable"
 expect 1 "no/such/dir" -- quantize "$model" --setup-out "$tmp/no/such/dir/setup.json"
 expect 1 "no/such/dir" -- compress-weights "$model" --mode int8_sym --out "$unwritable"
 expect 1 "no/such/dir" -- run "$model" --random 2 --out "$tmp/no/such/dir"
-expect 1 "no/such/dir" -- prune "$model" --target-memory 90% --importance l2 --out "$unwritable"
+expect 1 "no/such/dir" -- prune "$model" --target-memory 90% --simd 1 --importance l2 --out "$unwritable"
 
 # --- setups (quantize --setup-in, render --setup): the broken files and one per check.
 "$cli" quantize "$model" --setup-out "$tmp/setup.json" >/dev/null || fail "cannot write a setup"
@@ -165,7 +165,7 @@ printf '{"operations": [], "operations": []}' >"$tmp/twice.json"
 expect_line 1 "HW config '$tmp/twice.json'.*operations: key given twice" -- quantize "$model" --hw "$tmp/twice.json"
 printf '{"config": {"quantization": {"q": {"bits": 1e30}}}, "operations": [{"type": "Convolution", "quantization": {"activations": "q"}}]}' >"$tmp/bits.json"
 expect_line 1 "config\.quantization\.q\.bits.*1\.\.32" -- quantize "$model" --hw "$tmp/bits.json"
-expect_line 1 "HW config '$tmp/missing.json'" -- prune "$model" --hw "$tmp/missing.json" --target-memory 50% --importance l2 --out "$tmp/x.onnx"
+expect_line 1 "--hw: file '$tmp/missing.json': no such file" -- prune "$model" --hw "$tmp/missing.json" --target-memory 50% --simd 1 --importance l2 --out "$tmp/x.onnx"
 
 # --- sessions: broken .qscope files are bad input.
 "$cli" quantize "$model" --session "$tmp/s.qscope" >/dev/null || fail "cannot write a session"

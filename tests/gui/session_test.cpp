@@ -280,7 +280,6 @@ TEST_F(SessionTest, HwConfigFileIsValidatedBeforeUse) {
     EXPECT_EQ(document().quantization()->settings.hw, "cpu");
 }
 
-
 TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
     openAndWait(kDemoModel);
     makeNpuFourBitChoice();
@@ -300,14 +299,18 @@ TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
     // A setup with a port the node does not have: the message quantize --setup-in prints.
     nlohmann::json setup = before.setup.toJson();
     std::string node;
+    for (const auto& [id, point] : before.setup.quantizationPoints) {
+        if (point.insertionPoint.isWeight) {
+            node = point.insertionPoint.targetNodeName;
+        }
+    }
+    ASSERT_FALSE(node.empty());
     for (auto& [id, point] : setup["quantization_points"].items()) {
-        if (point["qip"].contains("input_port_id") && !point["qip"]["input_port_id"].is_null()) {
-            node = point["qip"]["target_node_name"].get<std::string>();
-            point["qip"]["input_port_id"] = 77;
+        if (point["qip_class"] == "ActivationQuantizationInsertionPoint") {
+            point["qip"] = {{"target_node_name", node}, {"input_port_id", 77}};
             break;
         }
     }
-    ASSERT_FALSE(node.empty()) << "the demo model's NPU setup has no input-port point";
     const QString badSetup = test::writeFile(m_dir.path(), QStringLiteral("bad_port.json"),
                                              QByteArray::fromStdString(setup.dump(2)));
     EXPECT_FALSE(m_window.sessions().importSetupFile(badSetup));
@@ -315,8 +318,7 @@ TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
     const auto cli = quantization::readSetupFile(absolute(badSetup), doc.graph());
     ASSERT_FALSE(cli.ok());
     EXPECT_EQ(m_messages.errors.back().toStdString(), cli.error().toString());
-    EXPECT_NE(cli.error().toString().find("input_port_id: node '" + node + "'"),
-              std::string::npos)
+    EXPECT_NE(cli.error().toString().find("input_port_id: node '" + node + "'"), std::string::npos)
         << cli.error().toString();
     unchanged();
 
@@ -340,7 +342,7 @@ TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
     QFile saved(good);
     ASSERT_TRUE(saved.open(QIODevice::ReadOnly));
     nlohmann::json session = nlohmann::json::parse(saved.readAll().toStdString());
-    session["view"]["zoom"] = -1;
+    session["view"] = {{"zoom", -1}, {"center_x", 0}, {"center_y", 0}};
     const QString badSession = test::writeFile(m_dir.path(), QStringLiteral("bad_zoom.qscope"),
                                                QByteArray::fromStdString(session.dump(2)));
     openAndWait(badSession);
@@ -351,8 +353,9 @@ TEST_F(SessionTest, RefusedFilesGiveTheCliMessageAndChangeNothing) {
     unchanged();
 
     // The good setup imports onto the default choices as one undo step, and undoes.
-    const QString goodSetup = test::writeFile(m_dir.path(), QStringLiteral("good.json"),
-                                              QByteArray::fromStdString(before.setup.toJson().dump()));
+    const QString goodSetup =
+        test::writeFile(m_dir.path(), QStringLiteral("good.json"),
+                        QByteArray::fromStdString(before.setup.toJson().dump()));
     document().undoStack().undo(); // back to the first config of every point
     ASSERT_NE(document().quantization()->choice, before.choice);
     ASSERT_TRUE(m_window.sessions().importSetupFile(goodSetup))

@@ -129,7 +129,7 @@ TEST_F(SetupReader, GroupsAndLinksNameExistingPoints) {
                                  " is still in quantization_points");
 }
 
-TEST_F(SetupReader, UnifiedScaleMembersShareOneConfig) {
+TEST_F(SetupReader, UnifiedScaleMembersShareOneGranularity) {
     int second = -1;
     for (const auto& [id, qp] : m_setup.quantizationPoints) {
         if (!qp.insertionPoint.isWeight && id != m_activationId) {
@@ -142,17 +142,23 @@ TEST_F(SetupReader, UnifiedScaleMembersShareOneConfig) {
     point(json, second)["qconfig"] = point(json, m_activationId)["qconfig"];
     json["unified_scale_groups"] = {{"0", {m_activationId, second}}};
     EXPECT_EQ(errorOf(json), "accepted");
+    // Bit widths may differ (each member computes its scale from the shared range and its own
+    // config, as HAWQ's choices need); a per-channel member cannot share a per-tensor range.
     point(json, second)["qconfig"]["num_bits"] = 4;
+    EXPECT_EQ(errorOf(json), "accepted");
+    point(json, second)["qconfig"]["per_channel"] = true;
     const std::string error = errorOf(json);
     EXPECT_EQ(error.rfind("unified_scale_groups[0][1]: quantization point " +
                               std::to_string(second) + " (B:4 ",
                           0),
               0U)
         << error;
-    EXPECT_NE(error.find("cannot share a scale with point " + std::to_string(m_activationId) +
-                         " (B:8 "),
-              std::string::npos)
+    EXPECT_NE(error.find("PC:Y "), std::string::npos) << error;
+    EXPECT_NE(
+        error.find("cannot share a scale with point " + std::to_string(m_activationId) + " (B:8 "),
+        std::string::npos)
         << error;
+    EXPECT_NE(error.find("share one per-tensor range"), std::string::npos) << error;
 }
 
 TEST_F(SetupReader, NumbersTypesAndIds) {

@@ -89,7 +89,8 @@ TEST(HessianSection, ScoresRoundTripThroughTheSessionFile) {
     read->sections[std::string(kHessianSection)] = {{"dataset", "random 3"}};
     auto malformed = hessianSection(*read);
     ASSERT_FALSE(malformed.ok());
-    EXPECT_NE(malformed.error().message().find("sections.hessian.dataset_fingerprint"), std::string::npos);
+    EXPECT_NE(malformed.error().message().find("sections.hessian.dataset_fingerprint"),
+              std::string::npos);
     nlohmann::json noTargets = toJson(section);
     noTargets["scores"].erase("targets");
     auto broken = hessianSectionFromJson(noTargets);
