@@ -43,12 +43,12 @@ const QuantizerConfig* matchingCandidate(const MultiConfigQuantizationPoint& poi
     return nullptr;
 }
 
-/// Active quantizers as (insertion point -> config), the form two setups are compared in.
-std::map<InsertionPoint, QuantizerConfig>
-byInsertionPoint(const SingleConfigQuantizerSetup& setup) {
-    std::map<InsertionPoint, QuantizerConfig> out;
+/// Active quantizers as (insertion point text -> config), the form two setups are compared in
+/// (the text names node, port and weight-or-activation, so it identifies the point).
+std::map<std::string, QuantizerConfig> byInsertionPoint(const SingleConfigQuantizerSetup& setup) {
+    std::map<std::string, QuantizerConfig> out;
     for (const auto& [id, point] : setup.quantizationPoints) {
-        out.emplace(point.insertionPoint, point.qconfig);
+        out.emplace(point.insertionPoint.toString(), point.qconfig);
     }
     return out;
 }
@@ -61,19 +61,19 @@ Result<void> checkSameQuantizers(const QuantizationState& state,
     for (const auto& [point, config] : wanted) {
         const auto it = got.find(point);
         if (it == got.end()) {
-            return notFromThisProposal(state, "the quantizer at " + point.toString() +
+            return notFromThisProposal(state, "the quantizer at " + point +
                                                   " is merged away by these choices");
         }
         if (!it->second.isCompatibleWith(config)) {
-            return notFromThisProposal(state, "the quantizer at " + point.toString() + " gets " +
+            return notFromThisProposal(state, "the quantizer at " + point + " gets " +
                                                   it->second.toString() + ", the setup has " +
                                                   config.toString());
         }
     }
     for (const auto& [point, config] : got) {
         if (!wanted.contains(point)) {
-            return notFromThisProposal(state, "these choices keep a quantizer at " +
-                                                  point.toString() + " that the setup has not");
+            return notFromThisProposal(state, "these choices keep a quantizer at " + point +
+                                                  " that the setup has not");
         }
     }
     return {};
@@ -83,14 +83,14 @@ Result<void> checkSameQuantizers(const QuantizationState& state,
 
 Result<QuantizerConfigChoice> choicesForSetup(const QuantizationState& state,
                                               const SingleConfigQuantizerSetup& setup) {
-    std::map<InsertionPoint, int> proposalIds;
+    std::map<std::string, int> proposalIds;
     for (const auto& [id, point] : state.proposal.setup.quantizationPoints) {
-        proposalIds.emplace(point.insertionPoint, id);
+        proposalIds.emplace(point.insertionPoint.toString(), id);
     }
     // Points the setup does not list (merged away there) keep their current choice.
     QuantizerConfigChoice choice = state.choice;
     for (const auto& [setupId, point] : setup.quantizationPoints) {
-        const auto found = proposalIds.find(point.insertionPoint);
+        const auto found = proposalIds.find(point.insertionPoint.toString());
         if (found == proposalIds.end()) {
             return notFromThisProposal(state, "quantization point " + std::to_string(setupId) +
                                                   " at " + point.insertionPoint.toString() +

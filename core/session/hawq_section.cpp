@@ -231,6 +231,52 @@ Result<quantization::QuantizationSettings> settingsFrom(const nlohmann::json& js
     return settings;
 }
 
+/// The saved candidates; each has one weight bit width per saved layer.
+Result<void> readCandidates(const nlohmann::json& json, const std::string& path,
+                            HawqSummary& summary) {
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* candidates,
+                        strict::require(json, path, "candidates"));
+    const std::string candidatesPath = strict::member(path, "candidates");
+    QS_TRY(strict::expectArray(*candidates, candidatesPath));
+    for (size_t c = 0; c < candidates->size(); ++c) {
+        const std::string candidatePath = strict::element(candidatesPath, c);
+        QS_ASSIGN_OR_RETURN(mixed_precision::HawqCandidate candidate,
+                            candidateFrom((*candidates)[c], candidatePath));
+        if (candidate.weightBits.size() != summary.layers.size()) {
+            return strict::fieldError(strict::member(candidatePath, "weight_bits"),
+                                      std::to_string(candidate.weightBits.size()) +
+                                          " weight bits for " +
+                                          std::to_string(summary.layers.size()) + " layers");
+        }
+        summary.candidates.push_back(std::move(candidate));
+    }
+    if (summary.candidates.empty()) {
+        return strict::fieldError(candidatesPath, "no candidate");
+    }
+    return success();
+}
+
+/// A candidate index (`count` candidates).
+Result<size_t> candidateIndex(const nlohmann::json& value, const std::string& path, size_t count) {
+    QS_ASSIGN_OR_RETURN(const int64_t i,
+                        strict::integer(value, path, 0, static_cast<int64_t>(count) - 1));
+    return static_cast<size_t>(i);
+}
+
+Result<std::vector<size_t>> candidateIndices(const nlohmann::json& json, const std::string& path,
+                                             std::string_view key, size_t count) {
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* list, strict::require(json, path, key));
+    const std::string listPath = strict::member(path, key);
+    QS_TRY(strict::expectArray(*list, listPath));
+    std::vector<size_t> out;
+    for (size_t i = 0; i < list->size(); ++i) {
+        QS_ASSIGN_OR_RETURN(const size_t c,
+                            candidateIndex((*list)[i], strict::element(listPath, i), count));
+        out.push_back(c);
+    }
+    return out;
+}
+
 /// The analysis fields of a restorable section (present when "candidates" is).
 Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
                           HawqSummary& summary) {
@@ -238,48 +284,16 @@ Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
     QS_ASSIGN_OR_RETURN(const nlohmann::json* settings, strict::require(json, path, "settings"));
     QS_ASSIGN_OR_RETURN(summary.settings,
                         settingsFrom(*settings, strict::member(path, "settings")));
-    QS_ASSIGN_OR_RETURN(const nlohmann::json* candidates,
-                        strict::require(json, path, "candidates"));
-    const std::string candidatesPath = strict::member(path, "candidates");
-    QS_TRY(strict::expectArray(*candidates, candidatesPath));
-    for (size_t c = 0; c < candidates->size(); ++c) {
-        QS_ASSIGN_OR_RETURN(mixed_precision::HawqCandidate candidate,
-                            candidateFrom((*candidates)[c], strict::element(candidatesPath, c)));
-        if (candidate.weightBits.size() != summary.layers.size()) {
-            return strict::fieldError(
-                strict::member(strict::element(candidatesPath, c), "weight_bits"),
-                std::to_string(candidate.weightBits.size()) + " weight bits for " +
-                    std::to_string(summary.layers.size()) + " layers");
-        }
-        summary.candidates.push_back(std::move(candidate));
-    }
+    QS_TRY(readCandidates(json, path, summary));
     const size_t count = summary.candidates.size();
-    if (count == 0) {
-        return strict::fieldError(candidatesPath, "no candidate");
-    }
-    const auto index = [&](std::string_view key) -> Result<size_t> {
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* value, strict::require(json, path, key));
-        QS_ASSIGN_OR_RETURN(const int64_t i, strict::integer(*value, strict::member(path, key), 0,
-                                                             static_cast<int64_t>(count) - 1));
-        return static_cast<size_t>(i);
-    };
-    const auto indices = [&](std::string_view key) -> Result<std::vector<size_t>> {
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* list, strict::require(json, path, key));
-        const std::string listPath = strict::member(path, key);
-        QS_TRY(strict::expectArray(*list, listPath));
-        std::vector<size_t> out;
-        for (size_t i = 0; i < list->size(); ++i) {
-            QS_ASSIGN_OR_RETURN(const int64_t c,
-                                strict::integer((*list)[i], strict::element(listPath, i), 0,
-                                                static_cast<int64_t>(count) - 1));
-            out.push_back(static_cast<size_t>(c));
-        }
-        return out;
-    };
-    QS_ASSIGN_OR_RETURN(summary.traceOrder, indices("trace_order"));
-    QS_ASSIGN_OR_RETURN(summary.pareto, indices("pareto"));
-    QS_ASSIGN_OR_RETURN(summary.chosen, index("chosen"));
-    QS_ASSIGN_OR_RETURN(summary.selected, index("selected"));
+    QS_ASSIGN_OR_RETURN(summary.traceOrder, candidateIndices(json, path, "trace_order", count));
+    QS_ASSIGN_OR_RETURN(summary.pareto, candidateIndices(json, path, "pareto", count));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* chosen, strict::require(json, path, "chosen"));
+    QS_ASSIGN_OR_RETURN(summary.chosen,
+                        candidateIndex(*chosen, strict::member(path, "chosen"), count));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* selected, strict::require(json, path, "selected"));
+    QS_ASSIGN_OR_RETURN(summary.selected,
+                        candidateIndex(*selected, strict::member(path, "selected"), count));
     QS_ASSIGN_OR_RETURN(summary.notes,
                         strict::field<std::vector<std::string>>(json, path, "notes"));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* traces, strict::require(json, path, "traces"));
@@ -287,6 +301,47 @@ Result<void> readAnalysis(const nlohmann::json& json, const std::string& path,
         hessian::HessianScores scores,
         report::hessianScoresFromJson(*traces).context(strict::member(path, "traces")));
     summary.traces = std::move(scores);
+    return success();
+}
+
+/// What was asked: target, mode, search, bits, samples, iterations.
+Result<void> readRequestFields(const nlohmann::json& json, const std::string& path,
+                               HawqSummary& summary) {
+    QS_ASSIGN_OR_RETURN(summary.target,
+                        strict::field<double>(json, path, "compression_ratio_target"));
+    QS_ASSIGN_OR_RETURN(summary.mode, strict::field<std::string>(json, path, "mode"));
+    QS_TRY(
+        mixed_precision::parseAssignmentMode(summary.mode).context(strict::member(path, "mode")));
+    QS_ASSIGN_OR_RETURN(summary.search, strict::field<std::string>(json, path, "search"));
+    QS_TRY(mixed_precision::parseSearch(summary.search).context(strict::member(path, "search")));
+    QS_ASSIGN_OR_RETURN(summary.bits, bitList(json, path, "bits"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* samples, strict::require(json, path, "samples"));
+    QS_ASSIGN_OR_RETURN(summary.samples, strict::integer(*samples, strict::member(path, "samples"),
+                                                         1, std::numeric_limits<int64_t>::max()));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* iterations,
+                        strict::require(json, path, "iterations"));
+    QS_ASSIGN_OR_RETURN(summary.iterations,
+                        strict::smallInteger(*iterations, strict::member(path, "iterations"), 1,
+                                             std::numeric_limits<int>::max()));
+    return success();
+}
+
+/// What came out: the chosen point's ratio and metric, the counts, the layers.
+Result<void> readOutcomeFields(const nlohmann::json& json, const std::string& path,
+                               HawqSummary& summary) {
+    QS_ASSIGN_OR_RETURN(summary.ratio, strict::field<double>(json, path, "ratio"));
+    QS_ASSIGN_OR_RETURN(summary.metric, strict::field<double>(json, path, "metric"));
+    QS_ASSIGN_OR_RETURN(summary.mergedQuantizers,
+                        strict::field<int>(json, path, "merged_quantizers"));
+    QS_ASSIGN_OR_RETURN(summary.requantizers, strict::field<int>(json, path, "requantizers"));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* layers, strict::require(json, path, "layers"));
+    const std::string layersPath = strict::member(path, "layers");
+    QS_TRY(strict::expectArray(*layers, layersPath));
+    for (size_t l = 0; l < layers->size(); ++l) {
+        QS_ASSIGN_OR_RETURN(HawqSummary::Layer layer,
+                            layerFrom((*layers)[l], strict::element(layersPath, l)));
+        summary.layers.push_back(std::move(layer));
+    }
     return success();
 }
 
@@ -318,35 +373,8 @@ Result<HawqSummary> hawqSummaryFromJson(const nlohmann::json& json) {
                              "notes",
                              "dataset_request"}));
     HawqSummary summary;
-    QS_ASSIGN_OR_RETURN(summary.target,
-                        strict::field<double>(json, path, "compression_ratio_target"));
-    QS_ASSIGN_OR_RETURN(summary.mode, strict::field<std::string>(json, path, "mode"));
-    QS_TRY(
-        mixed_precision::parseAssignmentMode(summary.mode).context(strict::member(path, "mode")));
-    QS_ASSIGN_OR_RETURN(summary.search, strict::field<std::string>(json, path, "search"));
-    QS_TRY(mixed_precision::parseSearch(summary.search).context(strict::member(path, "search")));
-    QS_ASSIGN_OR_RETURN(summary.bits, bitList(json, path, "bits"));
-    QS_ASSIGN_OR_RETURN(const nlohmann::json* samples, strict::require(json, path, "samples"));
-    QS_ASSIGN_OR_RETURN(summary.samples, strict::integer(*samples, strict::member(path, "samples"),
-                                                         1, std::numeric_limits<int64_t>::max()));
-    QS_ASSIGN_OR_RETURN(const nlohmann::json* iterations,
-                        strict::require(json, path, "iterations"));
-    QS_ASSIGN_OR_RETURN(summary.iterations,
-                        strict::smallInteger(*iterations, strict::member(path, "iterations"), 1,
-                                             std::numeric_limits<int>::max()));
-    QS_ASSIGN_OR_RETURN(summary.ratio, strict::field<double>(json, path, "ratio"));
-    QS_ASSIGN_OR_RETURN(summary.metric, strict::field<double>(json, path, "metric"));
-    QS_ASSIGN_OR_RETURN(summary.mergedQuantizers,
-                        strict::field<int>(json, path, "merged_quantizers"));
-    QS_ASSIGN_OR_RETURN(summary.requantizers, strict::field<int>(json, path, "requantizers"));
-    QS_ASSIGN_OR_RETURN(const nlohmann::json* layers, strict::require(json, path, "layers"));
-    const std::string layersPath = strict::member(path, "layers");
-    QS_TRY(strict::expectArray(*layers, layersPath));
-    for (size_t l = 0; l < layers->size(); ++l) {
-        QS_ASSIGN_OR_RETURN(HawqSummary::Layer layer,
-                            layerFrom((*layers)[l], strict::element(layersPath, l)));
-        summary.layers.push_back(std::move(layer));
-    }
+    QS_TRY(readRequestFields(json, path, summary));
+    QS_TRY(readOutcomeFields(json, path, summary));
     if (json.contains("candidates")) {
         QS_TRY(readAnalysis(json, path, summary));
     }

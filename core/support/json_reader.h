@@ -72,6 +72,9 @@ struct IsVector : std::false_type {};
 template <typename T>
 struct IsVector<std::vector<T>> : std::true_type {};
 
+template <typename T>
+Result<std::vector<T>> asVector(const Json& value, std::string_view path);
+
 /// `value` as a T (bool, string, floating point, integer type, or a vector of these), its JSON
 /// type checked and an integer's range checked against T before converting — where nlohmann's
 /// get<T>() would convert 1e30 or -1 into an int or size_t without a word.
@@ -98,15 +101,20 @@ Result<T> as(const Json& value, std::string_view path) {
         return static_cast<T>(number);
     } else {
         static_assert(IsVector<T>::value, "strict::as reads scalars and vectors of them");
-        QS_TRY(expectArray(value, path));
-        T out;
-        out.reserve(value.size());
-        for (size_t i = 0; i < value.size(); ++i) {
-            QS_ASSIGN_OR_RETURN(auto item, as<typename T::value_type>(value[i], element(path, i)));
-            out.push_back(std::move(item));
-        }
-        return out;
+        return asVector<typename T::value_type>(value, path);
     }
+}
+
+template <typename T>
+Result<std::vector<T>> asVector(const Json& value, std::string_view path) {
+    QS_TRY(expectArray(value, path));
+    std::vector<T> out;
+    out.reserve(value.size());
+    for (size_t i = 0; i < value.size(); ++i) {
+        QS_ASSIGN_OR_RETURN(T item, as<T>(value[i], element(path, i)));
+        out.push_back(std::move(item));
+    }
+    return out;
 }
 
 /// The member `key` of the object `object` (at `path`) as a T; missing or mistyped is an error

@@ -56,10 +56,15 @@ fi
 log=$build/clang-tidy.log
 : >"$log"
 if ((${#to_check[@]})); then
-    # shellcheck disable=SC2016 # $0 and $1 are the inner shell's
-    printf '%s\n' "${to_check[@]}" | xargs -P 2 -n 1 sh -c \
-        'out="$0/clang-tidy.$(echo "$1" | tr / _)"; clang-tidy -p "$0" --quiet "$1" >"$out.log" 2>&1; echo $? >"$out.rc"' \
-        "$build"
+    # Each clean file's key is remembered as soon as its run ends, so a run stopped half way (a
+    # timeout, a killed job) still spares the next one the files it got through.
+    # shellcheck disable=SC2016 # $0 (build), $1 (cache), $2 (file), $3 (key) are the inner shell's
+    for file in "${to_check[@]}"; do
+        printf '%s\n%s\n' "$file" "${key_of[$file]:-none}"
+    done | xargs -P 2 -n 2 -d '\n' sh -c \
+        'out="$0/clang-tidy.$(echo "$2" | tr / _)"; clang-tidy -p "$0" --quiet "$2" >"$out.log" 2>&1; rc=$?; echo $rc >"$out.rc"
+         if [ "$rc" = 0 ] && [ -n "$1" ] && [ "$3" != none ] && ! grep -qE "(warning|error):" "$out.log"; then : >"$1/$3"; fi' \
+        "$build" "$cache_dir"
 fi
 failed=0
 for file in "${to_check[@]}"; do
