@@ -117,7 +117,9 @@ TEST(GraphGroupsTest, FallbackGroupsGetDotsDrawingWhenTheUserIsIdle) {
     layout::GroupedLayoutOptions hurried;
     hurried.dotBudgetSeconds = 0.0; // every forked dot call falls back to the layered layout
     page.setLayoutOptions(hurried);
-    page.setIdleRefinementDelay(50);
+    // Long enough that nothing refines while the test looks (a loaded machine can take more than
+    // a short delay between two statements); shortened below, once the page is to be left alone.
+    page.setIdleRefinementDelay(60000);
     GraphDocument document(QStringLiteral("chain.onnx"), {layout::makeSkipChainGraph(400), {}});
     ASSERT_TRUE(showAndWait(page, document));
     ASSERT_TRUE(relayoutAndWait(page, [&] { page.expandAllGroups(true); }));
@@ -130,6 +132,8 @@ TEST(GraphGroupsTest, FallbackGroupsGetDotsDrawingWhenTheUserIsIdle) {
     // Input in the view keeps the refinement from starting (or stops it).
     QTest::mouseMove(page.view()->viewport(), {100, 100});
     EXPECT_EQ(page.pendingRefinements(), pending);
+    page.setIdleRefinementDelay(50);
+    QTest::mouseMove(page.view()->viewport(), {110, 110}); // restarts the idle wait at 50 ms
 
     // Left alone, the page refines every fallback (groups re-laid around a refined one fall back
     // again under this budget and are refined in turn) and redraws the graph each time.
