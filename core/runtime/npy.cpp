@@ -68,17 +68,7 @@ public:
         NpyHeader header;
         std::set<std::string, std::less<>> seen;
         QS_TRY(expect('{'));
-        while (!peek('}')) {
-            QS_ASSIGN_OR_RETURN(const std::string key, quoted());
-            QS_TRY(expect(':'));
-            QS_TRY(entry(key, header));
-            if (!seen.insert(key).second) {
-                return bad("key '" + key + "' given twice");
-            }
-            if (!peek('}')) {
-                QS_TRY(expect(','));
-            }
-        }
+        QS_TRY(entries(header, seen));
         ++m_pos;
         skipSpace();
         if (m_pos != m_text.size()) {
@@ -95,6 +85,22 @@ public:
 private:
     static Error bad(const std::string& what) {
         return {Errc::InvalidArgument, "malformed .npy header: " + what};
+    }
+
+    /// The dict's "key: value" entries up to its closing brace; each key once.
+    Result<void> entries(NpyHeader& header, std::set<std::string, std::less<>>& seen) {
+        while (!peek('}')) {
+            QS_ASSIGN_OR_RETURN(const std::string key, quoted());
+            QS_TRY(expect(':'));
+            QS_TRY(entry(key, header));
+            if (!seen.insert(key).second) {
+                return bad("key '" + key + "' given twice");
+            }
+            if (!peek('}')) {
+                QS_TRY(expect(','));
+            }
+        }
+        return {};
     }
 
     /// The value of `key` into `header`.
