@@ -87,6 +87,27 @@ Result<InsertionPoint> pointFromJson(const nlohmann::json& json, const std::stri
     return point;
 }
 
+/// The chosen config per quantizer id, each with the point it was chosen for.
+Result<void> parseChoices(const nlohmann::json& choices, const std::string& choicesPath,
+                          SessionFile& session) {
+    QS_TRY(strict::expectObject(choices, choicesPath));
+    for (const auto& [key, entry] : choices.items()) {
+        QS_ASSIGN_OR_RETURN(const int id, strict::idKey(key, choicesPath));
+        const std::string entryPath = strict::member(choicesPath, key);
+        QS_TRY(strict::onlyKeys(entry, entryPath, {"qip", "qconfig"}));
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* qip, strict::require(entry, entryPath, "qip"));
+        QS_ASSIGN_OR_RETURN(InsertionPoint point,
+                            pointFromJson(*qip, strict::member(entryPath, "qip")));
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* qconfig,
+                            strict::require(entry, entryPath, "qconfig"));
+        QS_ASSIGN_OR_RETURN(
+            QuantizerConfig config,
+            quantization::quantizerConfigFromJson(*qconfig, strict::member(entryPath, "qconfig")));
+        session.choices[id] = SessionChoice{std::move(point), config};
+    }
+    return {};
+}
+
 /// The quantization section at `path`: settings, and the choices at `choicesPath` (version 1 kept
 /// both at the top level).
 Result<void> parseQuantization(const nlohmann::json& settings, const std::string& path,
@@ -110,22 +131,7 @@ Result<void> parseQuantization(const nlohmann::json& settings, const std::string
                                   "unknown propagation rule '" + rule + "'");
     }
     session.settings.rule = *parsedRule;
-    QS_TRY(strict::expectObject(choices, choicesPath));
-    for (const auto& [key, entry] : choices.items()) {
-        QS_ASSIGN_OR_RETURN(const int id, strict::idKey(key, choicesPath));
-        const std::string entryPath = strict::member(choicesPath, key);
-        QS_TRY(strict::onlyKeys(entry, entryPath, {"qip", "qconfig"}));
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* qip, strict::require(entry, entryPath, "qip"));
-        QS_ASSIGN_OR_RETURN(InsertionPoint point,
-                            pointFromJson(*qip, strict::member(entryPath, "qip")));
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* qconfig,
-                            strict::require(entry, entryPath, "qconfig"));
-        QS_ASSIGN_OR_RETURN(
-            QuantizerConfig config,
-            quantization::quantizerConfigFromJson(*qconfig, strict::member(entryPath, "qconfig")));
-        session.choices[id] = SessionChoice{std::move(point), config};
-    }
-    return {};
+    return parseChoices(choices, choicesPath, session);
 }
 
 Result<SessionView> viewFromJson(const nlohmann::json& view) {
@@ -153,7 +159,8 @@ Result<SessionView> viewFromJson(const nlohmann::json& view) {
     return out;
 }
 
-Result<SessionFile> parseSession(const nlohmann::json& json) {
+/// The format version, 1 to SessionFile::kFormatVersion, and only the top-level keys it has.
+Result<int64_t> parseVersion(const nlohmann::json& json) {
     const std::string formatKey(kFormatKey);
     QS_ASSIGN_OR_RETURN(const nlohmann::json* versionJson, strict::require(json, "", formatKey));
     QS_ASSIGN_OR_RETURN(
@@ -171,7 +178,11 @@ Result<SessionFile> parseSession(const nlohmann::json& json) {
     } else {
         QS_TRY(strict::onlyKeys(json, "", {kFormatKey, "model", "view", "sections"}));
     }
-    SessionFile session;
+    return version;
+}
+
+/// "model": {"path", "hash"}.
+Result<void> parseModel(const nlohmann::json& json, SessionFile& session) {
     QS_ASSIGN_OR_RETURN(const nlohmann::json* model, strict::require(json, "", "model"));
     QS_TRY(strict::onlyKeys(*model, "model", {"path", "hash"}));
     QS_ASSIGN_OR_RETURN(const nlohmann::json* path, strict::require(*model, "model", "path"));
@@ -181,33 +192,50 @@ Result<SessionFile> parseSession(const nlohmann::json& json) {
     if (session.modelPath.empty()) {
         return strict::fieldError("model.path", "empty model path");
     }
-    if (version == 1) {
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* settings,
-                            strict::require(json, "", "quantization"));
-        QS_TRY(strict::onlyKeys(*settings, "quantization", {"hw_config", "preset", "rule"}));
-        QS_ASSIGN_OR_RETURN(const nlohmann::json* choices, strict::require(json, "", "choices"));
-        QS_TRY(parseQuantization(*settings, "quantization", *choices, "choices", session));
-    } else if (const auto sections = json.find("sections"); sections != json.end()) {
-        QS_TRY(strict::expectObject(*sections, "sections"));
-        for (const auto& [key, section] : sections->items()) {
-            if (key == kQuantizationSection) {
-                const std::string sectionPath = strict::member("sections", key);
-                QS_TRY(strict::onlyKeys(section, sectionPath,
-                                        {"hw_config", "preset", "rule", "choices"}));
-                QS_ASSIGN_OR_RETURN(const nlohmann::json* choices,
-                                    strict::require(section, sectionPath, "choices"));
-                QS_TRY(parseQuantization(section, sectionPath, *choices,
-                                         strict::member(sectionPath, "choices"), session));
-            } else {
-                session.sections[key] = section; // read by its feature, or kept as it is
-            }
+    return {};
+}
+
+/// Version 2's "sections": quantization read here, the others kept for their features.
+Result<void> parseSections(const nlohmann::json& sections, SessionFile& session) {
+    QS_TRY(strict::expectObject(sections, "sections"));
+    for (const auto& [key, section] : sections.items()) {
+        if (key != kQuantizationSection) {
+            session.sections[key] = section; // read by its feature, or kept as it is
+            continue;
         }
+        const std::string sectionPath = strict::member("sections", key);
+        QS_TRY(strict::onlyKeys(section, sectionPath, {"hw_config", "preset", "rule", "choices"}));
+        QS_ASSIGN_OR_RETURN(const nlohmann::json* choices,
+                            strict::require(section, sectionPath, "choices"));
+        QS_TRY(parseQuantization(section, sectionPath, *choices,
+                                 strict::member(sectionPath, "choices"), session));
+    }
+    return {};
+}
+
+/// Version 1 kept "quantization" (the settings) and "choices" at the top level.
+Result<void> parseVersionOneQuantization(const nlohmann::json& json, SessionFile& session) {
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* settings, strict::require(json, "", "quantization"));
+    QS_TRY(strict::onlyKeys(*settings, "quantization", {"hw_config", "preset", "rule"}));
+    QS_ASSIGN_OR_RETURN(const nlohmann::json* choices, strict::require(json, "", "choices"));
+    return parseQuantization(*settings, "quantization", *choices, "choices", session);
+}
+
+Result<SessionFile> parseSession(const nlohmann::json& json) {
+    QS_ASSIGN_OR_RETURN(const int64_t version, parseVersion(json));
+    SessionFile session;
+    QS_TRY(parseModel(json, session));
+    if (version == 1) {
+        QS_TRY(parseVersionOneQuantization(json, session));
+    } else if (const auto sections = json.find("sections"); sections != json.end()) {
+        QS_TRY(parseSections(*sections, session));
     }
     if (const auto view = json.find("view"); view != json.end() && !view->is_null()) {
         QS_ASSIGN_OR_RETURN(session.view, viewFromJson(*view));
     }
     return session;
 }
+
 } // namespace
 
 Result<std::string> hashModelFile(const std::filesystem::path& path) {
