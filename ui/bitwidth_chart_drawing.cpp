@@ -83,19 +83,23 @@ double BitwidthChartDrawing::layout(QPainter* painter, double width) {
     return top;
 }
 
-double BitwidthChartDrawing::countsPanel(QPainter* painter, double top, double width) {
-    const std::vector<int> bits = bitsDescending(m_breakdown);
+double BitwidthChartDrawing::panelTitle(QPainter* painter, double top, double width,
+                                        const QString& title) const {
     if (painter != nullptr) {
         QFont bold = painter->font();
         bold.setBold(true);
         painter->setFont(bold);
         painter->setPen(m_theme.text);
-        painter->drawText(QRectF(0, top, width, kTitle), Qt::AlignLeft | Qt::AlignVCenter,
-                          QObject::tr("Quantizers per bit width"));
+        painter->drawText(QRectF(0, top, width, kTitle), Qt::AlignLeft | Qt::AlignVCenter, title);
         bold.setBold(false);
         painter->setFont(bold);
     }
-    top += kTitle;
+    return top + kTitle;
+}
+
+double BitwidthChartDrawing::countsPanel(QPainter* painter, double top, double width) {
+    const std::vector<int> bits = bitsDescending(m_breakdown);
+    top = panelTitle(painter, top, width, QObject::tr("Quantizers per bit width"));
     const double labelBand = 16; // count label above the tallest bar
     const double plotTop = top + labelBand;
     const double plotBottom = plotTop + kCountsPlot;
@@ -158,17 +162,7 @@ double BitwidthChartDrawing::countsPanel(QPainter* painter, double top, double w
 
 double BitwidthChartDrawing::sharesPanel(QPainter* painter, double top, double width) {
     const std::vector<int> bits = bitsDescending(m_breakdown);
-    if (painter != nullptr) {
-        QFont bold = painter->font();
-        bold.setBold(true);
-        painter->setFont(bold);
-        painter->setPen(m_theme.text);
-        painter->drawText(QRectF(0, top, width, kTitle), Qt::AlignLeft | Qt::AlignVCenter,
-                          QObject::tr("Weight share per bit width"));
-        bold.setBold(false);
-        painter->setFont(bold);
-    }
-    top += kTitle;
+    top = panelTitle(painter, top, width, QObject::tr("Weight share per bit width"));
     int64_t parameters = 0;
     for (const auto& [b, share] : m_breakdown.byBits) {
         parameters += share.weightParameters;
@@ -243,17 +237,7 @@ double BitwidthChartDrawing::sharesPanel(QPainter* painter, double top, double w
 
 double BitwidthChartDrawing::opTypesPanel(QPainter* painter, double top, double width) {
     const std::vector<int> bits = bitsDescending(m_breakdown);
-    if (painter != nullptr) {
-        QFont bold = painter->font();
-        bold.setBold(true);
-        painter->setFont(bold);
-        painter->setPen(m_theme.text);
-        painter->drawText(QRectF(0, top, width, kTitle), Qt::AlignLeft | Qt::AlignVCenter,
-                          QObject::tr("Quantizers per op type"));
-        bold.setBold(false);
-        painter->setFont(bold);
-    }
-    top += kTitle;
+    top = panelTitle(painter, top, width, QObject::tr("Quantizers per op type"));
     std::vector<std::pair<std::string, int>> types;
     int maximum = 1;
     for (const auto& [type, counts] : m_breakdown.byOpType) {

@@ -53,6 +53,8 @@ public:
     const report::BitwidthBreakdown& breakdown() const { return m_breakdown; }
 
 private:
+    /// A panel's bold title at `top` (drawn only with a painter); returns the top below it.
+    double panelTitle(QPainter* painter, double top, double width, const QString& title) const;
     double countsPanel(QPainter* painter, double top, double width);
     double sharesPanel(QPainter* painter, double top, double width);
     double opTypesPanel(QPainter* painter, double top, double width);

@@ -163,7 +163,10 @@ void headerSection(std::ostream& out, const ReviewHeader& h) {
     }
     fact(out, "Nodes", grouped(h.nodes));
     fact(out, "Parameters", grouped(h.parameters));
-    fact(out, "MACs", grouped(h.macs));
+    // As `info` says it: a model with dynamic dims counts them as 1 unless --input-shape fixes
+    // them.
+    fact(out, "MACs",
+         grouped(h.macs) + (h.macsDynamicDimsAsOne ? " (dynamic dims counted as 1)" : ""));
     fact(out, "HW config", h.hw);
     fact(out, "Preset", h.preset);
     fact(out, "Propagation rule", h.rule);

@@ -182,6 +182,7 @@ ReviewHeader header(const graph::Graph& model, const ReviewInputs& inputs,
     out.nodes = static_cast<int64_t>(info.nodeCount);
     out.parameters = info.parameterCount;
     out.macs = info.macs;
+    out.macsDynamicDimsAsOne = info.macsDynamicDimsAsOne;
     out.hw = inputs.settings.hw;
     out.preset = presetName(inputs.settings.preset);
     out.rule = std::string(quantization::ruleArgument(inputs.settings.rule));

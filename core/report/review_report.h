@@ -74,6 +74,7 @@ struct ReviewHeader {
     int64_t nodes = 0;
     int64_t parameters = 0;
     int64_t macs = 0;
+    bool macsDynamicDimsAsOne = false; ///< dynamic input dims counted as 1 (no --input-shape)
     std::string hw;
     std::string preset;
     std::string rule;

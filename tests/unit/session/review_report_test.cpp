@@ -35,11 +35,11 @@ std::vector<float> ramp(size_t n, float scale) {
     return values;
 }
 
-/// x[1,3,8,8] -> Conv c1 (W1[4,3,3,3], pad 1) -> Relu -> Conv c2 (W2[4,4,1,1]) -> Relu ->
+/// x[batch,3,8,8] -> Conv c1 (W1[4,3,3,3], pad 1) -> Relu -> Conv c2 (W2[4,4,1,1]) -> Relu ->
 /// GlobalAveragePool -> Flatten -> Gemm fc (Wf[10,4]) -> y[1,10].
-graph::Graph smallNet() {
+graph::Graph smallNet(int64_t batch = 1) {
     graph::GraphBuilder b(13, 8);
-    const auto x = b.input("x", {1, 3, 8, 8});
+    const auto x = b.input("x", {batch, 3, 8, 8});
     const auto w1 = b.weight("W1", {4, 3, 3, 3}, ramp(108, 0.05F));
     const auto w2 = b.weight("W2", {4, 4, 1, 1}, ramp(16, 0.1F));
     const auto wf = b.weight("Wf", {10, 4}, ramp(40, 0.2F));
@@ -49,7 +49,8 @@ graph::Graph smallNet() {
     const auto r2 = b.op("Relu", "r2", {c2});
     const auto pool = b.op("GlobalAveragePool", "pool", {r2});
     const auto flat = b.op("Flatten", "flat", {pool});
-    b.output(b.op("Gemm", "fc", {flat, wf}, {{"transB", int64_t{1}}}), DataType::Float, {1, 10});
+    b.output(b.op("Gemm", "fc", {flat, wf}, {{"transB", int64_t{1}}}), DataType::Float,
+             {batch, 10});
     auto bytes = onnx::serializeModel(b.take());
     EXPECT_TRUE(bytes.ok());
     auto graph = onnx::importModelFromBytes(*bytes, {});
@@ -207,6 +208,19 @@ TEST_F(ReviewReportTest, OneRowPerQuantizerWithItsConfigAndState) {
     EXPECT_GT(report->header.macs, 0);
     EXPECT_NE(report->nncfTable.find("Num bits (N)"), std::string::npos) << report->nncfTable;
     EXPECT_EQ(report->tables().size(), 3U); // quantizers, bit widths, op types: no sections
+}
+
+TEST_F(ReviewReportTest, MacsOfDynamicDimsSayHowTheyWereCounted) {
+    auto fixed = gatherReviewReport(m_model, request(), m_progress);
+    ASSERT_TRUE(fixed.ok()) << fixed.error().toString();
+    EXPECT_FALSE(fixed->header.macsDynamicDimsAsOne);
+    EXPECT_EQ(report::reviewHtml(*fixed, {}).find("dynamic dims counted as 1"), std::string::npos);
+    auto dynamic = gatherReviewReport(smallNet(-1), request(), m_progress);
+    ASSERT_TRUE(dynamic.ok()) << dynamic.error().toString();
+    EXPECT_TRUE(dynamic->header.macsDynamicDimsAsOne);
+    EXPECT_EQ(dynamic->header.macs, fixed->header.macs);
+    EXPECT_NE(report::reviewHtml(*dynamic, {}).find("dynamic dims counted as 1"),
+              std::string::npos);
 }
 
 TEST_F(ReviewReportTest, CsvAndHtmlHoldTheSameRows) {
