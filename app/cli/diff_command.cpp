@@ -1,6 +1,9 @@
 // `quantscope-cli diff A B [--model MODEL] [--hw HW] [--calib-... [--labels-npy ...]]
 //  --out DIFF.html [--csv DIR] [--expand-all] [--theme light|dark]`: A and B are two setups
-// (SETUP.json, with --model) or sessions (.qscope, saved for the same model) of one model; the page
+// (SETUP.json, with --model) or sessions (.qscope, saved for the same model) of one model, or a
+// model and its compressed export (two .onnx files: the export's quantizers, pruned channels and
+// float16 weights recovered by name; with a dataset the SQNR of every shared tensor of B against
+// A and the first layer under --divergence-db); the page
 // shows which quantizers changed bit width, config or state, the quantizers and weight bytes per
 // bit width on both sides, the pruning sections that kept other channel counts, and the sizes and
 // BitOps ratios before and after; with a dataset both are calibrated (SQNR per point, accuracy
@@ -32,11 +35,58 @@ struct DiffOptions {
     std::string outPath;
     std::string csvDir;
     std::string theme = "light";
+    double divergenceDb = 20.0;
     bool expandAll = false;
 };
 
 bool isSession(const std::string& path) {
     return std::filesystem::path(path).extension() == ".qscope";
+}
+
+bool isModel(const std::string& path) {
+    return std::filesystem::path(path).extension() == ".onnx";
+}
+
+/// Qt on the offscreen platform for the graph drawing, once per process.
+void startOffscreenQt() {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QHashSeed::setDeterministicGlobalSeed();
+    static int argc = 1;
+    static char name[] = "quantscope-cli";
+    static char* argv[] = {name, nullptr};
+    static const QApplication app(argc, argv);
+}
+
+/// MODEL.onnx against EXPORT.onnx.
+Result<void> runExportDiff(const DiffOptions& options) {
+    QS_ASSIGN_OR_RETURN(const graph::Graph model, importModelFor(options.a, options.dataset));
+    QS_ASSIGN_OR_RETURN(const graph::Graph exported, importModelFor(options.b, options.dataset));
+    StderrProgressBar progress;
+    QS_ASSIGN_OR_RETURN(const session::ExportDiffOutcome outcome,
+                        session::gatherExportDiff(model, exported,
+                                                  {.modelPath = options.a,
+                                                   .exportPath = options.b,
+                                                   .dataset = options.dataset,
+                                                   .divergenceDb = options.divergenceDb,
+                                                   .date = {}},
+                                                  progress));
+    startOffscreenQt();
+    const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
+    QS_TRY(ui::writeReviewDiff(
+        model, outcome.diff, outcome.marks, ui::graphThemeFor(dark),
+        {.htmlPath = options.outPath, .csvDir = options.csvDir, .expandAll = options.expandAll},
+        progress));
+    std::cout << "Diff: " << options.outPath << " (" << outcome.diff.quantizers.rows.size()
+              << " quantizers, " << outcome.structure.pruned.size() << " pruned weights, "
+              << outcome.structure.float16Initializers << " float16 initializers in B)\n";
+    if (outcome.comparison) {
+        for (const auto& [name, value] : outcome.diff.facts) {
+            if (name == "First divergent layer" || name == "SQNR of the last tensor") {
+                std::cout << name << ": " << value << "\n";
+            }
+        }
+    }
+    return {};
 }
 
 /// The request of one side: a session, or a setup of --model.
@@ -53,6 +103,12 @@ session::ReviewRequest sideRequest(const DiffOptions& options, const std::string
 Result<void> runDiffImpl(const DiffOptions& options) {
     std::string modelPath = options.modelPath;
     QS_TRY(report::checkReportOutputs(options.outPath, options.csvDir));
+    if (isModel(options.a) != isModel(options.b)) {
+        return Error(Errc::Usage, "A and B are both models (a model and its export) or neither");
+    }
+    if (isModel(options.a)) {
+        return runExportDiff(options);
+    }
     if (modelPath.empty()) {
         const std::string& saved = isSession(options.a) ? options.a : options.b;
         if (!isSession(saved)) {
@@ -72,12 +128,7 @@ Result<void> runDiffImpl(const DiffOptions& options) {
         session::gatherReviewReport(model, sideRequest(options, options.b, modelPath), progress)
             .context("B"));
     const report::ReviewDiff diff = report::diffReviews(a, b, a.header.source, b.header.source);
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QHashSeed::setDeterministicGlobalSeed();
-    static int argc = 1;
-    static char name[] = "quantscope-cli";
-    static char* argv[] = {name, nullptr};
-    const QApplication app(argc, argv);
+    startOffscreenQt();
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
     QS_TRY(ui::writeReviewDiff(
         model, diff, b.marks, ui::graphThemeFor(dark),
@@ -93,9 +144,15 @@ Result<void> runDiffImpl(const DiffOptions& options) {
 Command addDiffCommand(CLI::App& parent) {
     auto options = std::make_shared<DiffOptions>();
     CLI::App* app = parent.add_subcommand(
-        "diff", "Compare two setups or sessions of one model on one HTML page (and CSV)");
-    app->add_option("A", options->a, "The first setup JSON or .qscope session")->required();
-    app->add_option("B", options->b, "The second setup JSON or .qscope session")->required();
+        "diff",
+        "Compare two setups or sessions of one model, or a model and its export, on one HTML page "
+        "(and CSV)");
+    app->add_option("A", options->a, "The first setup JSON or .qscope session, or a float model")
+        ->required();
+    app->add_option("B", options->b,
+                    "The second setup JSON or .qscope session, or the model's compressed export "
+                    "(QDQ, weight-compressed, pruned or FP16 ONNX)")
+        ->required();
     app->add_option("--model", options->modelPath,
                     "The ONNX model (needed for setups; sessions name theirs)");
     app->add_option("--hw", options->hw,
@@ -110,6 +167,10 @@ Command addDiffCommand(CLI::App& parent) {
         ->type_name("DIFF.html");
     app->add_option("--csv", options->csvDir, "Also write the tables as CSV into this folder")
         ->type_name("DIR");
+    app->add_option("--divergence-db", options->divergenceDb,
+                    "A model against its export: the first tensor under this SQNR has diverged")
+        ->capture_default_str()
+        ->check(CLI::Range(-1000.0, 1000.0));
     app->add_flag("--expand-all", options->expandAll, "Draw B's graph with every group open");
     app->add_option("--theme", options->theme, "Colours of the graph: light (default) or dark")
         ->check(CLI::IsMember({"light", "dark"}));

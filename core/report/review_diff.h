@@ -8,6 +8,7 @@
 #include "core/report/review_report.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qs::report {
@@ -22,8 +23,15 @@ struct ReviewDiff {
     ReviewTable bitwidths;  ///< quantizers per bit width, A and B
     int unchanged = 0;      ///< points equal on both sides
     std::vector<std::string> notes;
+    /// Facts under the standard ones, and tables after them (a model against its export).
+    std::vector<std::pair<std::string, std::string>> facts;
+    std::vector<ReviewTable> extra;
 
-    std::vector<ReviewTable> tables() const { return {quantizers, bitwidths, pruning}; }
+    std::vector<ReviewTable> tables() const {
+        std::vector<ReviewTable> all{quantizers, bitwidths, pruning};
+        all.insert(all.end(), extra.begin(), extra.end());
+        return all;
+    }
 };
 
 /// The differences of `b` against `a` (the same model).

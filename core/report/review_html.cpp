@@ -501,6 +501,9 @@ std::string reviewDiffHtml(const ReviewDiff& diff, const std::string& graphSvg) 
                  fmt(100.0 * diff.b.accuracy->compressed.top1(), "%.2f") + " % (float " +
                  fmt(100.0 * diff.b.accuracy->floatModel.top1(), "%.2f") + " %)");
     }
+    for (const auto& [name, value] : diff.facts) {
+        fact(out, name, value);
+    }
     fact(out, "Date", diff.b.date);
     out << "</dl>\n";
     graphSection(out, svgElement(graphSvg));

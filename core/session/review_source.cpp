@@ -8,6 +8,7 @@
 #include "core/session/sections.h"
 #include "core/session/session_file.h"
 
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -164,6 +165,37 @@ Result<report::ReviewReport> gatherReviewReport(const graph::Graph& model,
                    .context("session '" + request.sessionPath + "'"));
     }
     return report::buildReviewReport(model, inputs);
+}
+
+Result<ExportDiffOutcome> gatherExportDiff(const graph::Graph& model, const graph::Graph& exported,
+                                           const ExportDiffRequest& request, Progress& progress) {
+    ExportDiffOutcome out;
+    QS_ASSIGN_OR_RETURN(out.structure, report::recoverExportStructure(model, exported));
+    const std::string exportName = std::filesystem::path(request.exportPath).filename().string();
+    report::ReviewInputs inputsA;
+    inputsA.modelPath = request.modelPath;
+    inputsA.source = "float model " + std::filesystem::path(request.modelPath).filename().string();
+    inputsA.date = request.date;
+    inputsA.settings.hw = "none (float)";
+    report::ReviewInputs inputsB = inputsA;
+    inputsB.source = "export " + exportName;
+    inputsB.settings.hw = "as exported";
+    inputsB.setup = out.structure.setup;
+    QS_ASSIGN_OR_RETURN(const report::ReviewReport reportA,
+                        report::buildReviewReport(model, inputsA));
+    QS_ASSIGN_OR_RETURN(const report::ReviewReport reportB,
+                        report::buildReviewReport(model, inputsB));
+    if (!request.dataset.empty()) {
+        QS_ASSIGN_OR_RETURN(const runtime::Dataset dataset,
+                            runtime::loadDataset(model, request.dataset));
+        QS_ASSIGN_OR_RETURN(out.comparison,
+                            report::compareExport(model, exported, out.structure, dataset,
+                                                  request.divergenceDb, progress));
+    }
+    out.diff = report::exportDiff(reportA, reportB, out.structure,
+                                  out.comparison ? &*out.comparison : nullptr);
+    out.marks = reportB.marks;
+    return out;
 }
 
 } // namespace qs::session

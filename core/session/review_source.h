@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/graph/graph.h"
+#include "core/report/export_diff.h"
 #include "core/report/review_report.h"
 #include "core/runtime/dataset_request.h"
 #include "core/session/hawq_section.h"
@@ -44,5 +45,26 @@ Result<void> addReviewSections(report::ReviewInputs& inputs,
 /// builds the report.
 Result<report::ReviewReport> gatherReviewReport(const graph::Graph& model,
                                                 const ReviewRequest& request, Progress& progress);
+
+/// A float model against its compressed export (`quantscope-cli diff MODEL.onnx EXPORT.onnx`).
+struct ExportDiffRequest {
+    std::string modelPath;
+    std::string exportPath;
+    runtime::DatasetRequest dataset; ///< empty: structure only, no per-tensor SQNR
+    double divergenceDb = 20.0;      ///< a tensor under this SQNR has diverged
+    std::string date;                ///< empty: now
+};
+
+struct ExportDiffOutcome {
+    report::ExportStructure structure;
+    std::optional<report::ExportComparison> comparison;
+    report::ReviewDiff diff;
+    std::vector<quantization::QuantizerMark> marks; ///< B's quantizers on the float graph
+};
+
+/// Recovers `exported`'s structure on `model`, runs both on the dataset when the request has one
+/// (progress: the comparison) and builds the diff page's content.
+Result<ExportDiffOutcome> gatherExportDiff(const graph::Graph& model, const graph::Graph& exported,
+                                           const ExportDiffRequest& request, Progress& progress);
 
 } // namespace qs::session

@@ -4,7 +4,9 @@
 # compression sections, and of a zoo model (when QS_ZOO_DIR has one); the page is self-contained,
 # well-formed (xmllint as XML, and as HTML where only libxml2's HTML4 parser's "Tag svg invalid"
 # complaints about inline SVG are allowed), its quantizer table has the rows of quantizers.csv;
-# `diff` of two setups names the changed points; a missing --out is a usage error (2), an unwritable path and --setup with --session clear errors.
+# `diff` of two setups names the changed points; `diff` of the model and its QDQ, int8
+# weight-compressed, FP16 and pruned exports recovers each one's quantizers, float16 weights and
+# pruned channels and compares every tensor on the test split; a missing --out is a usage error (2), an unwritable path and --setup with --session clear errors.
 set -uo pipefail
 cli=$1 models=$2
 demo=$models/digits_cnn.onnx
@@ -104,6 +106,47 @@ grep -q '/fc/Gemm' "$tmp/dcsv/changed_quantizers.csv" || fail "the diff misses t
 grep -q 'bit width' "$tmp/dcsv/changed_quantizers.csv" || fail "the diff names no bit-width change"
 "$cli" diff "$tmp/setup8.json" "$tmp/setup.json" --out "$tmp/d2.html" 2>/dev/null; rc=$?
 [ "$rc" -eq 2 ] || fail "diff of two setups without --model exited $rc, expected 2"
+
+# The model against its exports, compared on 32 test samples.
+data=(--calib-npy "$models/digits_test_inputs.npy" --calib-samples 32)
+"$cli" quantize "$demo" --hw npu --setup-in "$tmp/setup.json" "${data[@]}" --out "$tmp/qdq.onnx" \
+    >/dev/null 2>&1 || fail "quantize --out failed"
+# (The demo has Convs only, which NNCF's weight compression keeps in its 8-bit backup mode.)
+"$cli" compress-weights "$demo" --mode int8_sym --out "$tmp/int8w.onnx" >/dev/null 2>&1 ||
+    fail "compress-weights int8_sym failed"
+"$cli" convert-fp16 "$demo" --out "$tmp/fp16.onnx" >/dev/null 2>&1 || fail "convert-fp16 failed"
+"$cli" prune "$demo" --target-memory 90% --importance l2 --simd 1 --out "$tmp/pruned.onnx" \
+    >/dev/null 2>&1 || fail "prune failed"
+for kind in qdq int8w fp16 pruned; do
+    "$cli" diff "$demo" "$tmp/$kind.onnx" "${data[@]}" --out "$tmp/x_$kind.html" \
+        --csv "$tmp/x_$kind" >"$tmp/out" 2>"$tmp/err" ||
+        fail "diff of the $kind export exited $?: $(tail -3 "$tmp/err")"
+    check_page "$tmp/x_$kind.html" "$tmp/x_$kind"
+    grep -q 'First divergent layer' "$tmp/out" || fail "diff of the $kind export names no divergence"
+    [ "$(wc -l <"$tmp/x_$kind/tensor_sqnr.csv")" -gt 20 ] || fail "$kind: few tensors compared"
+done
+# The QDQ export's quantizers are the setup's, the Gemm input among them at 4 bits.
+"$py" - "$tmp/setup.json" "$tmp/x_qdq/changed_quantizers.csv" <<'EOF2' || fail "the QDQ export's quantizers are not the setup's"
+import csv, json, sys
+setup = json.load(open(sys.argv[1]))
+want = set()
+for qp in setup["quantization_points"].values():
+    ip = qp["qip"]
+    if "Weight" in qp["qip_class"]: want.add(ip["target_node_name"] + "[W]")
+    elif ip.get("input_port_id") is not None: want.add(f'{ip["target_node_name"]}:{ip["input_port_id"]}')
+    else: want.add(ip["target_node_name"])
+rows = list(csv.DictReader(open(sys.argv[2])))
+got = {r["insertion point"] for r in rows}
+if got != want: sys.exit(f"missing {want - got}, extra {got - want}")
+if not any(r["insertion point"].startswith("/fc/Gemm") and r["bits B"] == "4" for r in rows):
+    sys.exit("no 4-bit /fc/Gemm quantizer")
+EOF2
+weights=$(grep -c ',weight,.*,8,' "$tmp/x_int8w/changed_quantizers.csv")
+[ "$weights" -eq 14 ] || fail "the weight-compressed export shows $weights 8-bit weights, not 14"
+grep -q 'Float16 initializers in B' "$tmp/x_fp16.html" || fail "the FP16 export's weights are not counted"
+[ "$(wc -l <"$tmp/x_pruned/pruned_channels.csv")" -gt 1 ] || fail "the pruned export shows no pruned weight"
+"$cli" diff "$demo" "$tmp/setup.json" --out "$tmp/x.html" 2>/dev/null; rc=$?
+[ "$rc" -eq 2 ] || fail "diff of a model and a setup exited $rc, expected 2"
 
 # Errors: usage (2) and bad input (1), one line each, nothing written.
 "$cli" report "$demo" 2>/dev/null; rc=$?
