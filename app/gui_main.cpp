@@ -3,6 +3,7 @@
 // answer without a display.
 
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/compare/compare_feature.h"
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/pruning/pruning_controller.h"
@@ -70,6 +71,12 @@ void describeCommandLine(QCommandLineParser& parser) {
                                             "graph is shown, e.g. /features/denseblock2 "
                                             "(repeatable)."),
         QStringLiteral("SCOPE")));
+    parser.addOption(QCommandLineOption(
+        QStringLiteral("compare"),
+        QCoreApplication::translate("main", "Lay this setup JSON, .qscope session or compressed "
+                                            "export of the opened model over its graph "
+                                            "(Quantize ▸ Compare With…)."),
+        QStringLiteral("FILE")));
     parser.addOption(QCommandLineOption(
         QStringLiteral("calibrate-random"),
         QCoreApplication::translate("main", "Calibrate the opened model on N random samples and "
@@ -272,6 +279,16 @@ int main(int argc, char** argv) {
             [&window, scopes](bool ok) {
                 if (ok) {
                     window.graphPage().expandScopes(scopes);
+                }
+            },
+            Qt::SingleShotConnection);
+    }
+    if (parser.isSet(QStringLiteral("compare"))) {
+        QObject::connect(
+            &window.graphPage(), &qs::ui::GraphPage::layoutFinished, &window.graphPage(),
+            [&window, other = parser.value(QStringLiteral("compare"))](bool ok) {
+                if (ok) {
+                    window.feature<qs::ui::CompareFeature>().compareWith(other);
                 }
             },
             Qt::SingleShotConnection);

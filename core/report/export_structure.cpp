@@ -225,8 +225,13 @@ void narrowByCodes(const graph::TensorData& codes, const graph::TensorData* zero
         low = std::min(low, c);
         high = std::max(high, c);
     }
-    const int bits = std::max(1, static_cast<int>(std::ceil(std::log2(high - low + 1.0))));
-    if (bits >= config.numBits) {
+    const int bits = std::min(
+        config.numBits, std::max(1, static_cast<int>(std::ceil(std::log2(high - low + 1.0)))));
+    // A signed symmetric grid that never reaches its lowest code is narrow ([-127, 127]).
+    if (config.mode == quantization::QuantizationMode::Symmetric && isSignedType(codes.dtype())) {
+        config.narrowRange = low > -std::exp2(bits - 1);
+    }
+    if (bits == config.numBits) {
         return;
     }
     config.numBits = bits;

@@ -144,6 +144,40 @@ void changedPruning(ReviewDiff& diff, const ReviewReport& a, const ReviewReport&
 }
 } // namespace
 
+std::map<std::string, MarkChange> markChanges(const std::vector<quantization::QuantizerMark>& a,
+                                              const std::vector<quantization::QuantizerMark>& b) {
+    std::map<std::string, MarkChange> changes;
+    std::map<std::string, const quantization::QuantizerMark*> inB;
+    for (const quantization::QuantizerMark& mark : b) {
+        inB.emplace(mark.point.toString(), &mark);
+    }
+    std::set<std::string> seen;
+    for (const quantization::QuantizerMark& mark : a) {
+        const std::string point = mark.point.toString();
+        seen.insert(point);
+        const auto other = inB.find(point);
+        if (other == inB.end()) {
+            changes[point] = {.change = "removed", .a = mark, .b = std::nullopt};
+            continue;
+        }
+        const quantization::QuantizerMark& m = *other->second;
+        // A setup may leave the signedness to the statistics; an export has decided it.
+        const char* change = mark.config.numBits != m.config.numBits   ? "bit width"
+                             : mark.status != m.status                 ? "state"
+                             : !mark.config.isCompatibleWith(m.config) ? "config"
+                                                                       : nullptr;
+        if (change != nullptr) {
+            changes[point] = {.change = change, .a = mark, .b = m};
+        }
+    }
+    for (const auto& [point, mark] : inB) {
+        if (!seen.contains(point)) {
+            changes[point] = {.change = "added", .a = std::nullopt, .b = *mark};
+        }
+    }
+    return changes;
+}
+
 ReviewDiff diffReviews(const ReviewReport& a, const ReviewReport& b, std::string nameA,
                        std::string nameB) {
     ReviewDiff diff;

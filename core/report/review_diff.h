@@ -7,6 +7,8 @@
 
 #include "core/report/review_report.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +35,18 @@ struct ReviewDiff {
         return all;
     }
 };
+
+/// One insertion point whose quantizer differs between two sides (the GUI's Compare… overlay).
+struct MarkChange {
+    std::string change; ///< "added", "removed", "bit width", "state" or "config"
+    std::optional<quantization::QuantizerMark> a;
+    std::optional<quantization::QuantizerMark> b;
+};
+
+/// The points of `a` and `b` (by InsertionPoint::toString()) whose bit width, state or config
+/// differ, or that only one side has.
+std::map<std::string, MarkChange> markChanges(const std::vector<quantization::QuantizerMark>& a,
+                                              const std::vector<quantization::QuantizerMark>& b);
 
 /// The differences of `b` against `a` (the same model).
 ReviewDiff diffReviews(const ReviewReport& a, const ReviewReport& b, std::string nameA,

@@ -1,5 +1,6 @@
 #include "core/session/review_source.h"
 
+#include "core/onnx/model_io.h"
 #include "core/pruning/channel_importance.h"
 #include "core/quantization/calibration_workflow.h"
 #include "core/quantization/hw_config.h"
@@ -196,6 +197,29 @@ Result<ExportDiffOutcome> gatherExportDiff(const graph::Graph& model, const grap
                                   out.comparison ? &*out.comparison : nullptr);
     out.marks = reportB.marks;
     return out;
+}
+
+Result<std::vector<quantization::QuantizerMark>> comparisonMarks(const graph::Graph& model,
+                                                                 const std::string& modelPath,
+                                                                 const std::string& otherPath,
+                                                                 const std::string& hw) {
+    const std::filesystem::path other(otherPath);
+    if (other.extension() == ".onnx") {
+        QS_ASSIGN_OR_RETURN(const graph::Graph exported,
+                            onnx::importModel(other).context("'" + otherPath + "'"));
+        QS_ASSIGN_OR_RETURN(
+            const report::ExportStructure structure,
+            report::recoverExportStructure(model, exported).context("'" + otherPath + "'"));
+        return quantization::quantizerMarks(structure.setup, nullptr);
+    }
+    ReviewRequest request;
+    request.modelPath = modelPath;
+    request.hw = hw;
+    (other.extension() == ".qscope" ? request.sessionPath : request.setupPath) = otherPath;
+    NullProgress progress;
+    QS_ASSIGN_OR_RETURN(const report::ReviewReport review,
+                        gatherReviewReport(model, request, progress));
+    return review.marks;
 }
 
 } // namespace qs::session

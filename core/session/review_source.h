@@ -67,4 +67,12 @@ struct ExportDiffOutcome {
 Result<ExportDiffOutcome> gatherExportDiff(const graph::Graph& model, const graph::Graph& exported,
                                            const ExportDiffRequest& request, Progress& progress);
 
+/// The quantizers of another setup JSON, `.qscope` session or compressed export (.onnx) of
+/// `model` (saved at `modelPath`), on `model`'s insertion points: what the GUI's Compare… overlays.
+/// `hw` gives a setup's candidates.
+Result<std::vector<quantization::QuantizerMark>> comparisonMarks(const graph::Graph& model,
+                                                                 const std::string& modelPath,
+                                                                 const std::string& otherPath,
+                                                                 const std::string& hw);
+
 } // namespace qs::session

@@ -1,6 +1,7 @@
 #include "ui/features/feature_registry.h"
 
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/compare/compare_feature.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
 #include "ui/features/hawq/hawq_controller.h"
 #include "ui/features/hessian/hessian_controller.h"
@@ -20,6 +21,7 @@ QList<Feature*> createFeatures(const FeatureContext& context) {
         new CalibrationController(context),
         new HawqController(context),
         new SqnrOverlayFeature(context),
+        new CompareFeature(context),
         new HessianController(context),
         new PruningController(context),
         new ReviewReportFeature(context),
