@@ -5,6 +5,7 @@
 #include "ui/actions.h"
 #include "ui/feature.h"
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/compare/compare_feature.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
 #include "ui/features/hessian/hessian_controller.h"
 #include "ui/features/pruning/pruning_controller.h"
@@ -56,8 +57,9 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     EXPECT_EQ(keys,
               QStringList({QStringLiteral("weight_compression"), QStringLiteral("fp16_export"),
                            QStringLiteral("calibration"), QStringLiteral("hawq"),
-                           QStringLiteral("sqnr_overlay"), QStringLiteral("hessian"),
-                           QStringLiteral("pruning"), QStringLiteral("review_report")}));
+                           QStringLiteral("sqnr_overlay"), QStringLiteral("compare"),
+                           QStringLiteral("hessian"), QStringLiteral("pruning"),
+                           QStringLiteral("review_report")}));
     EXPECT_EQ(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     // Each one is reachable by its type.
     EXPECT_EQ(m_window.feature<CalibrationController>().key(), QStringLiteral("calibration"));
@@ -68,11 +70,12 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     EXPECT_EQ(m_window.feature<HessianController>().key(), QStringLiteral("hessian"));
     EXPECT_EQ(m_window.feature<PruningController>().key(), QStringLiteral("pruning"));
     EXPECT_EQ(m_window.feature<ReviewReportFeature>().key(), QStringLiteral("review_report"));
+    EXPECT_EQ(m_window.feature<CompareFeature>().key(), QStringLiteral("compare"));
 }
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 13);
+    ASSERT_EQ(actions.featureActions().size(), 15);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -102,6 +105,8 @@ TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     EXPECT_TRUE(quantize.contains(QStringLiteral("calibration.calibrate")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("hawq.run")));
     EXPECT_TRUE(view.contains(QStringLiteral("sqnr_overlay.toggle")));
+    EXPECT_TRUE(quantize.contains(QStringLiteral("compare.open")));
+    EXPECT_TRUE(quantize.contains(QStringLiteral("compare.clear")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("hessian.compute")));
     EXPECT_TRUE(view.contains(QStringLiteral("hessian.overlay")));
     // A separator opens each feature's section of the Quantize menu.
