@@ -164,20 +164,30 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
 Result<QByteArray> renderGraphSvg(const graph::Graph& graph, const GraphTheme& theme,
                                   Progress& progress,
                                   const std::vector<quantization::QuantizerMark>& quantizers,
-                                  bool expandAll) {
+                                  const GraphSvgOptions& options) {
     GraphScene scene;
     scene.setTheme(theme);
     const layout::GraphLayoutModel model = scene.prepareLayout(graph);
     const layout::GroupTree tree =
         layout::buildGroupTree(model.input, layout::itemScopes(graph, model));
-    const std::vector<bool> expanded =
-        expandAll ? layout::expandAll(tree) : layout::autoExpand(tree);
+    std::vector<bool> expanded =
+        options.expandAll ? layout::expandAll(tree) : layout::autoExpand(tree);
+    if (!options.expandAll && options.expandedGroups) {
+        const std::vector<std::string>& keys = *options.expandedGroups;
+        for (uint32_t g = 1; g < tree.groups.size() && g < expanded.size(); ++g) {
+            expanded[g] =
+                std::find(keys.begin(), keys.end(), layout::groupKey(tree.groups[g])) != keys.end();
+        }
+    }
     QS_ASSIGN_OR_RETURN(const layout::GroupedLayout placed,
                         layout::computeGroupedLayout(model.input, tree, expanded,
                                                      scene.measureGroups(graph, model, tree), {},
                                                      progress));
     scene.populate(graph, model, tree, expanded, placed);
     scene.showQuantizers(quantizers);
+    if (options.decorate) {
+        options.decorate(scene);
+    }
     const QRectF source = scene.sceneRect();
     if (source.isEmpty()) {
         return Error(Errc::InvalidArgument, "there is no graph to draw");

@@ -13,7 +13,9 @@
 
 #include <QString>
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace qs::ui {
@@ -38,11 +40,21 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
                              const GraphTheme& theme, Progress& progress,
                              const std::vector<quantization::QuantizerMark>& quantizers = {});
 
-/// The graph as SVG markup, laid out as renderGraphFile() does but with the groups opened as the
-/// GUI first opens them (`expandAll`: every group), for pages that inline it (the review report).
+/// How renderGraphSvg opens groups and what it adds to the scene.
+struct GraphSvgOptions {
+    bool expandAll = false; ///< every group open
+    /// These groups open (layout::groupKey; a session's or the GUI's), the others closed; unset:
+    /// as the GUI first opens them.
+    std::optional<std::vector<std::string>> expandedGroups;
+    /// Called on the finished scene before it is drawn (overlays such as pruning bars).
+    std::function<void(GraphScene&)> decorate;
+};
+
+/// The graph as SVG markup, laid out as renderGraphFile() does, its groups opened as `options`
+/// says, for pages that inline it (the review report).
 Result<QByteArray> renderGraphSvg(const graph::Graph& graph, const GraphTheme& theme,
                                   Progress& progress,
                                   const std::vector<quantization::QuantizerMark>& quantizers,
-                                  bool expandAll = false);
+                                  const GraphSvgOptions& options = {});
 
 } // namespace qs::ui

@@ -290,19 +290,11 @@ bool GraphPage::expandScopes(const QStringList& paths) {
     return matched;
 }
 
-namespace {
-/// A group's key in a session: its scope path, and for a group made from the structure (whose
-/// path is its parent's) the path and its name.
-std::string groupKey(const layout::LayoutGroup& group) {
-    return group.artificial ? group.path + "#" + group.name : group.path;
-}
-} // namespace
-
 std::vector<std::string> GraphPage::expandedGroupKeys() const {
     std::vector<std::string> keys;
     for (uint32_t g = 1; g < m_tree.groups.size() && g < m_expanded.size(); ++g) {
         if (m_expanded[g]) {
-            keys.push_back(groupKey(m_tree.groups[g]));
+            keys.push_back(layout::groupKey(m_tree.groups[g]));
         }
     }
     return keys;
@@ -315,7 +307,8 @@ void GraphPage::showExpandedGroups(const std::vector<std::string>& keys,
         expanded[0] = true;
     }
     for (uint32_t g = 1; g < m_tree.groups.size() && g < expanded.size(); ++g) {
-        expanded[g] = std::find(keys.begin(), keys.end(), groupKey(m_tree.groups[g])) != keys.end();
+        expanded[g] =
+            std::find(keys.begin(), keys.end(), layout::groupKey(m_tree.groups[g])) != keys.end();
     }
     if (expanded == m_expanded) {
         if (then) {

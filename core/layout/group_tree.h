@@ -30,6 +30,12 @@ struct LayoutGroup {
     bool artificial = false;
 };
 
+/// A group's key in a session ("view.expanded_groups") and a review report: its scope path, and
+/// for a group made from the structure (whose path is its parent's) the path and its name.
+inline std::string groupKey(const LayoutGroup& group) {
+    return group.artificial ? group.path + "#" + group.name : group.path;
+}
+
 /// Groups of a layout input; group 0 is the root, which holds everything and is never drawn.
 struct GroupTree {
     std::vector<LayoutGroup> groups;

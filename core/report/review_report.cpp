@@ -505,6 +505,7 @@ Result<ReviewReport> buildReviewReport(const graph::Graph& model, const ReviewIn
     }
     report.hawq = inputs.hawq;
     report.pruning = inputs.pruning;
+    report.expandedGroups = inputs.expandedGroups;
     if (inputs.compressionPlan) {
         QS_TRY(checkCompressionPlan(*inputs.compressionPlan));
         report.compressionPlan = inputs.compressionPlan;

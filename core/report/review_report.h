@@ -150,6 +150,9 @@ struct ReviewReport {
     std::optional<ReviewPruning> pruning;
     std::optional<nlohmann::json> compressionPlan; ///< planToJson of the session's plan
     std::vector<std::string> notes;                ///< sections present but not shown, and why
+    /// The graph's open groups (layout::groupKey) as the session or the GUI left them; unset:
+    /// the GUI's first view.
+    std::optional<std::vector<std::string>> expandedGroups;
 
     /// Every table in page order: quantizers, bit widths, op types, then the sections present.
     std::vector<ReviewTable> tables() const;
@@ -169,7 +172,8 @@ struct ReviewInputs {
     std::optional<ReviewHawq> hawq;
     std::optional<ReviewPruning> pruning;
     std::optional<nlohmann::json> compressionPlan;
-    std::string date; ///< empty: now
+    std::optional<std::vector<std::string>> expandedGroups; ///< see ReviewReport
+    std::string date;                                       ///< empty: now
 };
 
 /// The report of `inputs` over `model`. Bad labels in the calibration are an error.

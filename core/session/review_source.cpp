@@ -164,6 +164,9 @@ Result<report::ReviewReport> gatherReviewReport(const graph::Graph& model,
     if (loaded.session) {
         QS_TRY(addReviewSections(inputs, loaded.session->sections)
                    .context("session '" + request.sessionPath + "'"));
+        if (loaded.session->view) {
+            inputs.expandedGroups = loaded.session->view->expandedGroups;
+        }
     }
     return report::buildReviewReport(model, inputs);
 }

@@ -6,8 +6,10 @@
 #include "tests/gui/recording_reporter.h"
 #include "ui/actions.h"
 #include "ui/features/review_report/review_report_feature.h"
+#include "ui/features/review_report/review_report_writer.h"
 #include "ui/graph_document.h"
 #include "ui/graph_page.h"
+#include "ui/graph_scene.h"
 #include "ui/main_window.h"
 #include "ui/session.h"
 #include "ui/settings.h"
@@ -93,6 +95,37 @@ TEST_F(ReviewReportGuiTest, ExportsThePageOfTheOpenDocument) {
     ASSERT_TRUE(report.ok());
     EXPECT_TRUE(report->bitwidths.byBits.contains(4));
     EXPECT_EQ(report->header.hw, "npu");
+}
+
+TEST_F(ReviewReportGuiTest, TheGraphShowsPruningBarsAndTheOpenGroups) {
+    openDemo();
+    auto review = ReviewReportFeature::reportOf(*m_window.session().document());
+    ASSERT_TRUE(review.ok()) << review.error().toString();
+    report::ReviewPruning pruning;
+    pruning.sections.push_back({.entry = "/head/head.0/Conv",
+                                .exit = "/fc/Gemm",
+                                .channels = 64,
+                                .kept = 22,
+                                .constraint = "free"});
+    review->pruning = pruning;
+    const GraphTheme& theme = m_window.graphPage().scene()->theme();
+    NullProgress progress;
+    auto svgOf = [&](const report::ReviewReport& r) {
+        auto graphics =
+            drawReviewGraphics(m_window.session().document()->graph(), r, theme, false, progress);
+        EXPECT_TRUE(graphics.ok()) << graphics.error().toString();
+        return QString::fromStdString(graphics->graphSvg);
+    };
+    // The GUI's first view opens the demo's groups: the entry's box carries "64 → 22".
+    QString svg = svgOf(*review);
+    EXPECT_TRUE(svg.contains(QStringLiteral("64 → 22"))) << "no pruning bar label";
+    EXPECT_TRUE(svg.contains(QStringLiteral("/stem/stem.0/Conv")));
+    // Only /stem open, as a session may have saved it: its ops are drawn, /head's are not.
+    review->expandedGroups = std::vector<std::string>{"/stem"};
+    svg = svgOf(*review);
+    EXPECT_TRUE(svg.contains(QStringLiteral("/stem/stem.0/Conv")));
+    EXPECT_FALSE(svg.contains(QStringLiteral("/head/head.0/Conv")));
+    EXPECT_FALSE(svg.contains(QStringLiteral("64 → 22")));
 }
 
 TEST_F(ReviewReportGuiTest, AnUnwritablePathIsAnErrorDialog) {

@@ -79,7 +79,8 @@ protected:
 
     /// A session of the model whose weight quantizer on `node` got 4 bits.
     std::string sessionWithFourBitWeight(const std::string& node,
-                                         std::map<std::string, nlohmann::json> sections = {}) {
+                                         std::map<std::string, nlohmann::json> sections = {},
+                                         std::optional<SessionView> view = std::nullopt) {
         auto state = quantization::computeQuantization(m_model, {.hw = "npu"});
         EXPECT_TRUE(state.ok()) << state.error().toString();
         for (const auto& [id, point] : state->proposal.setup.quantizationPoints) {
@@ -95,6 +96,7 @@ protected:
         for (auto& [key, json] : sections) {
             file->sections[key] = json;
         }
+        file->view = std::move(view);
         const std::string path = (m_dir / "net.qscope").string();
         EXPECT_TRUE(writeSessionFile(path, *file).ok());
         return path;
@@ -245,6 +247,19 @@ TEST_F(ReviewReportTest, CsvAndHtmlHoldTheSameRows) {
     EXPECT_EQ(html.find("href=\"http"), std::string::npos);
     EXPECT_EQ(html.find("<link"), std::string::npos);
     EXPECT_NE(html.find("<![CDATA["), std::string::npos);
+}
+
+TEST_F(ReviewReportTest, TheSessionsOpenGroupsGoToTheGraph) {
+    ReviewRequest asked = request();
+    asked.sessionPath = sessionWithFourBitWeight("c1");
+    auto report = gatherReviewReport(m_model, asked, m_progress);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    EXPECT_FALSE(report->expandedGroups); // no view saved: the GUI's first view
+    asked.sessionPath = sessionWithFourBitWeight(
+        "c1", {}, SessionView{.zoom = 1, .centerX = 0, .centerY = 0, .expandedGroups = {"/a"}});
+    report = gatherReviewReport(m_model, asked, m_progress);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    EXPECT_EQ(report->expandedGroups, std::optional<std::vector<std::string>>({"/a"}));
 }
 
 TEST_F(ReviewReportTest, AFourBitWeightShowsInTheSharesAndTheBitOpsRatio) {

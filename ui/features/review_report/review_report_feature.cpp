@@ -97,6 +97,7 @@ bool ReviewReportFeature::exportReport(const QString& path) {
     if (!review.ok()) {
         return fail(QString::fromStdString(review.error().toString()));
     }
+    review->expandedGroups = m_context.page.expandedGroupKeys(); // the page as the user sees it
     NullProgress progress;
     QApplication::setOverrideCursor(Qt::WaitCursor);
     const Result<void> written = writeReviewReport(
