@@ -161,6 +161,14 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
     return writeSceneImage(scene, path, *format);
 }
 
+Result<QByteArray> sceneSvg(GraphScene& scene) {
+    const QRectF source = scene.sceneRect();
+    if (source.isEmpty()) {
+        return Error(Errc::InvalidArgument, "there is no graph to draw");
+    }
+    return svgBytes(scene, source);
+}
+
 Result<QByteArray> renderGraphSvg(const graph::Graph& graph, const GraphTheme& theme,
                                   Progress& progress,
                                   const std::vector<quantization::QuantizerMark>& quantizers,
@@ -188,11 +196,7 @@ Result<QByteArray> renderGraphSvg(const graph::Graph& graph, const GraphTheme& t
     if (options.decorate) {
         options.decorate(scene);
     }
-    const QRectF source = scene.sceneRect();
-    if (source.isEmpty()) {
-        return Error(Errc::InvalidArgument, "there is no graph to draw");
-    }
-    return svgBytes(scene, source);
+    return sceneSvg(scene);
 }
 
 } // namespace qs::ui

@@ -40,6 +40,10 @@ Result<void> renderGraphFile(const graph::Graph& graph, const QString& path,
                              const GraphTheme& theme, Progress& progress,
                              const std::vector<quantization::QuantizerMark>& quantizers = {});
 
+/// A scene as it is laid out now (the GUI page's, overlays included) as SVG markup; an empty scene
+/// is an error.
+Result<QByteArray> sceneSvg(GraphScene& scene);
+
 /// How renderGraphSvg opens groups and what it adds to the scene.
 struct GraphSvgOptions {
     bool expandAll = false; ///< every group open

@@ -128,6 +128,20 @@ TEST_F(ReviewReportGuiTest, TheGraphShowsPruningBarsAndTheOpenGroups) {
     EXPECT_FALSE(svg.contains(QStringLiteral("64 → 22")));
 }
 
+TEST_F(ReviewReportGuiTest, ThePageShowsTheGraphAsTheUserLeftIt) {
+    openDemo();
+    bool laidOut = false;
+    m_window.graphPage().showExpandedGroups({"/stem"}, [&laidOut] { laidOut = true; });
+    ASSERT_TRUE(QTest::qWaitFor([&] { return laidOut; }, kTimeoutMs));
+    const QString path = m_dir.filePath(QStringLiteral("as_seen.html"));
+    ASSERT_TRUE(feature().exportReport(path)) << m_messages.errors.join(u'\n').toStdString();
+    const QString html = read(path);
+    const qsizetype start = html.indexOf(QStringLiteral("<svg"));
+    const QString graph = html.mid(start, html.indexOf(QStringLiteral("</svg>"), start) - start);
+    EXPECT_TRUE(graph.contains(QStringLiteral("/stem/stem.0/Conv")));
+    EXPECT_FALSE(graph.contains(QStringLiteral("/head/head.0/Conv"))); // inside a closed group
+}
+
 TEST_F(ReviewReportGuiTest, AnUnwritablePathIsAnErrorDialog) {
     openDemo();
     const QString path = m_dir.filePath(QStringLiteral("missing/folder/review.html"));

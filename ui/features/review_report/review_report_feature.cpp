@@ -102,7 +102,12 @@ bool ReviewReportFeature::exportReport(const QString& path) {
     QApplication::setOverrideCursor(Qt::WaitCursor);
     const Result<void> written = writeReviewReport(
         m_document->graph(), *review, m_context.page.scene()->theme(),
-        {.htmlPath = path.toStdString(), .csvDir = {}, .expandAll = false}, progress);
+        {.htmlPath = path.toStdString(),
+         .csvDir = {},
+         .expandAll = false,
+         // The page's scene as laid out, unless a layout is under way.
+         .scene = m_context.page.isLayingOut() ? nullptr : m_context.page.scene()},
+        progress);
     QApplication::restoreOverrideCursor();
     if (!written.ok()) {
         return fail(QString::fromStdString(written.error().toString()));

@@ -32,17 +32,21 @@ void addPruningBars(GraphScene& scene, const report::ReviewPruning& pruning) {
 Result<report::ReviewGraphics> drawReviewGraphics(const graph::Graph& graph,
                                                   const report::ReviewReport& report,
                                                   const GraphTheme& theme, bool expandAll,
-                                                  Progress& progress) {
+                                                  Progress& progress, GraphScene* scene) {
     report::ReviewGraphics graphics;
-    QS_ASSIGN_OR_RETURN(const QByteArray svg,
-                        renderGraphSvg(graph, theme, progress, report.marks,
-                                       {.expandAll = expandAll,
-                                        .expandedGroups = report.expandedGroups,
-                                        .decorate = [&report](GraphScene& scene) {
-                                            if (report.pruning) {
-                                                addPruningBars(scene, *report.pruning);
-                                            }
-                                        }}));
+    QByteArray svg;
+    if (scene != nullptr) {
+        QS_ASSIGN_OR_RETURN(svg, sceneSvg(*scene));
+    } else {
+        QS_ASSIGN_OR_RETURN(svg, renderGraphSvg(graph, theme, progress, report.marks,
+                                                {.expandAll = expandAll,
+                                                 .expandedGroups = report.expandedGroups,
+                                                 .decorate = [&report](GraphScene& drawn) {
+                                                     if (report.pruning) {
+                                                         addPruningBars(drawn, *report.pruning);
+                                                     }
+                                                 }}));
+    }
     graphics.graphSvg = svg.toStdString();
     graphics.bitwidthChartSvg =
         bitwidthChartSvg(report.bitwidths, theme, BitwidthChartDrawing::Panels::Distribution)
@@ -59,8 +63,9 @@ Result<void> writeReviewReport(const graph::Graph& graph, const report::ReviewRe
     if (options.htmlPath.empty()) {
         return Error(Errc::Usage, "no path for the review report");
     }
-    QS_ASSIGN_OR_RETURN(const report::ReviewGraphics graphics,
-                        drawReviewGraphics(graph, report, theme, options.expandAll, progress));
+    QS_ASSIGN_OR_RETURN(
+        const report::ReviewGraphics graphics,
+        drawReviewGraphics(graph, report, theme, options.expandAll, progress, options.scene));
     QS_TRY(writeFileAtomically(options.htmlPath, report::reviewHtml(report, graphics)));
     if (!options.csvDir.empty()) {
         QS_TRY(report::writeReviewCsv(report, options.csvDir)

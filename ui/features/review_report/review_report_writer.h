@@ -15,17 +15,22 @@
 
 namespace qs::ui {
 
+class GraphScene;
+
 struct ReviewWriteOptions {
     std::string htmlPath;   ///< REVIEW.html, written atomically
     std::string csvDir;     ///< empty: no CSV
     bool expandAll = false; ///< every group open instead of the GUI's first view
+    /// Draw this scene as it is laid out (the GUI page's: the user's open groups and overlays)
+    /// instead of laying the graph out again; no layout runs, so the GUI thread is not held up.
+    GraphScene* scene = nullptr;
 };
 
-/// The graph and chart SVGs of `report` over `graph`.
+/// The graph and chart SVGs of `report` over `graph` (the graph from `scene` when given).
 Result<report::ReviewGraphics> drawReviewGraphics(const graph::Graph& graph,
                                                   const report::ReviewReport& report,
                                                   const GraphTheme& theme, bool expandAll,
-                                                  Progress& progress);
+                                                  Progress& progress, GraphScene* scene = nullptr);
 
 /// Draws the pictures, writes the page to options.htmlPath and, with a CSV folder, every table
 /// there. An unwritable path is an error naming it; the old file is left as it was.
