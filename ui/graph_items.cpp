@@ -284,6 +284,23 @@ void QuantizerBadgeItem::setContent(const Content& content) {
     update();
 }
 
+QRectF QuantizerBadgeItem::ringRect(bool weight, double gap) {
+    return weight ? QRectF(-kWeightBadgeWidth / 2 - gap, -kWeightBadgeHeight / 2 - gap,
+                           kWeightBadgeWidth + 2 * gap, kWeightBadgeHeight + 2 * gap)
+                  : QRectF(-kBadgeRadius - gap, -kBadgeRadius - gap, 2 * (kBadgeRadius + gap),
+                           2 * (kBadgeRadius + gap));
+}
+
+void QuantizerBadgeItem::drawRing(QPainter& painter, bool weight, double gap) {
+    const QRectF rect = ringRect(weight, gap);
+    painter.setBrush(Qt::NoBrush);
+    if (weight) {
+        painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2);
+    } else {
+        painter.drawEllipse(rect);
+    }
+}
+
 QRectF QuantizerBadgeItem::boundingRect() const {
     const double margin = kGroupRingWidth + kSelectionRingWidth + 2; // room for the rings
     if (m_content.weight) {

@@ -234,6 +234,13 @@ public:
     /// The quantizer's id in the setup.
     int quantizerId() const { return m_content.id; }
 
+    /// The outline `gap` outside a badge's shape (disc, or a weight's pill), in its coordinates:
+    /// where overlays draw their rings around it.
+    static QRectF ringRect(bool weight, double gap);
+
+    /// Draws the ring `ringRect(weight, gap)` with the painter's pen.
+    static void drawRing(QPainter& painter, bool weight, double gap);
+
     /// The fill colour for the chosen bit width (the previewed one while a preview is shown).
     QColor fillColor() const;
 

@@ -13,9 +13,6 @@ namespace qs::ui {
 
 namespace {
 
-constexpr double kDiscRadius = 7; // QuantizerBadgeItem's disc
-constexpr double kPillHalfWidth = 11;
-constexpr double kPillHalfHeight = 6;
 constexpr double kRingGap = 7.5; // outside the SQNR overlay's ring, so both show
 constexpr double kRingWidth = 2.5;
 constexpr int kSuffixKey = 0x434d; // QGraphicsItem::data key: the tooltip text this overlay added
@@ -23,13 +20,6 @@ constexpr int kLegendLeft = 8;
 constexpr int kLegendTop = 70; // under the SQNR legend
 constexpr int kTextPad = 6;
 const QColor kChangedColor(0xE0, 0x8E, 0x0B); // amber: neither a bit-width colour nor SQNR's
-
-QRectF ringRect(bool weight) {
-    return weight ? QRectF(-kPillHalfWidth - kRingGap, -kPillHalfHeight - kRingGap,
-                           2 * (kPillHalfWidth + kRingGap), 2 * (kPillHalfHeight + kRingGap))
-                  : QRectF(-kDiscRadius - kRingGap, -kDiscRadius - kRingGap,
-                           2 * (kDiscRadius + kRingGap), 2 * (kDiscRadius + kRingGap));
-}
 
 QString markText(const quantization::QuantizerMark& mark) {
     return QStringLiteral("%1-bit %2 (%3)")
@@ -51,7 +41,8 @@ CompareHaloItem::CompareHaloItem(QuantizerBadgeItem* badge, bool removed)
 }
 
 QRectF CompareHaloItem::boundingRect() const {
-    return ringRect(m_weight).adjusted(-kRingWidth, -kRingWidth, kRingWidth, kRingWidth);
+    return QuantizerBadgeItem::ringRect(m_weight, kRingGap)
+        .adjusted(-kRingWidth, -kRingWidth, kRingWidth, kRingWidth);
 }
 
 void CompareHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
@@ -61,13 +52,7 @@ void CompareHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, 
         pen.setStyle(Qt::DashLine);
     }
     painter->setPen(pen);
-    painter->setBrush(Qt::NoBrush);
-    const QRectF rect = ringRect(m_weight);
-    if (m_weight) {
-        painter->drawRoundedRect(rect, rect.height() / 2, rect.height() / 2);
-    } else {
-        painter->drawEllipse(rect);
-    }
+    QuantizerBadgeItem::drawRing(*painter, m_weight, kRingGap);
 }
 
 CompareLegend::CompareLegend(QWidget* parent)

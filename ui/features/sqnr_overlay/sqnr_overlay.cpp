@@ -17,9 +17,6 @@
 namespace qs::ui {
 
 namespace {
-constexpr double kDiscRadius = 7;     // QuantizerBadgeItem's disc
-constexpr double kPillHalfWidth = 11; // and its weight pill
-constexpr double kPillHalfHeight = 6;
 constexpr double kRingGap = 3.5;
 constexpr double kRingWidth = 3.0;
 constexpr double kLabelWidth = 44;
@@ -41,12 +38,9 @@ QRectF labelRect(bool weight, const QRectF& ring) {
 }
 
 QRectF ringRect(bool weight) {
-    const double grow = kRingGap;
-    return weight ? QRectF(-kPillHalfWidth - grow, -kPillHalfHeight - grow,
-                           2 * (kPillHalfWidth + grow), 2 * (kPillHalfHeight + grow))
-                  : QRectF(-kDiscRadius - grow, -kDiscRadius - grow, 2 * (kDiscRadius + grow),
-                           2 * (kDiscRadius + grow));
+    return QuantizerBadgeItem::ringRect(weight, kRingGap);
 }
+
 } // namespace
 
 SqnrHaloItem::SqnrHaloItem(QuantizerBadgeItem* badge, double sqnrDb)
@@ -71,13 +65,8 @@ void SqnrHaloItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opti
     painter->setRenderHint(QPainter::Antialiasing);
     const QColor ring = color();
     painter->setPen(QPen(ring, kRingWidth));
-    painter->setBrush(Qt::NoBrush);
+    QuantizerBadgeItem::drawRing(*painter, m_weight, kRingGap);
     const QRectF rect = ringRect(m_weight);
-    if (m_weight) {
-        painter->drawRoundedRect(rect, rect.height() / 2, rect.height() / 2);
-    } else {
-        painter->drawEllipse(rect);
-    }
     if (option->levelOfDetailFromTransform(painter->worldTransform()) < kLabelLevelOfDetail) {
         return;
     }
