@@ -310,7 +310,10 @@ public:
     /// A quantizer row's input: its tensor's SQNR.
     double tensor(const std::string& name) const {
         const auto found = m_tensor.find(name);
-        return found == m_tensor.end() ? kInfinity : found->second;
+        if (found == m_tensor.end()) {
+            return kInfinity;
+        }
+        return found->second;
     }
 
 private:
@@ -352,30 +355,13 @@ void summarize(const Graph& a, const ExportStructure& structure, ExportCompariso
     }
 }
 
-} // namespace
-
-Result<ExportComparison> compareExport(const Graph& a, const Graph& b,
-                                       const ExportStructure& structure,
-                                       const runtime::Dataset& dataset, double divergenceDb,
-                                       Progress& progress) {
-    ExportComparison out;
-    out.divergenceDb = divergenceDb;
-    std::vector<Probe> probes;
-    QS_ASSIGN_OR_RETURN(probes, ProbePlan(a, b, structure, out).build());
-    QS_ASSIGN_OR_RETURN(const runtime::Executor runA,
-                        runtime::Executor::create(withProbes(a, probes, true)).context("A"));
-    Graph probedB = withProbes(b, probes, false);
-    const bool fp16 = asFloat32(probedB);
-    QS_ASSIGN_OR_RETURN(const runtime::Executor runB,
-                        runtime::Executor::create(std::move(probedB), {.fp16 = fp16}).context("B"));
-    if (dataset.inputs.size() != runA.inputIds().size()) {
-        return Error(Errc::InvalidArgument,
-                     "the dataset has " + std::to_string(dataset.inputs.size()) +
-                         " input tensor(s), A takes " + std::to_string(runA.inputIds().size()));
-    }
+/// Runs both executors on every sample and accumulates each probe.
+Result<void> runSamples(const runtime::Executor& runA, const runtime::Executor& runB,
+                        const runtime::Dataset& dataset, std::vector<Probe>& probes,
+                        ExportComparison& out, Progress& progress) {
     out.samples = dataset.samples();
-    const size_t outputsA = a.outputs().size();
-    const size_t outputsB = b.outputs().size();
+    const size_t outputsA = runA.graph().outputs().size() - probes.size();
+    const size_t outputsB = runB.graph().outputs().size() - probes.size();
     // One sample at a time: every shared tensor of both models is alive at once.
     for (int64_t s = 0; s < out.samples; ++s) {
         QS_TRY(checkCancelled(progress));
@@ -398,6 +384,11 @@ Result<ExportComparison> compareExport(const Graph& a, const Graph& b,
         }
     }
     progress.report(1.0, "comparing, done");
+    return success();
+}
+
+/// Each comparable probe's SQNR into its row; the rows of the others are dropped.
+void keepComparable(const std::vector<Probe>& probes, ExportComparison& out) {
     std::set<size_t> dropped;
     for (const Probe& probe : probes) {
         if (probe.comparable) {
@@ -413,6 +404,31 @@ Result<ExportComparison> compareExport(const Graph& a, const Graph& b,
         }
     }
     out.tensors = std::move(kept);
+}
+
+} // namespace
+
+Result<ExportComparison> compareExport(const Graph& a, const Graph& b,
+                                       const ExportStructure& structure,
+                                       const runtime::Dataset& dataset, double divergenceDb,
+                                       Progress& progress) {
+    ExportComparison out;
+    out.divergenceDb = divergenceDb;
+    std::vector<Probe> probes;
+    QS_ASSIGN_OR_RETURN(probes, ProbePlan(a, b, structure, out).build());
+    QS_ASSIGN_OR_RETURN(const runtime::Executor runA,
+                        runtime::Executor::create(withProbes(a, probes, true)).context("A"));
+    Graph probedB = withProbes(b, probes, false);
+    const bool fp16 = asFloat32(probedB);
+    QS_ASSIGN_OR_RETURN(const runtime::Executor runB,
+                        runtime::Executor::create(std::move(probedB), {.fp16 = fp16}).context("B"));
+    if (dataset.inputs.size() != runA.inputIds().size()) {
+        return Error(Errc::InvalidArgument,
+                     "the dataset has " + std::to_string(dataset.inputs.size()) +
+                         " input tensor(s), A takes " + std::to_string(runA.inputIds().size()));
+    }
+    QS_TRY(runSamples(runA, runB, dataset, probes, out, progress));
+    keepComparable(probes, out);
     summarize(a, structure, out);
     return out;
 }
