@@ -54,12 +54,11 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
     }
-    EXPECT_EQ(keys,
-              QStringList({QStringLiteral("weight_compression"), QStringLiteral("fp16_export"),
-                           QStringLiteral("calibration"), QStringLiteral("hawq"),
-                           QStringLiteral("sqnr_overlay"), QStringLiteral("compare"),
-                           QStringLiteral("hessian"), QStringLiteral("pruning"),
-                           QStringLiteral("review_report")}));
+    EXPECT_EQ(keys, QStringList({QStringLiteral("weight_compression"),
+                                 QStringLiteral("fp16_export"), QStringLiteral("calibration"),
+                                 QStringLiteral("hawq"), QStringLiteral("sqnr_overlay"),
+                                 QStringLiteral("compare"), QStringLiteral("hessian"),
+                                 QStringLiteral("pruning"), QStringLiteral("review_report")}));
     EXPECT_EQ(QSet<QString>(keys.begin(), keys.end()).size(), keys.size());
     // Each one is reachable by its type.
     EXPECT_EQ(m_window.feature<CalibrationController>().key(), QStringLiteral("calibration"));
