@@ -81,8 +81,10 @@ Result<void> runExportDiff(const DiffOptions& options) {
               << outcome.structure.float16Initializers << " float16 initializers in B)\n";
     if (outcome.comparison) {
         for (const auto& [name, value] : outcome.diff.facts) {
-            if (name == "First divergent layer" || name == "SQNR of the last tensor") {
-                std::cout << name << ": " << value << "\n";
+            if (name == "First divergent layer" || name == "SQNR of the last tensor" ||
+                name == "Outputs of B against A" || name == "Accuracy") {
+                // The accuracy text names itself ("Top-1 accuracy: ...").
+                std::cout << (name == "Accuracy" ? value : name + ": " + value) << "\n";
             }
         }
     }

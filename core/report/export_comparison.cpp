@@ -28,13 +28,23 @@ bool isFloatType(graph::DataType type) {
            type == graph::DataType::Double;
 }
 
+std::string twoDecimals(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", value);
+    return text;
+}
+
+std::string sixDecimals(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6f", value);
+    return text;
+}
+
 std::string decibels(double db) {
     if (std::isinf(db)) {
         return db > 0 ? "inf" : "-inf";
     }
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", db);
-    return text;
+    return twoDecimals(db);
 }
 
 /// One compared pair: A's value and B's, accumulated over the samples.
@@ -355,13 +365,36 @@ void summarize(const Graph& a, const ExportStructure& structure, ExportCompariso
     }
 }
 
-/// Runs both executors on every sample and accumulates each probe.
+/// The first outputs' agreement and, with labels, both models' accuracy.
+Result<void> scoreOutputs(const runtime::Dataset& dataset, const std::vector<Tensor>& firstA,
+                          const std::vector<Tensor>& firstB, ExportComparison& out) {
+    QS_ASSIGN_OR_RETURN(const Tensor scoresA, runtime::concatBatches(firstA));
+    QS_ASSIGN_OR_RETURN(const Tensor scoresB, runtime::concatBatches(firstB));
+    if (scoresA.shape() != scoresB.shape() || !classCount(scoresA).ok()) {
+        return success(); // not a classifier's scores, or pruned to another shape
+    }
+    QS_ASSIGN_OR_RETURN(out.agreement, compareOutputs(scoresA, scoresB));
+    if (!dataset.labels) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(const std::vector<int64_t> labels, labelsFromTensor(*dataset.labels));
+    QS_ASSIGN_OR_RETURN(const int64_t classes, classCount(scoresA));
+    QS_TRY(validateLabels(labels, scoresA.dim(0), classes).context("labels"));
+    QS_ASSIGN_OR_RETURN(const Accuracy accuracyA, computeAccuracy(scoresA, labels));
+    QS_ASSIGN_OR_RETURN(const Accuracy accuracyB, computeAccuracy(scoresB, labels));
+    out.accuracy = AccuracyComparison{.floatModel = accuracyA, .compressed = accuracyB};
+    return success();
+}
+
+/// Runs both executors on every sample and accumulates each probe; keeps the first outputs.
 Result<void> runSamples(const runtime::Executor& runA, const runtime::Executor& runB,
                         const runtime::Dataset& dataset, std::vector<Probe>& probes,
                         ExportComparison& out, Progress& progress) {
     out.samples = dataset.samples();
     const size_t outputsA = runA.graph().outputs().size() - probes.size();
     const size_t outputsB = runB.graph().outputs().size() - probes.size();
+    std::vector<Tensor> firstA;
+    std::vector<Tensor> firstB;
     // One sample at a time: every shared tensor of both models is alive at once.
     for (int64_t s = 0; s < out.samples; ++s) {
         QS_TRY(checkCancelled(progress));
@@ -382,8 +415,15 @@ Result<void> runSamples(const runtime::Executor& runA, const runtime::Executor& 
             accumulate(probes[p], valuesA[outputsA + p], valuesB[outputsB + p], out.skipped,
                        out.tensors[probes[p].row].tensor);
         }
+        if (outputsA > 0 && outputsB > 0) {
+            firstA.push_back(valuesA[0]);
+            firstB.push_back(runtime::castTensor(valuesB[0], graph::DataType::Float));
+        }
     }
     progress.report(1.0, "comparing, done");
+    if (!firstA.empty()) {
+        QS_TRY(scoreOutputs(dataset, firstA, firstB, out));
+    }
     return success();
 }
 
@@ -514,6 +554,20 @@ void comparisonFacts(ReviewDiff& diff, const ExportComparison& comparison) {
         diff.facts.emplace_back("Largest SQNR drop", row.producer + " (" + row.opType + "): " +
                                                          decibels(*row.inputSqnrDb) + " dB in, " +
                                                          decibels(row.sqnrDb) + " dB out");
+    }
+    if (comparison.agreement) {
+        diff.facts.emplace_back("Outputs of B against A",
+                                "top-1 agreement " +
+                                    twoDecimals(100.0 * comparison.agreement->top1Agreement) +
+                                    " %, cosine " + sixDecimals(comparison.agreement->meanCosine) +
+                                    " (min " + sixDecimals(comparison.agreement->minCosine) + ")");
+    }
+    if (comparison.accuracy) {
+        std::string text = accuracyText(*comparison.accuracy, "B");
+        while (!text.empty() && text.back() == '\n') {
+            text.pop_back();
+        }
+        diff.facts.emplace_back("Accuracy", text);
     }
     if (!comparison.tensors.empty()) {
         const TensorComparison& last = comparison.tensors.back();

@@ -12,6 +12,7 @@
 
 #include "core/graph/graph.h"
 #include "core/quantization/quantizer_setup.h"
+#include "core/report/accuracy.h"
 #include "core/report/review_diff.h"
 #include "core/runtime/dataset_request.h"
 #include "core/support/progress.h"
@@ -71,6 +72,9 @@ struct ExportComparison {
     std::optional<size_t> firstDivergent;  ///< first with sqnrDb < divergenceDb
     std::optional<size_t> largestDrop;     ///< the largest inputSqnrDb - sqnrDb
     std::vector<std::string> skipped;      ///< tensors not comparable, and why
+    /// With labels: both models' accuracy on the first output (floatModel: A, compressed: B).
+    std::optional<AccuracyComparison> accuracy;
+    std::optional<OutputAgreement> agreement; ///< of the first outputs: argmax agreement, cosine
 };
 
 /// Runs both models on every sample of `dataset` (loaded for `a`) and compares each shared tensor.

@@ -125,6 +125,13 @@ for kind in qdq int8w fp16 pruned; do
     grep -q 'First divergent layer' "$tmp/out" || fail "diff of the $kind export names no divergence"
     [ "$(wc -l <"$tmp/x_$kind/tensor_sqnr.csv")" -gt 20 ] || fail "$kind: few tensors compared"
 done
+# With labels both models' accuracy comes too, as `evaluate` counts it.
+"$cli" diff "$demo" "$tmp/qdq.onnx" "${data[@]}" --labels-npy "$models/digits_test_labels.npy" \
+    --out "$tmp/x_acc.html" >"$tmp/out" 2>"$tmp/err" || fail "diff with labels exited $?: $(tail -3 "$tmp/err")"
+want=$("$cli" evaluate "$demo" "$tmp/qdq.onnx" "${data[@]}" --labels-npy "$models/digits_test_labels.npy" 2>/dev/null |
+    awk '$1 ~ /qdq.onnx$/ {print $2}')
+grep -q "Top-1 accuracy: float .*, B ${want%\%} %" "$tmp/out" ||
+    fail "diff's accuracy differs from evaluate's ($want): $(grep Top-1 "$tmp/out")"
 # The QDQ export's quantizers are the setup's, the Gemm input among them at 4 bits.
 "$py" - "$tmp/setup.json" "$tmp/x_qdq/changed_quantizers.csv" <<'EOF2' || fail "the QDQ export's quantizers are not the setup's"
 import csv, json, sys

@@ -167,6 +167,11 @@ TEST_F(ExportDiffTest, ComparisonOfTheQdqExportFindsTheQuantizersError) {
     }
     EXPECT_EQ(comparison.tensors.size() - static_cast<size_t>(quantizerRows), m_model.numNodes());
     EXPECT_GT(quantizerRows, 0);
+    // The outputs' agreement is there; accuracy needs labels, which random data has not.
+    ASSERT_TRUE(comparison.agreement);
+    EXPECT_EQ(comparison.agreement->samples, 4);
+    EXPECT_GT(comparison.agreement->meanCosine, 0.9);
+    EXPECT_FALSE(comparison.accuracy);
     // Everything is under 200 dB, so the first row diverges; the largest drop is a quantizer.
     ASSERT_TRUE(comparison.firstDivergent);
     EXPECT_EQ(*comparison.firstDivergent, 0U);
