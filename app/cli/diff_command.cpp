@@ -10,14 +10,12 @@
 // with labels). Qt starts on the offscreen platform, as for `render`.
 
 #include "app/cli/command.h"
+#include "app/cli/offscreen_qt.h"
 #include "core/report/review_diff.h"
 #include "core/session/review_source.h"
 #include "core/session/session_file.h"
 #include "ui/features/review_report/review_report_writer.h"
 #include "ui/theme.h"
-
-#include <QApplication>
-#include <QHashFunctions>
 
 #include <filesystem>
 #include <iostream>
@@ -47,16 +45,6 @@ bool isModel(const std::string& path) {
     return std::filesystem::path(path).extension() == ".onnx";
 }
 
-/// Qt on the offscreen platform for the graph drawing, once per process.
-void startOffscreenQt() {
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QHashSeed::setDeterministicGlobalSeed();
-    static int argc = 1;
-    static char name[] = "quantscope-cli";
-    static char* argv[] = {name, nullptr};
-    static const QApplication app(argc, argv);
-}
-
 /// MODEL.onnx against EXPORT.onnx.
 Result<void> runExportDiff(const DiffOptions& options) {
     QS_ASSIGN_OR_RETURN(const graph::Graph model, importModelFor(options.a, options.dataset));
@@ -70,7 +58,7 @@ Result<void> runExportDiff(const DiffOptions& options) {
                                                    .divergenceDb = options.divergenceDb,
                                                    .date = {}},
                                                   progress));
-    startOffscreenQt();
+    const auto app = startOffscreenQt();
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
     QS_TRY(ui::writeReviewDiff(
         model, outcome.diff, outcome.marks, ui::graphThemeFor(dark),
@@ -130,7 +118,7 @@ Result<void> runDiffImpl(const DiffOptions& options) {
         session::gatherReviewReport(model, sideRequest(options, options.b, modelPath), progress)
             .context("B"));
     const report::ReviewDiff diff = report::diffReviews(a, b, a.header.source, b.header.source);
-    startOffscreenQt();
+    const auto app = startOffscreenQt();
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
     QS_TRY(ui::writeReviewDiff(
         model, diff, b.marks, ui::graphThemeFor(dark),

@@ -5,14 +5,12 @@
 // the offscreen platform, so no display is needed.
 
 #include "app/cli/command.h"
+#include "app/cli/offscreen_qt.h"
 #include "core/onnx/model_io.h"
 #include "core/quantization/quantization_state.h"
 #include "core/quantization/setup_reader.h"
 #include "ui/graph_export.h"
 #include "ui/theme.h"
-
-#include <QApplication>
-#include <QHashFunctions>
 
 #include <fstream>
 #include <iostream>
@@ -71,13 +69,7 @@ int runRender(const RenderOptions& options) {
     if (!quantizers.ok()) {
         return reportError(quantizers.error());
     }
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    // Qt's PDF engine walks its fonts in hash order; a fixed seed keeps the bytes stable.
-    QHashSeed::setDeterministicGlobalSeed();
-    static int argc = 1;
-    static char name[] = "quantscope-cli";
-    static char* argv[] = {name, nullptr};
-    const QApplication app(argc, argv);
+    const auto app = startOffscreenQt();
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
     StderrProgressBar progress;
     auto written = ui::renderGraphFile(*graph, out, ui::graphThemeFor(dark), progress, *quantizers);

@@ -9,13 +9,11 @@
 // offscreen platform, as for `render`.
 
 #include "app/cli/command.h"
+#include "app/cli/offscreen_qt.h"
 #include "core/session/review_source.h"
 #include "core/session/session_file.h"
 #include "ui/features/review_report/review_report_writer.h"
 #include "ui/theme.h"
-
-#include <QApplication>
-#include <QHashFunctions>
 
 #include <iostream>
 #include <memory>
@@ -51,12 +49,7 @@ Result<void> runReportImpl(ReportOptions& options) {
     StderrProgressBar progress;
     QS_ASSIGN_OR_RETURN(const report::ReviewReport review,
                         session::gatherReviewReport(model, request, progress));
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    QHashSeed::setDeterministicGlobalSeed();
-    static int argc = 1;
-    static char name[] = "quantscope-cli";
-    static char* argv[] = {name, nullptr};
-    const QApplication app(argc, argv);
+    const auto app = startOffscreenQt();
     const bool dark = ui::applyTheme(ui::themeFromName(QString::fromStdString(options.theme)));
     QS_TRY(ui::writeReviewReport(
         model, review, ui::graphThemeFor(dark),

@@ -91,6 +91,13 @@ double TensorData::elementAsDouble(int64_t index) const {
         std::memcpy(&bits, m_bytes.data() + static_cast<size_t>(index) * 2, 2);
         return static_cast<double>(static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits)));
     }
+    case DataType::Int4:
+    case DataType::UInt4: {
+        // Two elements per byte, the first in the low nibble (ONNX's packing).
+        const auto byte = static_cast<uint8_t>(m_bytes[static_cast<size_t>(index / 2)]);
+        const int nibble = (index % 2 == 0) ? (byte & 0x0F) : (byte >> 4);
+        return m_dtype == DataType::Int4 && nibble >= 8 ? nibble - 16 : nibble;
+    }
     case DataType::Int8:
         return load<int8_t>(m_bytes, index);
     case DataType::UInt8:

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <limits>
 #include <set>
+#include <unordered_map>
 #include <variant>
 
 namespace qs::report {
@@ -66,7 +67,7 @@ Result<Tensor> gatherChannels(const Tensor& a, const std::vector<int64_t>& map) 
     }
     const int64_t outer = x.dim(0);
     const int64_t channels = x.dim(1);
-    const int64_t inner = channels == 0 ? 0 : x.numElements() / (outer * channels);
+    const int64_t inner = outer * channels == 0 ? 0 : x.numElements() / (outer * channels);
     runtime::Shape shape = x.shape();
     shape[1] = static_cast<int64_t>(map.size());
     std::vector<float> out;
@@ -166,7 +167,11 @@ public:
 private:
     void addTensor(ValueId output, const graph::Node& node) {
         const std::string& name = m_a.value(output).name;
-        const auto inB = m_b.findValue(name);
+        // The value B's copy of the node computes: a quantized graph output is renamed in B,
+        // and its own name is the DequantizeLinear's output there.
+        const auto computed = m_structure.tensorInB.find(name);
+        const auto inB = computed == m_structure.tensorInB.end() ? std::optional<ValueId>()
+                                                                 : m_b.findValue(computed->second);
         if (!inB || !isFloatType(m_b.value(*inB).dtype)) {
             m_out.skipped.push_back(name + ": " + (inB ? "not a float tensor in B" : "not in B"));
             return;
@@ -177,7 +182,7 @@ private:
                              .sqnrDb = 0.0,
                              .inputSqnrDb = std::nullopt,
                              .note = {}};
-        const auto map = m_structure.channelMaps.find(name);
+        const auto map = m_structure.channelMaps.find(m_b.value(*inB).name);
         if (map != m_structure.channelMaps.end()) {
             row.note = "channels " + std::to_string(map->second.size()) + " kept (pruned)";
         }
@@ -346,13 +351,17 @@ private:
 /// Each row's input SQNR, the first divergent row and the largest drop.
 void summarize(const Graph& a, const ExportStructure& structure, ExportComparison& out) {
     const InputSqnr inputs(a, structure, out);
+    std::unordered_map<std::string, graph::NodeId> nodes; // findNode is a scan
+    for (const graph::NodeId id : a.nodeIds()) {
+        nodes.emplace(a.node(id).name, id);
+    }
     double worstDrop = 0.0;
     for (size_t i = 0; i < out.tensors.size(); ++i) {
         TensorComparison& row = out.tensors[i];
         if (row.quantizer >= 0) {
             row.inputSqnrDb = inputs.tensor(row.tensor);
-        } else if (const auto node = a.findNode(row.producer)) {
-            row.inputSqnrDb = inputs.lowest(a.node(*node));
+        } else if (const auto node = nodes.find(row.producer); node != nodes.end()) {
+            row.inputSqnrDb = inputs.lowest(a.node(node->second));
         }
         if (!out.firstDivergent && row.sqnrDb < out.divergenceDb) {
             out.firstDivergent = i;

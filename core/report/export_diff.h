@@ -40,6 +40,9 @@ struct PrunedWeight {
 struct ExportStructure {
     quantization::SingleConfigQuantizerSetup setup; ///< the quantizers, on A's insertion points
     std::map<int, std::string> dequantizedValue;    ///< activation qp id -> B's DQ output
+    /// A's tensor -> the B value its node computes (same name, unless the exporter renamed a
+    /// graph output it put a quantizer or Cast behind).
+    std::map<std::string, std::string> tensorInB;
     std::vector<PrunedWeight> pruned;
     /// B tensor name -> A's channel (axis 1) of each of its channels, for pruned tensors.
     std::map<std::string, std::vector<int64_t>> channelMaps;
@@ -51,7 +54,8 @@ struct ExportStructure {
     std::vector<std::string> notes; ///< what could not be placed, and why
 };
 
-/// Recovers `b`'s changes against `a`. Fails when the two share no node (not an export of `a`).
+/// Recovers `b`'s changes against `a`; B's nodes are A's by tensor names, else by node names the
+/// file gave them. Fails when the two share no node (not an export of `a`).
 Result<ExportStructure> recoverExportStructure(const graph::Graph& a, const graph::Graph& b);
 
 /// One tensor both models compute.

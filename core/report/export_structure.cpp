@@ -35,20 +35,81 @@ int64_t storedBytes(const Graph& g) {
     return bytes;
 }
 
-/// The recovery's view of the two graphs: which of B's nodes are A's (same name, same op).
+/// True for the names our importer gives unnamed nodes ("Conv_nncf_12": op, index in the file).
+/// An export shifts those indices, so they say nothing about which node is which.
+bool isImporterName(const std::string& name) {
+    const size_t at = name.rfind("_nncf_");
+    return at != std::string::npos && at + 6 < name.size() &&
+           std::all_of(name.begin() + static_cast<std::ptrdiff_t>(at + 6), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// A's name of a B tensor an exporter renamed when it put a node behind a graph output
+/// ("logits_float" in front of the output's Q/DQ, "logits_fp16" in front of its Cast).
+std::string withoutOutputSuffix(const std::string& name) {
+    for (const std::string_view suffix : {"_float", "_fp16", "_fp32"}) {
+        if (name.size() > suffix.size() && name.ends_with(suffix)) {
+            return name.substr(0, name.size() - suffix.size());
+        }
+    }
+    return name;
+}
+
+/// The recovery's view of the two graphs: which of B's nodes are A's. A B node is A's node of the
+/// same op type that produces a tensor of the same name (exporters keep tensor names), else of
+/// the same node name unless the importer made that name up; each A node matches once.
 class ExportMatcher {
 public:
     ExportMatcher(const Graph& a, const Graph& b)
         : m_a(a)
-        , m_b(b) {
+        , m_b(b)
+        , m_aNodeOf(b.numNodeSlots())
+        , m_bNodeOf(a.numNodeSlots()) {
+        std::unordered_map<std::string, NodeId> byOutput;
+        std::unordered_map<std::string, NodeId> byName;
+        for (const NodeId id : a.nodeIds()) {
+            for (const ValueId output : a.node(id).outputs) {
+                if (output.valid() && !a.value(output).name.empty()) {
+                    byOutput.emplace(a.value(output).name, id);
+                }
+            }
+            byName.emplace(a.node(id).name, id);
+        }
         for (const NodeId id : b.nodeIds()) {
             const graph::Node& node = b.node(id);
-            const auto inA = a.findNode(node.name);
-            m_original.push_back(!node.name.empty() && inA && a.node(*inA).opType == node.opType);
+            std::optional<NodeId> match;
+            for (const ValueId output : node.outputs) {
+                if (!output.valid() || match) {
+                    continue;
+                }
+                const auto found = byOutput.find(withoutOutputSuffix(b.value(output).name));
+                if (found != byOutput.end() && a.node(found->second).opType == node.opType) {
+                    match = found->second;
+                }
+            }
+            if (!match && !node.name.empty() && !isImporterName(node.name)) {
+                const auto found = byName.find(node.name);
+                if (found != byName.end() && a.node(found->second).opType == node.opType) {
+                    match = found->second;
+                }
+            }
+            if (match && !m_bNodeOf[match->index()]) {
+                m_aNodeOf[id.index()] = match;
+                m_bNodeOf[match->index()] = id;
+            }
         }
     }
 
-    bool isOriginal(NodeId bNode) const { return m_original[bNode.index()]; }
+    /// A's node that B's `bNode` is, if it is one.
+    std::optional<NodeId> aNodeOf(NodeId bNode) const { return m_aNodeOf[bNode.index()]; }
+
+    /// B's node that A's `aNode` became, if B has it.
+    std::optional<NodeId> bNodeOf(NodeId aNode) const { return m_bNodeOf[aNode.index()]; }
+
+    bool isOriginal(NodeId bNode) const { return m_aNodeOf[bNode.index()].has_value(); }
+
+    /// A's name of the original B node `bNode`.
+    const std::string& nameInA(NodeId bNode) const { return m_a.node(*aNodeOf(bNode)).name; }
 
     /// A's tensor a B value stands for: an original node's output or a graph input, followed
     /// back through inserted nodes (Clip, Cast, Q/DQ) along their first input.
@@ -64,7 +125,7 @@ public:
             }
             const graph::Node& producer = m_b.node(value.producer);
             if (isOriginal(value.producer)) {
-                const graph::Node& inA = m_a.node(*m_a.findNode(producer.name));
+                const graph::Node& inA = m_a.node(*aNodeOf(value.producer));
                 const auto at = std::find(producer.outputs.begin(), producer.outputs.end(), v);
                 const auto index = static_cast<size_t>(at - producer.outputs.begin());
                 if (index >= inA.outputs.size()) {
@@ -97,7 +158,7 @@ public:
             output = output || std::find(outputs.begin(), outputs.end(), at) != outputs.end();
             for (const graph::Use& use : m_b.value(at).consumers) {
                 if (isOriginal(use.node)) {
-                    uses.emplace(m_b.node(use.node).name, use.port);
+                    uses.emplace(nameInA(use.node), use.port);
                 } else {
                     for (const ValueId next : m_b.node(use.node).outputs) {
                         open.push_back(next);
@@ -113,7 +174,7 @@ public:
         std::vector<std::pair<std::string, uint32_t>> uses;
         for (const graph::Use& use : m_b.value(v).consumers) {
             if (isOriginal(use.node)) {
-                uses.emplace_back(m_b.node(use.node).name, use.port);
+                uses.emplace_back(nameInA(use.node), use.port);
             }
         }
         return uses;
@@ -140,7 +201,8 @@ public:
 private:
     const Graph& m_a;
     const Graph& m_b;
-    std::vector<bool> m_original; ///< by B node slot
+    std::vector<std::optional<NodeId>> m_aNodeOf; ///< by B node slot
+    std::vector<std::optional<NodeId>> m_bNodeOf; ///< by A node slot
 };
 
 bool allZero(const graph::TensorData* zeroPoint) {
@@ -209,13 +271,13 @@ void narrowByClip(const ExportMatcher& match, const graph::Node& q, QuantizerCon
     config.narrowRange = levels < std::exp2(config.numBits);
 }
 
-/// A weight's codes use the levels of its grid: an 8-bit weight reaches (nearly) all 255 or 256,
-/// a 4-bit one stored in uint8 (opset 13 has no int4) at most 16. So the bits are those the code
-/// range needs, and a zero point at the middle of that grid in every channel is symmetric.
+/// A weight's codes: 4-bit weights stored in 8 bits (opset 13 has no int4) use at most 16 codes,
+/// so 8-bit storage with such a range is a 4-bit grid; any other range keeps the stored width (an
+/// 8-bit weight of one sign uses half its grid). A signed symmetric grid that never reaches its
+/// lowest code is narrow ([-127, 127]); a 4-bit grid in uint8 centred on 8 is symmetric.
 void narrowByCodes(const graph::TensorData& codes, const graph::TensorData* zeroPoint,
                    QuantizerConfig& config) {
-    // Packed 4-bit codes already say their width.
-    if (codes.numElements() == 0 || graph::dataTypeBits(codes.dtype()) < 8) {
+    if (codes.numElements() == 0) {
         return;
     }
     double low = codes.elementAsDouble(0);
@@ -225,23 +287,21 @@ void narrowByCodes(const graph::TensorData& codes, const graph::TensorData* zero
         low = std::min(low, c);
         high = std::max(high, c);
     }
-    const int bits = std::min(
-        config.numBits, std::max(1, static_cast<int>(std::ceil(std::log2(high - low + 1.0)))));
-    // A signed symmetric grid that never reaches its lowest code is narrow ([-127, 127]).
+    constexpr double kFourBitLevels = 16;
+    const bool fourInEight =
+        graph::dataTypeBits(codes.dtype()) == 8 && high - low + 1 <= kFourBitLevels;
+    if (fourInEight) {
+        config.numBits = 4;
+    }
     if (config.mode == quantization::QuantizationMode::Symmetric && isSignedType(codes.dtype())) {
-        config.narrowRange = low > -std::exp2(bits - 1);
+        config.narrowRange = low > -std::exp2(config.numBits - 1);
     }
-    if (bits == config.numBits) {
+    if (!fourInEight || zeroPoint == nullptr || isSignedType(codes.dtype())) {
         return;
     }
-    config.numBits = bits;
-    if (zeroPoint == nullptr || isSignedType(codes.dtype())) {
-        return;
-    }
-    const double middle = std::exp2(bits - 1);
     bool centred = true;
     for (int64_t i = 0; i < zeroPoint->numElements(); ++i) {
-        centred = centred && zeroPoint->elementAsDouble(i) == middle;
+        centred = centred && zeroPoint->elementAsDouble(i) == std::exp2(config.numBits - 1);
     }
     if (centred) {
         config.mode = quantization::QuantizationMode::Symmetric;
@@ -275,10 +335,18 @@ public:
                 addActivation(node);
             }
         }
-        for (auto& [scale, members] : m_scaleGroups) {
-            if (members.size() > 1) {
+        // One scale read by two DequantizeLinears is a unified group (one DQ feeding several
+        // pre-hooks is one quantizer placed twice, not a group).
+        for (const auto& [scale, members] : m_scaleGroups) {
+            std::set<uint32_t> dequantizers;
+            std::vector<int> ids;
+            for (const auto& [dqOutput, id] : members) {
+                dequantizers.insert(dqOutput);
+                ids.push_back(id);
+            }
+            if (dequantizers.size() > 1) {
                 const int group = static_cast<int>(m_out.setup.unifiedScaleGroups.size());
-                m_out.setup.unifiedScaleGroups[group] = members;
+                m_out.setup.unifiedScaleGroups[group] = ids;
             }
         }
     }
@@ -295,7 +363,7 @@ private:
                                               .ipNode = -1};
         m_qpOfDq[dq.outputs[0].index()].push_back(id);
         if (!isWeight && dq.inputs.size() > 1 && dq.inputs[1].valid()) {
-            m_scaleGroups[dq.inputs[1].index()].push_back(id);
+            m_scaleGroups[dq.inputs[1].index()].emplace_back(dq.outputs[0].index(), id);
         }
         return id;
     }
@@ -409,7 +477,8 @@ private:
     ExportStructure& m_out;
     int m_nextId = 0;
     std::unordered_map<uint32_t, std::vector<int>> m_qpOfDq; ///< by B DQ output slot
-    std::map<uint32_t, std::vector<int>> m_scaleGroups;      ///< by B scale initializer slot
+    /// By B scale initializer slot: (DQ output slot, qp id) of each reader.
+    std::map<uint32_t, std::vector<std::pair<uint32_t, int>>> m_scaleGroups;
 };
 
 /// The weight ports of a node that hold a float initializer in both graphs.
@@ -498,7 +567,7 @@ public:
                 propagate(idB);
                 continue;
             }
-            const NodeId idA = *a.findNode(b.node(idB).name);
+            const NodeId idA = *m_match.aNodeOf(idB);
             const std::optional<WeightPair> pair = weightPair(a, idA, b, idB);
             std::optional<int64_t> axis =
                 pair ? graph::weightOutputChannelAxis(a, idA, pair->port) : std::nullopt;
@@ -557,7 +626,7 @@ private:
                 inputs = found->second;
             }
         }
-        PrunedWeight pruned{.node = node.name,
+        PrunedWeight pruned{.node = m_match.nameInA(idB),
                             .weight = pair.name,
                             .axis = axis,
                             .channels = pair.a->dims()[static_cast<size_t>(axis)],
@@ -636,12 +705,21 @@ Result<ExportStructure> recoverExportStructure(const Graph& a, const Graph& b) {
     }
     if (shared == 0) {
         return Error(Errc::InvalidArgument,
-                     "B shares no node name with A: it is not an export of this model");
+                     "B shares no node (by tensor or node name) with A: it is not an export of "
+                     "this model");
     }
     for (const NodeId id : a.nodeIds()) {
-        const auto inB = b.findNode(a.node(id).name);
-        if (!inB || b.node(*inB).opType != a.node(id).opType) {
+        const std::optional<NodeId> inB = match.bNodeOf(id);
+        if (!inB) {
             out.missingNodes.push_back(a.node(id).name);
+            continue;
+        }
+        const auto& outputsA = a.node(id).outputs;
+        const auto& outputsB = b.node(*inB).outputs;
+        for (size_t k = 0; k < outputsA.size() && k < outputsB.size(); ++k) {
+            if (outputsA[k].valid() && outputsB[k].valid()) {
+                out.tensorInB[a.value(outputsA[k]).name] = b.value(outputsB[k]).name;
+            }
         }
     }
     for (const ValueId id : b.initializers()) {

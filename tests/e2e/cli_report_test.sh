@@ -132,6 +132,20 @@ want=$("$cli" evaluate "$demo" "$tmp/qdq.onnx" "${data[@]}" --labels-npy "$model
     awk '$1 ~ /qdq.onnx$/ {print $2}')
 grep -q "Top-1 accuracy: float .*, B ${want%\%} %" "$tmp/out" ||
     fail "diff's accuracy differs from evaluate's ($want): $(grep Top-1 "$tmp/out")"
+# A quantized graph output: B renames the Gemm's own output, so its row is the Gemm's, not the
+# output quantizer's (the two SQNRs differ).
+"$cli" quantize "$demo" --quantize-outputs "${data[@]}" --out "$tmp/qout.onnx" >/dev/null 2>&1 ||
+    fail "quantize --quantize-outputs failed"
+"$cli" diff "$demo" "$tmp/qout.onnx" "${data[@]}" --out "$tmp/x_qout.html" --csv "$tmp/x_qout" \
+    >/dev/null 2>&1 || fail "diff of the output-quantized export failed"
+"$py" - "$tmp/x_qout/tensor_sqnr.csv" <<'EOF2' || fail "the Gemm's row of a quantized output is the quantizer's"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["tensor"] == "logits"]
+gemm = [r["SQNR dB"] for r in rows if r["producer"] == "/fc/Gemm"]
+quantizer = [r["SQNR dB"] for r in rows if r["producer"].startswith("quantizer ")]
+if len(gemm) != 1 or len(quantizer) != 1 or gemm == quantizer:
+    sys.exit(f"logits rows: Gemm {gemm}, quantizer {quantizer}")
+EOF2
 # The QDQ export's quantizers are the setup's, the Gemm input among them at 4 bits.
 "$py" - "$tmp/setup.json" "$tmp/x_qdq/changed_quantizers.csv" <<'EOF2' || fail "the QDQ export's quantizers are not the setup's"
 import csv, json, sys

@@ -263,6 +263,95 @@ TEST_F(ExportDiffTest, Fp16ExportStaysCloseToTheModel) {
     EXPECT_LT(comparison->tensors.back().sqnrDb, 200.0); // float16 rounding is not exact
 }
 
+TEST_F(ExportDiffTest, UnnamedNodesAreMatchedByTheirTensors) {
+    // A file whose nodes have no names: the importer calls them "<Op>_nncf_<index>", and in an
+    // export the inserted Q/DQ nodes shift those indices, so names would pair the wrong nodes.
+    graph::GraphBuilder builder(13, 8);
+    graph::ValueId x = builder.input("x", {1, 3, 8, 8});
+    for (int i = 0; i < 4; ++i) {
+        const auto w = builder.weight("W" + std::to_string(i), {3, 3, 1, 1},
+                                      ramp(9, 0.1F * static_cast<float>(i + 1), 5));
+        const std::string n = std::to_string(i);
+        x = builder.op("Relu", "r" + n, {builder.op("Conv", "c" + n, {x, w})});
+    }
+    builder.output(x, DataType::Float, {1, 3, 8, 8});
+    graph::Graph built = builder.take();
+    for (const graph::NodeId id : built.nodeIds()) {
+        built.node(id).name.clear(); // the tensors keep their names ("c0", ...)
+    }
+    graph::Graph unnamed = reimported(built);
+    auto state = quantization::computeQuantization(unnamed, {.hw = "cpu"});
+    ASSERT_TRUE(state.ok()) << state.error().toString();
+    auto calibrated =
+        quantization::runCalibration(unnamed, state->setup, {.dataset = randomData(4)}, m_progress);
+    ASSERT_TRUE(calibrated.ok()) << calibrated.error().toString();
+    auto exported =
+        quantization::insertQdqNodes(unnamed, calibrated->setup, calibrated->parameters);
+    ASSERT_TRUE(exported.ok()) << exported.error().toString();
+    // An exporter that leaves the original nodes unnamed, as the source file had them.
+    for (const graph::NodeId id : exported->nodeIds()) {
+        graph::Node& node = exported->node(id);
+        if (node.opType == "Conv" || node.opType == "Relu") {
+            node.name.clear();
+        }
+    }
+    auto structure = recoverExportStructure(unnamed, reimported(*exported));
+    ASSERT_TRUE(structure.ok()) << structure.error().toString();
+    EXPECT_FALSE(calibrated->setup.quantizationPoints.empty());
+    EXPECT_EQ(pointsOf(structure->setup, true), pointsOf(calibrated->setup, true));
+    EXPECT_TRUE(structure->missingNodes.empty());
+    EXPECT_TRUE(structure->notes.empty()) << structure->notes.front();
+}
+
+TEST_F(ExportDiffTest, PackedFourBitCodesGiveTheirZeroPointsAndRange) {
+    // x[1,8] -> MatMul(W[8,4]); B: W as asymmetric uint4 codes (zero point 3) and symmetric int4
+    // codes that never reach -8 (narrow), per-tensor.
+    auto model = [] {
+        graph::GraphBuilder b(21, 10);
+        const auto x = b.input("x", {1, 8});
+        const auto w = b.weight("W", {8, 4}, ramp(32, 0.1F, 7));
+        b.output(b.op("MatMul", "mm", {x, w}), DataType::Float, {1, 4});
+        return b.take();
+    };
+    const graph::Graph a = reimported(model());
+    for (const bool asymmetric : {true, false}) {
+        graph::Graph b = a;
+        const graph::ValueId weight = *b.findValue("W");
+        // Codes 0..15 (uint4) or -7..7 (int4), two per byte, the first in the low nibble.
+        std::string packed(16, '\0');
+        for (int i = 0; i < 32; ++i) {
+            const int code = asymmetric ? i % 16 : (i % 15) - 7;
+            const auto nibble = static_cast<uint8_t>(code & 0x0F);
+            packed[static_cast<size_t>(i / 2)] =
+                static_cast<char>(static_cast<uint8_t>(packed[static_cast<size_t>(i / 2)]) |
+                                  (i % 2 == 0 ? nibble : static_cast<uint8_t>(nibble << 4)));
+        }
+        const DataType type = asymmetric ? DataType::UInt4 : DataType::Int4;
+        const auto codes = b.addInitializer(
+            "W_codes",
+            std::make_shared<const graph::TensorData>(type, std::vector<int64_t>{8, 4}, packed));
+        const auto scale = b.addInitializer(
+            "W_scale",
+            graph::TensorData::fromValues<float>(DataType::Float, {}, std::vector<float>{0.05F}));
+        const auto zero = b.addInitializer(
+            "W_zero",
+            std::make_shared<const graph::TensorData>(type, std::vector<int64_t>{},
+                                                      std::string(1, asymmetric ? '\x03' : '\0')));
+        const auto dequantized = b.addValue("W_dq", DataType::Float, b.value(weight).shape);
+        b.replaceAllUses(weight, dequantized);
+        b.addNode("W_DequantizeLinear", "DequantizeLinear", {codes, scale, zero}, {dequantized});
+        auto structure = recoverExportStructure(a, reimported(b));
+        ASSERT_TRUE(structure.ok()) << structure.error().toString();
+        ASSERT_EQ(structure->setup.quantizationPoints.size(), 1U);
+        const quantization::QuantizerConfig& config =
+            structure->setup.quantizationPoints.begin()->second.qconfig;
+        EXPECT_EQ(config.numBits, 4);
+        EXPECT_EQ(config.mode, asymmetric ? quantization::QuantizationMode::Asymmetric
+                                          : quantization::QuantizationMode::Symmetric);
+        EXPECT_EQ(config.narrowRange, !asymmetric);
+    }
+}
+
 TEST_F(ExportDiffTest, AModelThatIsNotAnExportIsRefused) {
     graph::GraphBuilder b(13, 8);
     const auto x = b.input("x", {1, 4});
