@@ -76,23 +76,7 @@ public:
             byName.emplace(a.node(id).name, id);
         }
         for (const NodeId id : b.nodeIds()) {
-            const graph::Node& node = b.node(id);
-            std::optional<NodeId> match;
-            for (const ValueId output : node.outputs) {
-                if (!output.valid() || match) {
-                    continue;
-                }
-                const auto found = byOutput.find(withoutOutputSuffix(b.value(output).name));
-                if (found != byOutput.end() && a.node(found->second).opType == node.opType) {
-                    match = found->second;
-                }
-            }
-            if (!match && !node.name.empty() && !isImporterName(node.name)) {
-                const auto found = byName.find(node.name);
-                if (found != byName.end() && a.node(found->second).opType == node.opType) {
-                    match = found->second;
-                }
-            }
+            const std::optional<NodeId> match = matchOf(b.node(id), byOutput, byName);
             if (match && !m_bNodeOf[match->index()]) {
                 m_aNodeOf[id.index()] = match;
                 m_bNodeOf[match->index()] = id;
@@ -199,6 +183,29 @@ public:
     const Graph& b() const { return m_b; }
 
 private:
+    /// A's node of B's `node`: by an output tensor's name, else by a name the file gave it.
+    std::optional<NodeId> matchOf(const graph::Node& node,
+                                  const std::unordered_map<std::string, NodeId>& byOutput,
+                                  const std::unordered_map<std::string, NodeId>& byName) const {
+        for (const ValueId output : node.outputs) {
+            if (!output.valid()) {
+                continue;
+            }
+            const auto found = byOutput.find(withoutOutputSuffix(m_b.value(output).name));
+            if (found != byOutput.end() && m_a.node(found->second).opType == node.opType) {
+                return found->second;
+            }
+        }
+        if (node.name.empty() || isImporterName(node.name)) {
+            return std::nullopt;
+        }
+        const auto found = byName.find(node.name);
+        if (found != byName.end() && m_a.node(found->second).opType == node.opType) {
+            return found->second;
+        }
+        return std::nullopt;
+    }
+
     const Graph& m_a;
     const Graph& m_b;
     std::vector<std::optional<NodeId>> m_aNodeOf; ///< by B node slot
