@@ -9,6 +9,7 @@
 #include "core/quantization/calibration_workflow.h"
 #include "core/quantization/qdq_export.h"
 #include "tests/gui/recording_reporter.h"
+#include "tests/gui/test_models.h"
 #include "ui/features/compare/compare_feature.h"
 #include "ui/features/compare/compare_overlay.h"
 #include "ui/graph_document.h"
@@ -41,13 +42,8 @@ protected:
     CompareFeature& feature() { return m_window.feature<CompareFeature>(); }
 
     void openDemo() {
-        m_window.openModel(QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx"));
-        ASSERT_TRUE(QTest::qWaitFor(
-            [this] {
-                return !m_window.session().isOpening() &&
-                       m_window.session().document() != nullptr &&
-                       !m_window.graphPage().isLayingOut();
-            },
+        ASSERT_TRUE(test::openAndLayOut(
+            m_window, QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx"),
             kTimeoutMs));
         ASSERT_TRUE(document().setQuantizationSettings({.hw = "npu"}).ok()); // 4 bits offered
         QTest::qWait(50);

@@ -4,6 +4,7 @@
 // in the GUI shows in the page; an unwritable path is an error dialog and leaves nothing behind.
 
 #include "tests/gui/recording_reporter.h"
+#include "tests/gui/test_models.h"
 #include "ui/actions.h"
 #include "ui/features/review_report/review_report_feature.h"
 #include "ui/features/review_report/review_report_writer.h"
@@ -34,13 +35,8 @@ protected:
     ReviewReportFeature& feature() { return m_window.feature<ReviewReportFeature>(); }
 
     void openDemo() {
-        m_window.openModel(QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx"));
-        ASSERT_TRUE(QTest::qWaitFor(
-            [this] {
-                return !m_window.session().isOpening() &&
-                       m_window.session().document() != nullptr &&
-                       !m_window.graphPage().isLayingOut();
-            },
+        ASSERT_TRUE(test::openAndLayOut(
+            m_window, QStringLiteral(QS_SOURCE_DIR "/resources/models/digits_cnn.onnx"),
             kTimeoutMs));
     }
 

@@ -2,9 +2,13 @@
 
 #include "core/graph/graph.h"
 #include "core/onnx/model_io.h"
+#include "ui/graph_page.h"
+#include "ui/main_window.h"
+#include "ui/session.h"
 
 #include <QDir>
 #include <QFile>
+#include <QTest>
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -68,6 +72,16 @@ QString writeFile(const QString& folder, const QString& fileName, const QByteArr
     EXPECT_TRUE(file.open(QIODevice::WriteOnly));
     file.write(bytes);
     return path;
+}
+
+bool openAndLayOut(MainWindow& window, const QString& path, int timeoutMs) {
+    window.openModel(path);
+    return QTest::qWaitFor(
+        [&window] {
+            return !window.session().isOpening() && window.session().document() != nullptr &&
+                   !window.graphPage().isLayingOut();
+        },
+        timeoutMs);
 }
 
 } // namespace qs::ui::test

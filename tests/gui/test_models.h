@@ -1,11 +1,20 @@
 // Small models and files for the GUI tests, written into a temporary folder: a valid Conv→Relu
-// model built with the Graph API, and files that are not models at all.
+// model built with the Graph API, and files that are not models at all; opening one and waiting
+// for its layout.
 #pragma once
 
 #include <QByteArray>
 #include <QString>
 
+namespace qs::ui {
+class MainWindow;
+} // namespace qs::ui
+
 namespace qs::ui::test {
+
+/// Opens `path` in `window` and waits until the document is open and its graph laid out; false
+/// when that takes longer than `timeoutMs`.
+bool openAndLayOut(MainWindow& window, const QString& path, int timeoutMs = 60000);
 
 /// Writes a Conv(4 filters, 3x3) → Relu model with input "input" 1x3x8x8 and output "output";
 /// returns its path.

@@ -6,6 +6,7 @@
 #include "core/graph/graph_builder.h"
 #include "core/onnx/model_io.h"
 #include "core/runtime/npy.h"
+#include "tests/gui/test_models.h"
 #include "ui/actions.h"
 #include "ui/features/fp16_export/fp16_export_dialog.h"
 #include "ui/features/fp16_export/fp16_export_feature.h"
@@ -113,14 +114,7 @@ protected:
     void openMlp() { open(writeMlpModel(m_dir.path())); }
 
     void open(const QString& model) {
-        m_window.openModel(model);
-        ASSERT_TRUE(QTest::qWaitFor(
-            [this] {
-                return !m_window.session().isOpening() &&
-                       m_window.session().document() != nullptr &&
-                       !m_window.graphPage().isLayingOut();
-            },
-            kTimeoutMs));
+        ASSERT_TRUE(test::openAndLayOut(m_window, model, kTimeoutMs));
     }
 
     bool compressAndWait(const WeightCompressionRequest& request) {
