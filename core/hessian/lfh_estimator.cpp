@@ -3,6 +3,7 @@
 #include "core/graph/metatype.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <set>
@@ -126,6 +127,22 @@ void fillRademacher(std::mt19937_64& rng, float* out, int64_t count) {
     }
 }
 
+/// Sum of x[i]^2 in double, in four interleaved partial sums (one chain would wait on every add).
+double sumOfSquares(const float* x, int64_t count) {
+    std::array<double, 4> sums{};
+    int64_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        for (size_t lane = 0; lane < 4; ++lane) {
+            const auto v = static_cast<double>(x[i + static_cast<int64_t>(lane)]);
+            sums[lane] += v * v;
+        }
+    }
+    for (; i < count; ++i) {
+        sums[0] += static_cast<double>(x[i]) * x[i];
+    }
+    return (sums[0] + sums[1]) + (sums[2] + sums[3]);
+}
+
 /// Adds g^2 of one sample reduced by `granularity` into `scores` (size scoreSize).
 void reduceSquares(HessianScoresGranularity granularity, const float* g, const Shape& shape,
                    int64_t channelAxis, std::vector<double>& scores) {
@@ -133,11 +150,7 @@ void reduceSquares(HessianScoresGranularity granularity, const float* g, const S
     std::fill(scores.begin(), scores.end(), 0.0);
     switch (granularity) {
     case HessianScoresGranularity::PerTensor: {
-        double sum = 0.0;
-        for (int64_t i = 0; i < count; ++i) {
-            sum += static_cast<double>(g[i]) * g[i];
-        }
-        scores[0] = sum;
+        scores[0] = sumOfSquares(g, count);
         return;
     }
     case HessianScoresGranularity::PerOutputChannel: {
@@ -145,9 +158,14 @@ void reduceSquares(HessianScoresGranularity granularity, const float* g, const S
         for (size_t d = static_cast<size_t>(channelAxis) + 1; d < shape.size(); ++d) {
             inner *= shape[d];
         }
+        // Runs of `inner` elements per channel: no division per element (weights mode reduces
+        // millions of them per sweep).
         const auto channels = static_cast<int64_t>(scores.size());
-        for (int64_t i = 0; i < count; ++i) {
-            scores[static_cast<size_t>((i / inner) % channels)] += static_cast<double>(g[i]) * g[i];
+        const int64_t run = channels * inner;
+        for (int64_t outer = 0; outer + run <= count; outer += run) {
+            for (int64_t c = 0; c < channels; ++c) {
+                scores[static_cast<size_t>(c)] += sumOfSquares(g + outer + c * inner, inner);
+            }
         }
         return;
     }

@@ -234,44 +234,94 @@ void gemmInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) 
     });
 }
 
+/// The im2col matrix of one group of one image into `col`, the threads splitting the channels.
+const float* parallelIm2col(const Conv2d& p, const float* xg, std::vector<float>& col) {
+    const int64_t pixels = p.outPixels();
+    const int64_t taps = p.kh * p.kw;
+    col.resize(static_cast<size_t>(p.colRows() * pixels));
+    parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
+        Conv2d q = p;
+        q.c = c1 - c0;
+        q.group = 1;
+        im2col(q, xg + c0 * p.h * p.w, 0, pixels, col.data() + c0 * taps * pixels);
+    });
+    return col.data();
+}
+
+/// A pointwise convolution's im2col matrix is the image itself.
+bool columnsAreTheImage(const Conv2d& p) {
+    return p.isPointwise() && p.oh == p.h && p.ow == p.w;
+}
+
+/// Group `grp` of image `n`: its first input plane.
+const float* groupInput(const Conv2d& p, const float* x, int64_t n, int64_t grp) {
+    return x + (n * p.c + grp * p.cg()) * p.h * p.w;
+}
+
+/// out[m0 .. m1) += dy[n] im2col(x[n])^T restricted to group `grp`'s filters, `col` being the
+/// group's im2col matrix.
+void addGroupProduct(const Conv2d& p, const float* dy, int64_t n, int64_t grp, const float* col,
+                     float* out, int64_t m0, int64_t m1) {
+    const int64_t pixels = p.outPixels();
+    const int64_t rows = p.colRows();
+    const int64_t lo = std::max(m0, grp * p.mg());
+    const int64_t hi = std::min(m1, (grp + 1) * p.mg());
+    if (lo < hi) {
+        const ConstRowMap dyg(dy + (n * p.m + lo) * pixels, hi - lo, pixels);
+        RowMap(out + lo * rows, hi - lo, rows).noalias() +=
+            dyg * ConstRowMap(col, rows, pixels).transpose();
+    }
+}
+
+/// Fewer images than threads: each group's columns built once (channels split), the GEMM's
+/// filters split over the threads.
+void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, float* dw,
+                             bool perSample) {
+    std::vector<float>& col = columnScratch();
+    for (int64_t n = 0; n < p.n; ++n) {
+        float* out = perSample ? dw + n * p.m * p.colRows() : dw;
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const float* xg = groupInput(p, x, n, grp);
+            const float* columns = columnsAreTheImage(p) ? xg : parallelIm2col(p, xg, col);
+            parallelFor(p.mg(), kGemmRows, [&](int64_t m0, int64_t m1) {
+                addGroupProduct(p, dy, n, grp, columns, out, grp * p.mg() + m0, grp * p.mg() + m1);
+            });
+        }
+    }
+}
+
+/// Adds image n's dw into `out`, on the calling thread.
+void addImageWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_t n, float* out) {
+    std::vector<float>& col = columnScratch();
+    for (int64_t grp = 0; grp < p.group; ++grp) {
+        const float* xg = groupInput(p, x, n, grp);
+        const float* columns = xg;
+        if (!columnsAreTheImage(p)) {
+            col.resize(static_cast<size_t>(p.colRows() * p.outPixels()));
+            im2col(p, xg, 0, p.outPixels(), col.data());
+            columns = col.data();
+        }
+        addGroupProduct(p, dy, n, grp, columns, out, 0, p.m);
+    }
+}
+
 } // namespace
 
 /// Adds dw of a GEMM-based convolution, dw = sum over images of dy im2col(x)^T per group, or
-/// writes it per image (dw [N, M, ...], `perSample`). Threads split the images (partial sums
-/// added at the end) or, for one image, the filters.
+/// writes it per image (dw [N, M, ...], `perSample`). With at least as many images as threads,
+/// threads split the images (partial sums added at the end); with fewer, each image's columns are
+/// built once and the threads split the filters (per-sample Hessian scores run at batch 1).
 void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample) {
-    const int64_t pixels = p.outPixels();
-    const int64_t rows = p.colRows();
-    const int64_t size = p.m * rows;
-    const auto imageGrad = [&](int64_t n, float* out, int64_t m0, int64_t m1) {
-        std::vector<float>& col = columnScratch();
-        col.resize(static_cast<size_t>(rows * pixels));
-        for (int64_t grp = 0; grp < p.group; ++grp) {
-            const int64_t lo = std::max(m0, grp * p.mg());
-            const int64_t hi = std::min(m1, (grp + 1) * p.mg());
-            if (lo >= hi) {
-                continue;
-            }
-            const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
-            im2col(p, xg, 0, pixels, col.data());
-            const ConstRowMap dyg(dy + (n * p.m + lo) * pixels, hi - lo, pixels);
-            RowMap(out + lo * rows, hi - lo, rows).noalias() +=
-                dyg * ConstRowMap(col.data(), rows, pixels).transpose();
-        }
-    };
-    if (perSample) {
-        parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
-            for (int64_t n = begin; n < end; ++n) {
-                imageGrad(n, dw + n * size, 0, p.m);
-            }
-        });
+    if (p.n < numThreads()) {
+        weightGradSharedColumns(p, x, dy, dw, perSample);
         return;
     }
-    if (p.n == 1 || numThreads() == 1) {
-        parallelFor(p.m, kGemmRows, [&](int64_t m0, int64_t m1) {
-            for (int64_t n = 0; n < p.n; ++n) {
-                imageGrad(n, dw, m0, m1);
+    const int64_t size = p.m * p.colRows();
+    if (perSample || numThreads() == 1) {
+        parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t n = begin; n < end; ++n) {
+                addImageWeightGrad(p, x, dy, n, perSample ? dw + n * size : dw);
             }
         });
         return;
@@ -283,7 +333,7 @@ void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
         for (int64_t part = begin; part < end; ++part) {
             float* out = part == 0 ? dw : partial[static_cast<size_t>(part - 1)].data();
             for (int64_t n = part; n < p.n; n += parts) {
-                imageGrad(n, out, 0, p.m);
+                addImageWeightGrad(p, x, dy, n, out);
             }
         }
     });
@@ -294,9 +344,8 @@ void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
     }
 }
 
-/// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both
-/// depthwise), Winograd (3x3 stride 1) or the GEMM.
-Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy) {
+Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy,
+                     const float* winogradWeights) {
     if (p.isDepthwise()) {
         Tensor dx = allocateFloat(shape);
         if (depthwiseInputGrad(p, w, dy, dx.mutableData<float>())) {
@@ -306,9 +355,9 @@ Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const 
         depthwiseConvBackward(p, nullptr, w, dy, dx.mutableData<float>(), nullptr, false);
         return dx;
     }
-    if (winogradInputGradApplies(p)) {
+    if (winogradInputGradApplies(p, winogradWeights != nullptr)) {
         Tensor dx = allocateFloat(shape);
-        winogradInputGrad(p, w, dy, dx.mutableData<float>());
+        winogradInputGrad(p, w, dy, dx.mutableData<float>(), winogradWeights);
         return dx;
     }
     Tensor dx =

@@ -22,8 +22,10 @@ void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
                         bool perSample);
 
 /// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both
-/// depthwise), Winograd (3x3 stride 1) or the GEMM.
-Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy);
+/// depthwise), Winograd (3x3 stride 1; `winogradWeights`, when given, packed by
+/// packWinogradInputGradWeights) or the GEMM.
+Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy,
+                     const float* winogradWeights = nullptr);
 
 /// db[m] = sum over images and pixels of dy[n, m, :].
 Tensor convBiasGrad(const Conv2d& p, const Shape& biasShape, const float* dy);

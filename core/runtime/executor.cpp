@@ -240,6 +240,7 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     exec.planLifetimes();
     exec.planFusions();
     exec.prepackWeights();
+    exec.m_inputGradWeights = std::make_shared<InputGradWeights>();
     return exec;
 }
 
@@ -597,6 +598,26 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     return out;
 }
 
+Tensor Executor::inputGradWeights(size_t step, const Tensor& w) const {
+    const graph::Node& node = m_graph.node(m_order[step]);
+    if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
+        !m_graph.value(node.inputs[1]).isInitializer() || w.dtype() != DataType::Float ||
+        !runsAsWinograd(node, w)) {
+        return Tensor();
+    }
+    const std::lock_guard lock(m_inputGradWeights->mutex);
+    std::vector<Tensor>& packed = m_inputGradWeights->packed;
+    if (packed.size() != m_order.size()) {
+        packed.assign(m_order.size(), Tensor());
+    }
+    if (!packed[step].defined()) {
+        Tensor t = allocateFloat({winogradInputGradWeightsSize(w.dim(0), w.dim(1))});
+        packWinogradInputGradWeights(w.data<float>(), w.dim(0), w.dim(1), t.mutableData<float>());
+        packed[step] = std::move(t);
+    }
+    return packed[step];
+}
+
 Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
                                     std::vector<Tensor>& grads, const std::vector<bool>& kept,
                                     const std::vector<bool>& wanted,
@@ -637,6 +658,12 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     std::vector<Tensor> inputs;
     for (const ValueId in : node.inputs) {
         inputs.push_back(traced(in));
+    }
+    if ((mask & 1U) != 0 && inputs.size() >= 2) {
+        if (Tensor packed = inputGradWeights(step, inputs[1]); packed.defined()) {
+            inputs.resize(4);
+            inputs.push_back(std::move(packed));
+        }
     }
     OpContext ctx{node, inputs, m_opset, mask};
     ctx.perSampleMask = perSample;

@@ -16,6 +16,8 @@
 #include "core/support/result.h"
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -112,6 +114,10 @@ private:
                               const std::vector<bool>& kept, const std::vector<bool>& wanted,
                               const BackwardOptions& options) const;
 
+    /// The dx Winograd weights of Conv step `step` (weights `w`), packed on first use; undefined
+    /// when its dx does not run through Winograd.
+    Tensor inputGradWeights(size_t step, const Tensor& w) const;
+
     /// Values whose gradient backward() needs: the kept ones and every value computed from one.
     std::vector<bool> wantedGradients(const std::vector<bool>& kept) const;
 
@@ -134,6 +140,15 @@ private:
     std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
     std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
     std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
+
+    /// Per step: a Winograd Conv's dx weights (packWinogradInputGradWeights), packed on the first
+    /// backward sweep that needs them and shared by copies of the executor.
+    struct InputGradWeights {
+        std::mutex mutex;
+        std::vector<Tensor> packed;
+    };
+
+    std::shared_ptr<InputGradWeights> m_inputGradWeights;
     std::vector<Tensor> m_constants; ///< initializers wrapped once, indexed by ValueId::index()
     int64_t m_opset = 21;
 };

@@ -471,25 +471,39 @@ Conv2d inputGradGeometry(const Conv2d& p) {
 
 } // namespace
 
-bool winogradInputGradApplies(const Conv2d& p) {
+bool winogradInputGradApplies(const Conv2d& p, bool weightsPacked) {
     const Conv2d q = inputGradGeometry(p);
-    return winogradApplies(p) && q.group == 1 && q.pt >= 0 && q.pl >= 0 && p.oh * p.ow >= 784;
+    return winogradApplies(p) && q.group == 1 && q.pt >= 0 && q.pl >= 0 &&
+           (weightsPacked || p.oh * p.ow >= 784);
 }
 
-void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
-    const Conv2d q = inputGradGeometry(p);
-    thread_local std::vector<float> packed;
-    packed.resize(static_cast<size_t>(winogradWeightsSize(q.m, q.c)));
+int64_t winogradInputGradWeightsSize(int64_t filters, int64_t channels) {
+    return winogradWeightsSize(channels, filters);
+}
+
+void packWinogradInputGradWeights(const float* w, int64_t filters, int64_t channels,
+                                  float* packed) {
     // Filter c of dx's convolution, channel m: w[m, c] turned by 180 degrees.
     packTransformed(
-        q.m, q.c,
+        channels, filters,
         [&](int64_t f, int64_t c) {
-            const float* src = w + (c * p.c + f) * 9;
+            const float* src = w + (c * channels + f) * 9;
             return std::array<float, 9>{src[8], src[7], src[6], src[5], src[4],
                                         src[3], src[2], src[1], src[0]};
         },
-        packed.data());
-    winogradConv2d(q, dy, packed.data(), ConvEpilogue{}, dx);
+        packed);
+}
+
+void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx,
+                       const float* packed) {
+    const Conv2d q = inputGradGeometry(p);
+    if (packed == nullptr) {
+        thread_local std::vector<float> scratch;
+        scratch.resize(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c)));
+        packWinogradInputGradWeights(w, p.m, p.c, scratch.data());
+        packed = scratch.data();
+    }
+    winogradConv2d(q, dy, packed, ConvEpilogue{}, dx);
 }
 
 } // namespace qs::runtime

@@ -33,14 +33,35 @@ void packWinogradWeights(const float* w, int64_t filters, int64_t channels, floa
 void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
                     const ConvEpilogue& epilogue, float* y, int64_t blockTiles = 0);
 
-/// True when dx of `p` (winogradApplies) runs through winogradInputGrad: every pad at most 2, and
-/// output planes of at least 28 x 28, where the per-call weight transform costs little next to
-/// the GEMM it shrinks.
-bool winogradInputGradApplies(const Conv2d& p);
+/// True when dx of `p` (winogradApplies) runs through winogradInputGrad: every pad at most 2, and,
+/// unless its weights come packed (`weightsPacked`: a backward sweep reuses them), output planes
+/// of at least 28 x 28, where the per-call weight transform costs little next to the GEMM it
+/// shrinks.
+bool winogradInputGradApplies(const Conv2d& p, bool weightsPacked = false);
+
+/// Floats packWinogradInputGradWeights writes for weights [filters, channels, 3, 3].
+int64_t winogradInputGradWeightsSize(int64_t filters, int64_t channels);
+
+/// The weights of dx's convolution (below), transformed and packed as packWinogradWeights does,
+/// once for any number of backward sweeps.
+void packWinogradInputGradWeights(const float* w, int64_t filters, int64_t channels, float* packed);
 
 /// dx of the convolution `p` for output gradient dy: itself a 3x3 stride-1 convolution of dy, with
 /// the filters flipped and transposed (filter c, channel m: w[m, c] turned by 180 degrees) and pads
-/// 2 - p; its weights are transformed on each call.
-void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx);
+/// 2 - p; its weights come from `packed` (packWinogradInputGradWeights) or, when null, are
+/// transformed on this call.
+void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx,
+                       const float* packed = nullptr);
+
+/// True when dw of `p` runs through winogradWeightGrad: winogradApplies and output planes of at
+/// least 49 tiles (13 x 13); on smaller planes the 16 GEMMs are too shallow (one image's tiles
+/// are their depth) to beat the im2col GEMM.
+bool winogradWeightGradApplies(const Conv2d& p);
+
+/// Adds dw of the convolution `p` (winogradWeightGradApplies) for input x and output gradient dy,
+/// summed over the images or, with `perSample`, per image (dw [N, M, C, 3, 3]); Winograd F(2x2,
+/// 3x3) in the weight-gradient form (winograd_weight_grad.cpp).
+void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
+                        bool perSample);
 
 } // namespace qs::runtime

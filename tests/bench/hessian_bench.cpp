@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
     }
     std::mt19937_64 rng(7);
     std::vector<double> sweepMs;
+    runtime::RunStats sweepStats; // per op type, summed over the sweeps
+    sweepStats.profile = true;
     for (int i = 0; i <= repeats; ++i) {
         std::vector<std::pair<graph::ValueId, runtime::Tensor>> seeds;
         for (const graph::ValueId out : g.outputs()) {
@@ -102,7 +104,7 @@ int main(int argc, char** argv) {
             seeds.emplace_back(out, v);
         }
         const auto start = Clock::now();
-        auto grads = exec->backward(trace, seeds, convOutputs);
+        auto grads = exec->backward(trace, seeds, convOutputs, &sweepStats);
         if (!grads.ok()) {
             return fail(grads.error());
         }
@@ -119,6 +121,12 @@ int main(int argc, char** argv) {
               << ", \"traced_forward_ms\": " << median(tracedMs) << ", \"sweep_ms\": " << sweep
               << ", \"sweep_over_forward\": " << sweep / fwd
               << ", \"conv_targets\": " << convOutputs.size()
-              << ", \"peak_rss_mib\": " << usage.ru_maxrss / 1024 << "}\n";
+              << ", \"peak_rss_mib\": " << usage.ru_maxrss / 1024 << ", \"sweep_ms_by_op\": {";
+    const char* separator = "";
+    for (const auto& [opType, seconds] : sweepStats.secondsByOpType) {
+        std::cout << separator << '"' << opType << "\": " << seconds * 1000.0 / (repeats + 1);
+        separator = ", ";
+    }
+    std::cout << "}}\n";
     return 0;
 }

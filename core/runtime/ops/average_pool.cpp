@@ -40,23 +40,29 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const float* dy = outputGrads[0].data<float>();
     Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
     float* pdx = dx.mutableData<float>();
-    for (int64_t plane = 0; plane < s.planes; ++plane) {
-        for (int64_t o = 0; o < s.outSize; ++o) {
-            int64_t count = 0;
-            forEachWindowPosition(s, o, [&](int64_t offset, bool inPadded) {
-                count += (offset >= 0 || (includePad && inPadded)) ? 1 : 0;
-            });
-            if (count == 0) {
-                continue;
-            }
-            const float share = dy[plane * s.outSize + o] / static_cast<float>(count);
-            forEachWindowPosition(s, o, [&](int64_t offset, bool) {
-                if (offset >= 0) {
-                    pdx[plane * s.inSize + offset] += share;
-                }
-            });
-        }
+    // Every plane has the same windows: their divisors once, then the planes on every thread.
+    std::vector<int64_t> counts(static_cast<size_t>(s.outSize), 0);
+    for (int64_t o = 0; o < s.outSize; ++o) {
+        forEachWindowPosition(s, o, [&](int64_t offset, bool inPadded) {
+            counts[static_cast<size_t>(o)] += (offset >= 0 || (includePad && inPadded)) ? 1 : 0;
+        });
     }
+    parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            for (int64_t o = 0; o < s.outSize; ++o) {
+                const int64_t count = counts[static_cast<size_t>(o)];
+                if (count == 0) {
+                    continue;
+                }
+                const float share = dy[plane * s.outSize + o] / static_cast<float>(count);
+                forEachWindowPosition(s, o, [&](int64_t offset, bool) {
+                    if (offset >= 0) {
+                        pdx[plane * s.inSize + offset] += share;
+                    }
+                });
+            }
+        }
+    });
     return std::vector<Tensor>{dx};
 }
 

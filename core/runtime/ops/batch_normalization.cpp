@@ -257,23 +257,35 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const float* mean = ctx.input(3).data<float>();
     const float* var = ctx.input(4).data<float>();
     const float* dy = outputGrads[0].data<float>();
-    Tensor dx = allocateFloat(ctx.input(0).shape());
-    Tensor dscale = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
-    Tensor dbias = Tensor::zeros(graph::DataType::Float, ctx.input(2).shape());
-    float* pdx = dx.mutableData<float>();
-    float* pds = dscale.mutableData<float>();
-    float* pdb = dbias.mutableData<float>();
-    for (int64_t nc = 0; nc < s.batch * s.channels; ++nc) {
-        const int64_t c = nc % s.channels;
-        const float invStd = 1.0F / std::sqrt(var[c] + eps);
-        for (int64_t i = 0; i < s.inner; ++i) {
-            const int64_t idx = nc * s.inner + i;
-            pdx[idx] = dy[idx] * a[c];
-            pds[c] += dy[idx] * (x[idx] - mean[c]) * invStd;
-            pdb[c] += dy[idx];
+    // Only what the caller wants: a Hessian sweep asks for dx alone, over large activations.
+    std::vector<Tensor> grads(5);
+    if (ctx.wantsGrad(0)) {
+        grads[0] = allocateFloat(ctx.input(0).shape());
+        float* pdx = grads[0].mutableData<float>();
+        parallelFor(s.batch * s.channels, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t nc = begin; nc < end; ++nc) {
+                const float scale = a[static_cast<size_t>(nc % s.channels)];
+                for (int64_t i = nc * s.inner; i < (nc + 1) * s.inner; ++i) {
+                    pdx[i] = dy[i] * scale;
+                }
+            }
+        });
+    }
+    if (ctx.wantsGrad(1) || ctx.wantsGrad(2)) {
+        grads[1] = Tensor::zeros(graph::DataType::Float, ctx.input(1).shape());
+        grads[2] = Tensor::zeros(graph::DataType::Float, ctx.input(2).shape());
+        float* pds = grads[1].mutableData<float>();
+        float* pdb = grads[2].mutableData<float>();
+        for (int64_t nc = 0; nc < s.batch * s.channels; ++nc) {
+            const int64_t c = nc % s.channels;
+            const float invStd = 1.0F / std::sqrt(var[c] + eps);
+            for (int64_t i = nc * s.inner; i < (nc + 1) * s.inner; ++i) {
+                pds[c] += dy[i] * (x[i] - mean[c]) * invStd;
+                pdb[c] += dy[i];
+            }
         }
     }
-    return std::vector<Tensor>{dx, dscale, dbias, Tensor(), Tensor()};
+    return grads;
 }
 
 std::vector<OpSample> samples(std::mt19937& rng) {

@@ -280,12 +280,16 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
     const float* w = ctx.input(1).data<float>();
     const Tensor sumGrad = gradientBeforeClamp(epilogueOf(ctx), outputs[0], outputGrads[0]);
     const float* dy = sumGrad.data<float>();
-    std::vector<Tensor> grads(ctx.numInputs());
+    std::vector<Tensor> grads(std::min<size_t>(ctx.numInputs(), 4));
     if (ctx.has(3) && ctx.wantsGrad(3)) {
         grads[3] = sumGrad;
     }
     if (ctx.wantsGrad(0)) {
-        grads[0] = convInputGrad(p, ctx.input(0).shape(), w, dy);
+        // Input 4: dx's Winograd weights, packed once by the executor for every sweep.
+        const bool packed =
+            ctx.has(4) && ctx.input(4).numElements() == winogradInputGradWeightsSize(p.m, p.c);
+        grads[0] = convInputGrad(p, ctx.input(0).shape(), w, dy,
+                                 packed ? ctx.input(4).data<float>() : nullptr);
     }
     if (ctx.wantsGrad(1)) {
         const bool perSample = ctx.wantsPerSample(1);
@@ -302,6 +306,8 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
         Tensor dw = Tensor::zeros(graph::DataType::Float, shape);
         if (p.isDepthwise()) {
             depthwiseConvBackward(p, x, w, dy, nullptr, dw.mutableData<float>(), perSample);
+        } else if (winogradWeightGradApplies(p)) {
+            winogradWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
         } else {
             gemmConvWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
         }

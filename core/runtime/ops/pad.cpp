@@ -117,6 +117,22 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{gatherByIndex(ctx.input(0), outShape, index, &fill)};
 }
 
+/// Zero pads (PyTorch's exports put them before pools) pass the gradient through untouched;
+/// anything else goes back through the index map.
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
+                                std::span<const Tensor> outputGrads) {
+    QS_ASSIGN_OR_RETURN(const PadPlan plan, readPads(ctx));
+    const bool identity =
+        plan.outShape == ctx.input(0).shape() &&
+        std::all_of(plan.begin.begin(), plan.begin.end(), [](int64_t pad) { return pad == 0; });
+    if (identity && outputGrads[0].defined()) {
+        std::vector<Tensor> grads(ctx.numInputs());
+        grads[0] = outputGrads[0];
+        return grads;
+    }
+    return gatherVjp<indexMap>(ctx, outputs, outputGrads);
+}
+
 std::vector<OpSample> samples(std::mt19937& rng) {
     return {
         {"constant",
@@ -130,7 +146,8 @@ std::vector<OpSample> samples(std::mt19937& rng) {
         {"edge",
          {stringAttribute("mode", "edge")},
          {randomTensor(rng, {2, 3}), int64Tensor<int>({1, 1, 1, 1})},
-         {0}}};
+         {0}},
+        {"zero pads", {}, {randomTensor(rng, {2, 3}), int64Tensor<int>({0, 0, 0, 0})}, {0}}};
 }
 
 const OpDef kPad{.opType = "Pad",
@@ -141,7 +158,7 @@ const OpDef kPad{.opType = "Pad",
                  .maxInputs = 4,
                  .forward = forward,
                  .reference = nullptr,
-                 .vjp = gatherVjp<indexMap>,
+                 .vjp = vjp,
                  .samples = samples};
 
 } // namespace

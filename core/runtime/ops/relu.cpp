@@ -1,6 +1,7 @@
 // Relu (ONNX since 1): y = max(x, 0). VJP: dx = dy where x > 0.
 
 #include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
 
 namespace qs::runtime {
 namespace {
@@ -24,9 +25,11 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     const float* src = x.data<float>();
     const float* dy = outputGrads[0].data<float>();
     float* dst = dx.mutableData<float>();
-    for (int64_t i = 0; i < x.numElements(); ++i) {
-        dst[i] = src[i] > 0.0F ? dy[i] : 0.0F;
-    }
+    parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            dst[i] = src[i] > 0.0F ? dy[i] : 0.0F;
+        }
+    });
     return std::vector<Tensor>{dx};
 }
 

@@ -2,6 +2,7 @@
 #include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/parallel.h"
+#include "core/support/assert.h"
 
 #include <gtest/gtest.h>
 
@@ -266,6 +267,111 @@ TEST(Executor, BackwardIsTheSameOnOneAndTwoThreads) {
                 EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i],
                             1e-5F * std::max(1.0F, std::abs(a.data<float>()[i])));
             }
+        }
+    }
+}
+
+/// x [N, 16, 14, 14] -> Conv a (16 -> 16, 3x3 pad 1) -> Conv b (16 -> 20, 3x3 pad 1) -> y: linear
+/// in x and in each weight, with planes where dx runs through Winograd only with the weights the
+/// executor packs for its sweeps and dw runs through Winograd.
+Graph makeWinogradPair(const std::vector<float>& wa, const std::vector<float>& wb) {
+    graph::GraphBuilder b(13);
+    const ValueId x = b.input("x", {-1, 16, 14, 14});
+    const std::vector<int64_t> pads{1, 1, 1, 1};
+    const ValueId a =
+        b.op("Conv", "a", {x, b.weight("wa", {16, 16, 3, 3}, wa)}, {{"pads", pads, {}}});
+    b.output(b.op("Conv", "b", {a, b.weight("wb", {20, 16, 3, 3}, wb)}, {{"pads", pads, {}}}));
+    return b.take();
+}
+
+/// sum of seed . y for the pair with weights (wa, wb) on x.
+double projectedOutput(const std::vector<float>& wa, const std::vector<float>& wb, const Tensor& x,
+                       const Tensor& seed) {
+    auto exec = Executor::create(makeWinogradPair(wa, wb));
+    QS_CHECK(exec.ok(), "executor");
+    auto y = exec->run(std::span(&x, 1));
+    QS_CHECK(y.ok(), "run");
+    double sum = 0.0;
+    for (int64_t i = 0; i < seed.numElements(); ++i) {
+        sum += static_cast<double>(seed.data<float>()[i]) * (*y)[0].data<float>()[i];
+    }
+    return sum;
+}
+
+std::vector<float> randomValues(int64_t count, uint64_t seed) {
+    const Tensor t = randomNormal({count}, seed);
+    return {t.data<float>(), t.data<float>() + count};
+}
+
+TEST(Executor, WinogradSweepGradientsAreExactDirectionalDerivatives) {
+    const std::vector<float> wa = randomValues(16 * 16 * 9, 21);
+    const std::vector<float> wb = randomValues(20 * 16 * 9, 22);
+    auto exec = Executor::create(makeWinogradPair(wa, wb));
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const graph::Graph& g = exec->graph();
+    const Tensor x = randomNormal({3, 16, 14, 14}, 23);
+    const Tensor seed = randomNormal({3, 20, 14, 14}, 24);
+    const std::vector<ValueId> keep = {*g.findValue("x"), *g.findValue("wa"), *g.findValue("wb")};
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok());
+    const std::pair<ValueId, Tensor> seeds{g.outputs()[0], seed};
+    // The first sweep packs dx's weights, the second reuses them: both the same.
+    auto first = exec->backward(*trace, std::span(&seeds, 1), keep);
+    auto second = exec->backward(*trace, std::span(&seeds, 1), keep);
+    ASSERT_TRUE(first.ok() && second.ok());
+    for (const ValueId id : keep) {
+        const Tensor& a = (*first)[id.index()];
+        const Tensor& b = (*second)[id.index()];
+        ASSERT_TRUE(a.defined() && b.defined()) << g.value(id).name;
+        for (int64_t i = 0; i < a.numElements(); ++i) {
+            ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << g.value(id).name;
+        }
+    }
+    // Linear in each argument: f(z + u) - f(z) = <grad, u> with no truncation error.
+    const double base = projectedOutput(wa, wb, x, seed);
+    const auto dot = [](const Tensor& grad, const std::vector<float>& u) {
+        double sum = 0.0;
+        for (size_t i = 0; i < u.size(); ++i) {
+            sum += static_cast<double>(grad.data<float>()[i]) * u[i];
+        }
+        return sum;
+    };
+    const std::vector<float> ux = randomValues(x.numElements(), 25);
+    Tensor shifted = x.clone();
+    for (size_t i = 0; i < ux.size(); ++i) {
+        shifted.mutableData<float>()[i] += ux[i];
+    }
+    const double predictedX = dot((*first)[keep[0].index()], ux);
+    EXPECT_NEAR(projectedOutput(wa, wb, shifted, seed) - base, predictedX,
+                1e-4 * std::abs(predictedX));
+    for (const bool firstWeight : {true, false}) {
+        std::vector<float> wa2 = wa;
+        std::vector<float> wb2 = wb;
+        std::vector<float>& w = firstWeight ? wa2 : wb2;
+        const std::vector<float> u = randomValues(static_cast<int64_t>(w.size()), 26);
+        for (size_t i = 0; i < u.size(); ++i) {
+            w[i] += u[i];
+        }
+        const double predicted = dot((*first)[keep[firstWeight ? 1 : 2].index()], u);
+        EXPECT_NEAR(projectedOutput(wa2, wb2, x, seed) - base, predicted,
+                    1e-4 * std::abs(predicted))
+            << (firstWeight ? "wa" : "wb");
+    }
+    // Per-sample weight gradients add up to the summed ones.
+    const std::vector<ValueId> weights = {keep[1], keep[2]};
+    auto perSample = exec->backward(*trace, std::span(&seeds, 1),
+                                    BackwardOptions{.keep = weights, .perSampleBatch = 3});
+    ASSERT_TRUE(perSample.ok()) << perSample.error().toString();
+    for (const ValueId id : weights) {
+        const Tensor& all = (*perSample)[id.index()];
+        const Tensor& summed = (*first)[id.index()];
+        ASSERT_EQ(all.numElements(), 3 * summed.numElements());
+        for (int64_t i = 0; i < summed.numElements(); ++i) {
+            const float* p = all.data<float>();
+            const float total =
+                p[i] + p[summed.numElements() + i] + p[2 * summed.numElements() + i];
+            EXPECT_NEAR(total, summed.data<float>()[i],
+                        1e-4F * std::max(1.0F, std::abs(summed.data<float>()[i])));
         }
     }
 }

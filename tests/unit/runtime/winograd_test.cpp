@@ -179,6 +179,100 @@ TEST(Winograd, InputGradMatchesTheDirectSum) {
     }
 }
 
+TEST(Winograd, InputGradWithPackedWeightsMatchesTheDirectSum) {
+    std::mt19937 rng(12);
+    // Planes below 28 x 28: the sweep's packed weights make them worth it.
+    for (const Case& k : {Case{2, 16, 7, 7, 20, 1, 1, 1, 1}, Case{1, 18, 5, 9, 16, 2, 0, 0, 1}}) {
+        const Conv2d p = geometry(k);
+        ASSERT_TRUE(winogradInputGradApplies(p, true));
+        const std::vector<float> w = randomVector(rng, p.m * p.c * 9);
+        const std::vector<float> dy = randomVector(rng, p.n * p.m * p.oh * p.ow);
+        std::vector<float> packed(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c)));
+        packWinogradInputGradWeights(w.data(), p.m, p.c, packed.data());
+        const std::vector<float> expected = directInputGrad(p, dy, w);
+        std::vector<float> dx(expected.size(), std::nanf(""));
+        winogradInputGrad(p, w.data(), dy.data(), dx.data(), packed.data());
+        for (size_t i = 0; i < dx.size(); ++i) {
+            ASSERT_NEAR(dx[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
+        }
+    }
+}
+
+/// dw[n or 0, f, c, i, j] = sum of dy[n, f, oy, ox] x[n, c, oy + i - pt, ox + j - pl], in double.
+std::vector<float> directWeightGrad(const Conv2d& p, const std::vector<float>& x,
+                                    const std::vector<float>& dy, bool perSample) {
+    const int64_t size = p.m * p.c * 9;
+    std::vector<double> dw(static_cast<size_t>((perSample ? p.n : 1) * size), 0.0);
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t f = 0; f < p.m; ++f) {
+            for (int64_t c = 0; c < p.c; ++c) {
+                for (int64_t tap = 0; tap < 9; ++tap) {
+                    double sum = 0.0;
+                    for (int64_t oy = 0; oy < p.oh; ++oy) {
+                        for (int64_t ox = 0; ox < p.ow; ++ox) {
+                            const int64_t iy = oy + tap / 3 - p.pt;
+                            const int64_t ix = ox + tap % 3 - p.pl;
+                            if (iy >= 0 && iy < p.h && ix >= 0 && ix < p.w) {
+                                sum +=
+                                    static_cast<double>(dy[static_cast<size_t>(
+                                        ((n * p.m + f) * p.oh + oy) * p.ow + ox)]) *
+                                    x[static_cast<size_t>(((n * p.c + c) * p.h + iy) * p.w + ix)];
+                            }
+                        }
+                    }
+                    dw[static_cast<size_t>((perSample ? n * size : 0) + (f * p.c + c) * 9 + tap)] +=
+                        sum;
+                }
+            }
+        }
+    }
+    return {dw.begin(), dw.end()};
+}
+
+class WinogradWeightGrad : public ::testing::TestWithParam<int> {};
+
+TEST_P(WinogradWeightGrad, MatchesTheDirectSumSummedAndPerSample) {
+    setNumThreads(GetParam());
+    std::mt19937 rng(13);
+    const std::vector<Case> cases = {
+        {1, 16, 8, 8, 16, 1, 1, 1, 1},  // same-size output
+        {3, 17, 7, 9, 18, 0, 0, 0, 0},  // odd output planes: half-empty tiles
+        {2, 16, 6, 11, 20, 2, 0, 1, 3}, // asymmetric pads, one past 2
+        {1, 20, 5, 5, 16, 3, 3, 3, 3},  // output larger than the input
+    };
+    for (const Case& k : cases) {
+        for (const bool perSample : {false, true}) {
+            const Conv2d p = geometry(k);
+            SCOPED_TRACE(::testing::Message()
+                         << "n " << k.n << " c " << k.c << " " << k.h << "x" << k.w << " m " << k.m
+                         << " per sample " << perSample);
+            const std::vector<float> x = randomVector(rng, p.n * p.c * p.h * p.w);
+            const std::vector<float> dy = randomVector(rng, p.n * p.m * p.oh * p.ow);
+            const std::vector<float> expected = directWeightGrad(p, x, dy, perSample);
+            // dw is added to: start from a known offset.
+            std::vector<float> dw(expected.size(), 0.25F);
+            winogradWeightGrad(p, x.data(), dy.data(), dw.data(), perSample);
+            for (size_t i = 0; i < dw.size(); ++i) {
+                const double want = expected[i] + 0.25;
+                ASSERT_NEAR(dw[i], want, 1e-4 + 1e-5 * std::abs(want)) << "element " << i;
+            }
+        }
+    }
+    setNumThreads(1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, WinogradWeightGrad, ::testing::Values(1, 2));
+
+TEST(Winograd, WeightGradNeedsPlanesOf49Tiles) {
+    const Conv2d large{1, 16, 14, 14, 16, 3, 3, 1, 1, 1, 1, 1, 1, 14, 14, 1};
+    EXPECT_TRUE(winogradWeightGradApplies(large));
+    const Conv2d small{1, 16, 12, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 12, 12, 1};
+    EXPECT_FALSE(winogradWeightGradApplies(small));
+    Conv2d strided = large;
+    strided.sh = 2;
+    EXPECT_FALSE(winogradWeightGradApplies(strided));
+}
+
 TEST(Winograd, InputGradNeedsPadsUpTo2AndLargePlanes) {
     const Conv2d large{1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1, 1, 1, 28, 28, 1};
     EXPECT_TRUE(winogradInputGradApplies(large));
