@@ -605,6 +605,12 @@ Tensor Executor::inputGradWeights(size_t step, const Tensor& w) const {
         !runsAsWinograd(node, w)) {
         return Tensor();
     }
+    // Only the executor's own weights are cached: a trace a caller built with other weights (or
+    // fp16 mode's per-call float copies) packs them on each call, in the VJP.
+    const Tensor& own = m_constants[node.inputs[1].index()];
+    if (!own.defined() || own.dtype() != DataType::Float || own.data<float>() != w.data<float>()) {
+        return Tensor();
+    }
     const std::lock_guard lock(m_inputGradWeights->mutex);
     std::vector<Tensor>& packed = m_inputGradWeights->packed;
     if (packed.size() != m_order.size()) {

@@ -357,6 +357,26 @@ TEST(Executor, WinogradSweepGradientsAreExactDirectionalDerivatives) {
                     1e-4 * std::abs(predicted))
             << (firstWeight ? "wa" : "wb");
     }
+    // A trace made by another executor, with other weights: dx follows the trace's weights, not
+    // the ones this executor packed for its own sweeps.
+    std::vector<float> waOther = wa;
+    for (float& v : waOther) {
+        v = -0.5F * v + 0.1F;
+    }
+    auto other = Executor::create(makeWinogradPair(waOther, wb));
+    ASSERT_TRUE(other.ok());
+    auto otherTrace = other->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(otherTrace.ok());
+    auto expectedDx = other->backward(*otherTrace, std::span(&seeds, 1), std::span(keep.data(), 1));
+    auto mixedDx = exec->backward(*otherTrace, std::span(&seeds, 1), std::span(keep.data(), 1));
+    ASSERT_TRUE(expectedDx.ok() && mixedDx.ok());
+    const Tensor& want = (*expectedDx)[keep[0].index()];
+    const Tensor& got = (*mixedDx)[keep[0].index()];
+    for (int64_t i = 0; i < want.numElements(); ++i) {
+        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
+                    1e-4F * std::max(1.0F, std::abs(want.data<float>()[i])))
+            << "element " << i;
+    }
     // Per-sample weight gradients add up to the summed ones.
     const std::vector<ValueId> weights = {keep[1], keep[2]};
     auto perSample = exec->backward(*trace, std::span(&seeds, 1),

@@ -232,6 +232,7 @@ std::vector<float> directWeightGrad(const Conv2d& p, const std::vector<float>& x
 class WinogradWeightGrad : public ::testing::TestWithParam<int> {};
 
 TEST_P(WinogradWeightGrad, MatchesTheDirectSumSummedAndPerSample) {
+    const int threadsBefore = numThreads();
     setNumThreads(GetParam());
     std::mt19937 rng(13);
     const std::vector<Case> cases = {
@@ -258,7 +259,7 @@ TEST_P(WinogradWeightGrad, MatchesTheDirectSumSummedAndPerSample) {
             }
         }
     }
-    setNumThreads(1);
+    setNumThreads(threadsBefore);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, WinogradWeightGrad, ::testing::Values(1, 2));
