@@ -2,6 +2,7 @@
 
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/winograd_tiles.h"
 
 #include <algorithm>
 #include <array>
@@ -25,17 +26,7 @@ namespace {
 
 constexpr int64_t kPositions = kWinogradPositions;
 
-/// Tiles of one image and their numbering: row-major over (ty, tx), images one after another.
-struct TileGrid {
-    int64_t rows;
-    int64_t cols;
-    int64_t perImage;
-
-    explicit TileGrid(const Conv2d& p)
-        : rows((p.oh + 1) / 2)
-        , cols((p.ow + 1) / 2)
-        , perImage(rows * cols) {}
-};
+using TileGrid = WinogradTileGrid;
 
 /// A run of tiles along one tile row of one image: tiles (ty, tx0 .. tx0 + count - 1).
 struct TileRun {

@@ -8,6 +8,7 @@
 
 #include "core/runtime/parallel.h"
 #include "core/runtime/winograd.h"
+#include "core/runtime/winograd_tiles.h"
 
 #include <Eigen/Core>
 
@@ -30,17 +31,7 @@ int64_t positionStride(int64_t size) {
     return (size + 1023) / 1024 * 1024 + 64;
 }
 
-/// The 2x2-output tiles of one image, row-major.
-struct TileGrid {
-    int64_t rows;
-    int64_t cols;
-    int64_t count;
-
-    explicit TileGrid(const Conv2d& p)
-        : rows((p.oh + 1) / 2)
-        , cols((p.ow + 1) / 2)
-        , count(rows * cols) {}
-};
+using TileGrid = WinogradTileGrid;
 
 /// The four input rows of tile row `ty` of `plane`, zero-padded: padded column k holds input
 /// column k - pl, rows outside the image are zero.
@@ -88,7 +79,7 @@ void transformTileRow(const float* d, int64_t width, int64_t cols, int64_t posSt
 /// 2 ty - pt .. + 3 and columns 2 tx - pl .. + 3, zero outside the image. Each tile row's four
 /// input rows are first copied into zero-padded rows, so the tiles read without bounds checks.
 void transformInput(const Conv2d& p, const TileGrid& grid, const float* x, float* v) {
-    const int64_t posStride = positionStride(p.c * grid.count);
+    const int64_t posStride = positionStride(p.c * grid.perImage);
     const int64_t width = 2 * grid.cols + 2;
     parallelFor(p.c, 1, [&](int64_t c0, int64_t c1) {
         std::vector<float> rows(static_cast<size_t>(4 * width));
@@ -96,7 +87,7 @@ void transformInput(const Conv2d& p, const TileGrid& grid, const float* x, float
             for (int64_t ty = 0; ty < grid.rows; ++ty) {
                 padTileRows(p, x + c * p.h * p.w, ty, width, rows);
                 transformTileRow(rows.data(), width, grid.cols, posStride,
-                                 v + c * grid.count + ty * grid.cols);
+                                 v + c * grid.perImage + ty * grid.cols);
             }
         }
     });
@@ -105,7 +96,7 @@ void transformInput(const Conv2d& p, const TileGrid& grid, const float* x, float
 /// dM[pos][m][t] = (A dY A^T)[pos] for tile t of filter m of one image (A^T = [1 1 1 0;
 /// 0 1 -1 -1]); output pixels past the plane (odd sizes) have no gradient.
 void transformOutputGrad(const Conv2d& p, const TileGrid& grid, const float* dy, float* dm) {
-    const int64_t posStride = positionStride(p.m * grid.count);
+    const int64_t posStride = positionStride(p.m * grid.perImage);
     const int64_t width = 2 * grid.cols;
     parallelFor(p.m, 1, [&](int64_t m0, int64_t m1) {
         std::vector<float> rows(static_cast<size_t>(2 * width));
@@ -118,7 +109,7 @@ void transformOutputGrad(const Conv2d& p, const TileGrid& grid, const float* dy,
                 }
                 const float* y0 = rows.data();
                 const float* y1 = y0 + width;
-                float* out = dm + m * grid.count + ty * grid.cols;
+                float* out = dm + m * grid.perImage + ty * grid.cols;
                 for (int64_t tx = 0; tx < grid.cols; ++tx) {
                     const int64_t k = 2 * tx;
                     // A dY: 4 rows of 2; then (A dY) A^T: 4 x 4.
@@ -184,15 +175,15 @@ struct WeightGradScratch {
 } // namespace
 
 bool winogradWeightGradApplies(const Conv2d& p) {
-    return winogradApplies(p) && TileGrid(p).count >= 49;
+    return winogradApplies(p) && TileGrid(p).perImage >= 49;
 }
 
 void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample) {
     const TileGrid grid(p);
     thread_local WeightGradScratch scratch;
-    const int64_t vStride = positionStride(p.c * grid.count);
-    const int64_t dmStride = positionStride(p.m * grid.count);
+    const int64_t vStride = positionStride(p.c * grid.perImage);
+    const int64_t dmStride = positionStride(p.m * grid.perImage);
     const int64_t duStride = positionStride(p.m * p.c);
     scratch.v.resize(static_cast<size_t>(kPositions * vStride));
     scratch.dm.resize(static_cast<size_t>(kPositions * dmStride));
@@ -211,8 +202,8 @@ void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
         parallelFor(kPositions, 1, [&](int64_t pos0, int64_t pos1) {
             for (int64_t pos = pos0; pos < pos1; ++pos) {
                 RowMap duPos(du + pos * duStride, p.m, p.c);
-                const ConstRowMap dmPos(dm + pos * dmStride, p.m, grid.count);
-                const ConstRowMap vPos(v + pos * vStride, p.c, grid.count);
+                const ConstRowMap dmPos(dm + pos * dmStride, p.m, grid.perImage);
+                const ConstRowMap vPos(v + pos * vStride, p.c, grid.perImage);
                 if (first) {
                     duPos.noalias() = dmPos * vPos.transpose();
                 } else {
