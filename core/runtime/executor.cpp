@@ -601,14 +601,14 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
 Tensor Executor::inputGradWeights(size_t step, const Tensor& w) const {
     const graph::Node& node = m_graph.node(m_order[step]);
     if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
-        !m_graph.value(node.inputs[1]).isInitializer() || w.dtype() != DataType::Float ||
-        !runsAsWinograd(node, w)) {
+        !node.inputs[1].valid()) {
         return Tensor();
     }
-    // Only the executor's own weights are cached: a trace a caller built with other weights (or
-    // fp16 mode's per-call float copies) packs them on each call, in the VJP.
+    // Only the executor's own float weights are cached: a trace a caller built with other weights
+    // (or fp16 mode's per-call float copies) packs them on each call, in the VJP.
     const Tensor& own = m_constants[node.inputs[1].index()];
-    if (!own.defined() || own.dtype() != DataType::Float || own.data<float>() != w.data<float>()) {
+    if (!own.defined() || own.dtype() != DataType::Float || w.dtype() != DataType::Float ||
+        own.data<float>() != w.data<float>() || !runsAsWinograd(node, w)) {
         return Tensor();
     }
     const std::lock_guard lock(m_inputGradWeights->mutex);
