@@ -22,20 +22,18 @@ void addImportWarnings(const onnx::ImportNotes& notes, report::ModelInfo& info) 
 }
 } // namespace
 
-Result<LoadedModel> loadModel(const QString& path, Progress& progress,
-                              const quantization::QuantizationSettings& settings) {
-    progress.report(0.0, "Reading model");
-    const std::filesystem::path file(QFile::encodeName(path).toStdString());
-    onnx::ImportNotes notes;
-    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(file, {}, &notes));
-    QS_ASSIGN_OR_RETURN(std::string hash, session::hashModelFile(file));
-    QS_TRY(checkCancelled(progress));
+namespace {
+/// Summary and quantizers of `loaded.graph`, the model read from `file`.
+void summarize(LoadedModel& loaded, const std::filesystem::path& file,
+               const onnx::ImportNotes* notes, const quantization::QuantizationSettings& settings,
+               Progress& progress) {
     progress.report(0.9, "Summarizing model");
-    report::ModelInfo info = report::computeModelInfo(graph);
-    info.path = file.string();
-    addImportWarnings(notes, info);
+    loaded.info = report::computeModelInfo(loaded.graph);
+    loaded.info.path = file.string();
+    if (notes != nullptr) {
+        addImportWarnings(*notes, loaded.info);
+    }
     progress.report(0.95, "Placing quantizers");
-    LoadedModel loaded{std::move(graph), std::move(info), std::nullopt, {}, std::move(hash)};
     auto quantization = quantization::computeQuantization(loaded.graph, settings);
     if (quantization.ok()) {
         loaded.quantization = std::move(quantization).value();
@@ -43,6 +41,45 @@ Result<LoadedModel> loadModel(const QString& path, Progress& progress,
         loaded.quantizationError = QString::fromStdString(quantization.error().toString());
     }
     progress.report(1.0, "Done");
+}
+} // namespace
+
+Result<LoadedModel> loadModel(const QString& path, Progress& progress,
+                              const quantization::QuantizationSettings& settings,
+                              const ModelDerivation& derive, const QString& derivation) {
+    progress.report(0.0, "Reading model");
+    const std::filesystem::path file(QFile::encodeName(path).toStdString());
+    onnx::ImportNotes notes;
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(file, {}, &notes));
+    QS_ASSIGN_OR_RETURN(std::string hash, session::hashModelFile(file));
+    QS_TRY(checkCancelled(progress));
+    LoadedModel loaded;
+    loaded.modelHash = std::move(hash);
+    if (derive) {
+        SubProgress deriving(progress, 0.8, 0.9);
+        QS_ASSIGN_OR_RETURN(loaded.graph, derive(graph, deriving));
+        loaded.sourceGraph = std::make_shared<const graph::Graph>(std::move(graph));
+        loaded.derivation = derivation;
+    } else {
+        loaded.graph = std::move(graph);
+    }
+    summarize(loaded, file, &notes, settings, progress);
+    return loaded;
+}
+
+Result<LoadedModel> modelInMemory(graph::Graph graph, std::shared_ptr<const graph::Graph> source,
+                                  const QString& derivation, const QString& path,
+                                  std::string modelHash,
+                                  const quantization::QuantizationSettings& settings,
+                                  Progress& progress) {
+    LoadedModel loaded;
+    loaded.graph = std::move(graph);
+    loaded.sourceGraph = std::move(source);
+    loaded.derivation = derivation;
+    loaded.modelHash = std::move(modelHash);
+    QS_TRY(checkCancelled(progress));
+    summarize(loaded, std::filesystem::path(QFile::encodeName(path).toStdString()), nullptr,
+              settings, progress);
     return loaded;
 }
 
@@ -57,6 +94,11 @@ GraphDocument::GraphDocument(const QString& filePath, LoadedModel model, QObject
 
 QString GraphDocument::fileName() const {
     return QFileInfo(m_filePath).fileName();
+}
+
+QString GraphDocument::displayName() const {
+    return m_model.derivation.isEmpty() ? fileName()
+                                        : tr("%1 (%2)").arg(fileName(), m_model.derivation);
 }
 
 void GraphDocument::updateMarks() {

@@ -19,6 +19,7 @@
 #include <QUndoStack>
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,12 +40,33 @@ struct LoadedModel {
     /// The feature sections of the session this model was opened from, by key (empty when
     /// opened as a model); features restore their state from them (GraphDocument::savedSection).
     std::map<std::string, nlohmann::json, std::less<>> sessionSections;
+    /// The graph as the model file holds it, when `graph` was derived from it (a session that
+    /// works on its pruned model); null when `graph` is the file's.
+    std::shared_ptr<const graph::Graph> sourceGraph;
+    /// What `graph` is, when derived ("pruned"), for titles; empty otherwise.
+    QString derivation;
 };
 
-/// Imports the ONNX model at `path`, computes its ModelInfo and places its quantizers with
-/// `settings`; runs on a job thread.
+/// Turns the graph read from a model file into the one the document works on (a session's
+/// applied pruning); runs on the job thread.
+using ModelDerivation = std::function<Result<graph::Graph>(const graph::Graph&, Progress&)>;
+
+/// Imports the ONNX model at `path`, derives the graph to work on when `derive` is set (then
+/// `derivation` names it), computes its ModelInfo and places its quantizers with `settings`;
+/// runs on a job thread.
 Result<LoadedModel> loadModel(const QString& path, Progress& progress,
-                              const quantization::QuantizationSettings& settings = {});
+                              const quantization::QuantizationSettings& settings = {},
+                              const ModelDerivation& derive = {}, const QString& derivation = {});
+
+/// A model for a graph in memory: `graph` — derived, as `derivation`, from `source`, the graph of
+/// the file at `path` with content hash `modelHash`, or (null `source`) that graph itself —
+/// summarized and with its quantizers placed for `settings`; what Compress ▸ Continue with Pruned
+/// Model and Back to Dense Model open. Runs on a job thread.
+Result<LoadedModel> modelInMemory(graph::Graph graph, std::shared_ptr<const graph::Graph> source,
+                                  const QString& derivation, const QString& path,
+                                  std::string modelHash,
+                                  const quantization::QuantizationSettings& settings,
+                                  Progress& progress);
 
 class GraphDocument;
 
@@ -87,7 +109,22 @@ public:
     /// File name without folder, for titles.
     QString fileName() const;
 
+    /// The file name, with what the graph was derived as ("resnet50.onnx (pruned)").
+    QString displayName() const;
+
+    /// The graph the document works on: the file's, or derived from it (see sourceGraph()).
     const graph::Graph& graph() const { return m_model.graph; }
+
+    /// The graph as the model file holds it: graph() unless that was derived from it.
+    const graph::Graph& sourceGraph() const {
+        return m_model.sourceGraph ? *m_model.sourceGraph : m_model.graph;
+    }
+
+    /// True when graph() was derived from the file's graph (a pruned model).
+    bool isDerived() const { return m_model.sourceGraph != nullptr; }
+
+    /// What graph() was derived as ("pruned"), or empty.
+    const QString& derivation() const { return m_model.derivation; }
 
     const report::ModelInfo& info() const { return m_model.info; }
 

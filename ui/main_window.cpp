@@ -400,11 +400,11 @@ void MainWindow::updateWindowTitle() {
     // A recovered session lives in the autosave folder until saved: name the model, not that file.
     QString shown;
     if (sessionPath.isEmpty()) {
-        shown = document->fileName();
+        shown = document->displayName();
     } else if (m_sessions->isAutosavePath(sessionPath)) {
-        shown = tr("%1 (recovered, not saved)").arg(document->fileName());
+        shown = tr("%1 (recovered, not saved)").arg(document->displayName());
     } else {
-        shown = tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->fileName());
+        shown = tr("%1 (%2)").arg(QFileInfo(sessionPath).fileName(), document->displayName());
     }
     setWindowTitle(tr("%1[*] — Quantscope").arg(shown)); // the title first: it holds the [*]
     setWindowModified(!document->undoStack().isClean());

@@ -3,6 +3,7 @@
 #include "core/quantization/hw_config.h"
 #include "core/quantization/setup_import.h"
 #include "core/quantization/setup_reader.h"
+#include "core/session/pruning_masks_section.h"
 #include "ui/actions.h"
 #include "ui/autosave.h"
 #include "ui/graph_document.h"
@@ -55,7 +56,20 @@ Result<ReadSession> readSession(const QString& path, Progress& progress) {
     if (auto same = session::checkSessionModel(session, toPath(model)); !same.ok()) {
         return inSession(std::move(same).error());
     }
-    QS_ASSIGN_OR_RETURN(LoadedModel loaded, loadModel(model, progress, session.settings));
+    // A session that works on its pruned model gets it rebuilt from the file and its masks
+    // before its quantizers are placed: its choices belong to that graph.
+    ModelDerivation derive;
+    if (session::sessionHasAppliedPruning(session)) {
+        derive = [&session](const graph::Graph& dense, Progress& deriving) {
+            return session::sessionGraph(dense, session, deriving);
+        };
+    }
+    Result<LoadedModel> read =
+        loadModel(model, progress, session.settings, derive, QObject::tr("pruned"));
+    if (!read.ok()) {
+        return inSession(std::move(read).error());
+    }
+    LoadedModel loaded = std::move(read).value();
     if (!session.choices.empty()) {
         if (!loaded.quantization) {
             return inSession(

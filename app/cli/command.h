@@ -56,6 +56,13 @@ void addInputShapeOption(CLI::App& app, runtime::DatasetRequest& request);
 Result<graph::Graph> importModelFor(const std::string& path,
                                     const runtime::DatasetRequest& request);
 
+/// importModelFor, then — when `sessionPath` names an existing session whose pruning is applied
+/// (`prune --session`, the GUI's Continue with Pruned Model) — the pruned graph that session
+/// works on, so its choices, calibration and exports refer to it (session::sessionGraph).
+Result<graph::Graph> importSessionModel(const std::string& path,
+                                        const runtime::DatasetRequest& request,
+                                        const std::string& sessionPath);
+
 /// The CLI's one progress display: a text bar on stderr, redrawn in place on a terminal; into a
 /// file or a pipe (a CI log) one line per tenth of the work instead of carriage-return redraws.
 /// Never cancels.

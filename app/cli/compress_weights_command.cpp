@@ -152,7 +152,8 @@ Result<void> writeResults(const CompressOptions& options, const graph::Graph& gr
 Result<void> runCompress(const CompressOptions& options) {
     compression::WeightCompressionRequest request{.dataset = options.dataset};
     QS_ASSIGN_OR_RETURN(request.options, toCoreOptions(options));
-    QS_ASSIGN_OR_RETURN(graph::Graph graph, importModelFor(options.modelPath, options.dataset));
+    QS_ASSIGN_OR_RETURN(graph::Graph graph, importSessionModel(options.modelPath, options.dataset,
+                                                               options.sessionPath));
     StderrProgressBar progress;
     QS_ASSIGN_OR_RETURN(compression::WeightCompressionOutcome outcome,
                         compression::planCompression(graph, request, progress));

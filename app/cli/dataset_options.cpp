@@ -1,5 +1,8 @@
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
+#include "core/session/pruning_masks_section.h"
+
+#include <filesystem>
 
 namespace qs::cli {
 
@@ -78,6 +81,32 @@ Result<graph::Graph> importModelFor(const std::string& path,
                                     const runtime::DatasetRequest& request) {
     QS_ASSIGN_OR_RETURN(const onnx::ImportOptions options, runtime::importOptions(request));
     return onnx::importModel(path, options).context("model '" + path + "'");
+}
+
+Result<graph::Graph> importSessionModel(const std::string& path,
+                                        const runtime::DatasetRequest& request,
+                                        const std::string& sessionPath) {
+    QS_ASSIGN_OR_RETURN(graph::Graph model, importModelFor(path, request));
+    if (sessionPath.empty() || !std::filesystem::exists(sessionPath)) {
+        return model;
+    }
+    const auto inSession = [&sessionPath](Error error) {
+        return std::move(error).context("--session '" + sessionPath + "'");
+    };
+    // Its read errors name the session file already.
+    QS_ASSIGN_OR_RETURN(const session::SessionFile saved, session::readSessionFile(sessionPath));
+    if (!session::sessionHasAppliedPruning(saved)) {
+        return model;
+    }
+    if (auto same = session::checkSessionModel(saved, path); !same.ok()) {
+        return inSession(std::move(same).error());
+    }
+    NullProgress progress;
+    Result<graph::Graph> pruned = session::sessionGraph(std::move(model), saved, progress);
+    if (!pruned.ok()) {
+        return inSession(std::move(pruned).error());
+    }
+    return pruned;
 }
 
 } // namespace qs::cli

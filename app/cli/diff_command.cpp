@@ -12,6 +12,7 @@
 #include "app/cli/command.h"
 #include "app/cli/offscreen_qt.h"
 #include "core/report/review_diff.h"
+#include "core/session/pruning_masks_section.h"
 #include "core/session/review_source.h"
 #include "core/session/session_file.h"
 #include "ui/features/review_report/review_report_writer.h"
@@ -79,6 +80,22 @@ Result<void> runExportDiff(const DiffOptions& options) {
     return {};
 }
 
+/// Both sides are setups of one graph: a session that works on its pruned model (its pruning
+/// applied) has other quantization points than the model file's.
+Result<void> refuseAppliedPruning(const std::string& path) {
+    if (!isSession(path) || !std::filesystem::exists(path)) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(const session::SessionFile file, session::readSessionFile(path));
+    if (session::sessionHasAppliedPruning(file)) {
+        return Error(Errc::InvalidArgument,
+                     "session '" + path +
+                         "' works on its pruned model (pruning applied); diff compares setups "
+                         "of the model file's graph (review it with report --session)");
+    }
+    return success();
+}
+
 /// The request of one side: a session, or a setup of --model.
 session::ReviewRequest sideRequest(const DiffOptions& options, const std::string& path,
                                    const std::string& modelPath) {
@@ -106,6 +123,9 @@ Result<void> runDiffImpl(const DiffOptions& options) {
         }
         QS_ASSIGN_OR_RETURN(const session::SessionFile file, session::readSessionFile(saved));
         modelPath = file.modelPath;
+    }
+    for (const std::string& side : {options.a, options.b}) {
+        QS_TRY(refuseAppliedPruning(side));
     }
     QS_ASSIGN_OR_RETURN(const graph::Graph model, importModelFor(modelPath, options.dataset));
     StderrProgressBar progress;

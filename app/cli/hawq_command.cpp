@@ -186,8 +186,9 @@ Result<void> runHawqCommand(const HawqOptions& options) {
     QS_ASSIGN_OR_RETURN(const mixed_precision::HawqRequest request, requestFromFlags(options));
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
-    QS_ASSIGN_OR_RETURN(const graph::Graph model,
-                        importModelFor(options.modelPath, options.dataset));
+    QS_ASSIGN_OR_RETURN(
+        const graph::Graph model,
+        importSessionModel(options.modelPath, options.dataset, options.sessionPath));
     StderrProgressBar bar;
     QS_ASSIGN_OR_RETURN(const mixed_precision::HawqOutcome outcome,
                         mixed_precision::runHawq(model, request, bar));

@@ -3,9 +3,13 @@
 //  [--no-early-stop]
 //  [--hessian-batch B] [--seed S] [--scores-in SCORES.json] [--lock NODE]...
 //  [--keep NODE=CHANNELS]... (--calib-npy ...|--calib-images DIR|--calib-random N)
-//  [--input-shape ...] [--threads T] --out PRUNED.onnx [--report PRUNING.json]`:
+//  [--input-shape ...] [--threads T] --out PRUNED.onnx [--report PRUNING.json]
+//  [--session S.qscope]`:
 // SIMD structured pruning (core/pruning): the per-section table and the totals on stdout,
-// PRUNING.json (core/report/pruning_report.h), the pruned model.
+// PRUNING.json (core/report/pruning_report.h), the pruned model. --session makes the session of
+// MODEL work on the pruned model (its pruning section applied), so `quantize`, `hawq`,
+// `compress-weights` and `report` with the same --session continue on it: one pipeline, one
+// session, as the GUI's Compress ▸ Continue with Pruned Model.
 
 #include "app/cli/command.h"
 #include "core/onnx/model_io.h"
@@ -15,6 +19,8 @@
 #include "core/report/pruning_report.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
+#include "core/session/pruning_masks_section.h"
+#include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
 
 #include <chrono>
@@ -45,6 +51,7 @@ struct PruneOptions {
     int threads = 0;
     std::string out;
     std::string report;
+    std::string sessionPath;
 };
 
 Error usage(const std::string& message) {
@@ -120,8 +127,84 @@ Result<pruning::PruningRequest> requestFromFlags(const PruneOptions& options) {
     return request;
 }
 
+/// The session --session names, for MODEL: read when it exists (saved for this model), else new
+/// with --hw's quantization settings.
+Result<session::SessionFile> sessionToPrune(const PruneOptions& options, std::string hash) {
+    session::SessionFile file;
+    if (std::filesystem::exists(options.sessionPath)) {
+        QS_ASSIGN_OR_RETURN(file, session::readSessionFile(options.sessionPath));
+        QS_TRY(session::checkSessionModel(file, options.modelPath)
+                   .context("--session '" + options.sessionPath + "'"));
+    } else {
+        file.settings.hw = options.hw;
+    }
+    file.modelPath = std::filesystem::absolute(options.modelPath).string();
+    file.modelHash = std::move(hash);
+    return file;
+}
+
+/// --session: the session now works on the pruned model. What belonged to the dense graph (the
+/// quantizer choices, calibration, HAWQ, weight compression, Hessian scores) no longer applies
+/// and is dropped, said on stderr; the quantization settings and the view stay.
+Result<void> writePrunedSession(const PruneOptions& options, const pruning::PruningRequest& request,
+                                const pruning::PruningAnalysis& analysis,
+                                const pruning::PruningOutcome& outcome) {
+    QS_ASSIGN_OR_RETURN(std::string hash, session::hashModelFile(options.modelPath));
+    QS_ASSIGN_OR_RETURN(session::SessionFile file, sessionToPrune(options, hash));
+    std::string dropped;
+    if (!file.choices.empty()) {
+        dropped = std::to_string(file.choices.size()) + " quantizer choices";
+        file.choices.clear();
+    }
+    for (const auto& [key, json] : file.sections) {
+        if (key != session::kPruningSection) {
+            dropped += (dropped.empty() ? "" : ", ") + key;
+        }
+    }
+    file.sections.clear();
+    session::PruningMasksSection section =
+        session::capturePruning(request, analysis, outcome, analysis.hessian, std::move(hash));
+    section.applied = true;
+    session::setPruningMasksSection(file, section);
+    QS_TRY(session::writeSessionFile(options.sessionPath, file).context("--session"));
+    if (!dropped.empty()) {
+        std::cerr << "note: --session: the session now works on the pruned model; dropped what "
+                     "belonged to the dense one ("
+                  << dropped << ")\n";
+    }
+    std::cout << "Session: " << options.sessionPath << " (works on the pruned model)\n";
+    return success();
+}
+
+/// The notes, the pruned model, PRUNING.json, the table and the session.
+Result<void> writeOutputs(const PruneOptions& options, const pruning::PruningRequest& request,
+                          const pruning::PruningAnalysis& analysis,
+                          const pruning::PruningOutcome& outcome) {
+    for (const std::string& note : analysis.notes) {
+        std::cerr << "note: " << note << '\n';
+    }
+    if (analysis.detection.sections.empty()) {
+        std::cerr << "note: the model has no pruning section; the pruned model equals the dense "
+                     "one\n";
+    }
+    QS_TRY(onnx::exportModel(outcome.pruned, options.out).context("--out"));
+    if (!options.report.empty()) {
+        QS_TRY(writeFileAtomically(options.report, report::toJson(analysis, outcome).dump(1) + "\n")
+                   .context("--report"));
+    }
+    std::cout << report::pruningText(analysis, outcome);
+    if (!options.sessionPath.empty()) {
+        QS_TRY(writePrunedSession(options, request, analysis, outcome));
+    }
+    return success();
+}
+
 Result<void> runPrune(const PruneOptions& options) {
     QS_ASSIGN_OR_RETURN(const pruning::PruningRequest request, requestFromFlags(options));
+    if (!options.sessionPath.empty()) {
+        // A session of another model fails before the scores are computed.
+        QS_ASSIGN_OR_RETURN(const session::SessionFile early, sessionToPrune(options, {}));
+    }
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     const auto start = std::chrono::steady_clock::now();
@@ -136,19 +219,7 @@ Result<void> runPrune(const PruneOptions& options) {
         return std::move(accuracy).error().context("--labels-npy");
     }
     bar.report(1.0, "done");
-    for (const std::string& note : analysis.notes) {
-        std::cerr << "note: " << note << '\n';
-    }
-    if (analysis.detection.sections.empty()) {
-        std::cerr << "note: the model has no pruning section; the pruned model equals the dense "
-                     "one\n";
-    }
-    QS_TRY(onnx::exportModel(outcome.pruned, options.out).context("--out"));
-    if (!options.report.empty()) {
-        QS_TRY(writeFileAtomically(options.report, report::toJson(analysis, outcome).dump(1) + "\n")
-                   .context("--report"));
-    }
-    std::cout << report::pruningText(analysis, outcome);
+    QS_TRY(writeOutputs(options, request, analysis, outcome));
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cerr << "prune: scores " << analysis.scoringSeconds << " s, greedy "
@@ -208,6 +279,10 @@ Command addPruneCommand(CLI::App& parent) {
     app->add_option("--threads", options->threads, "Kernel threads (0 = all cores)");
     app->add_option("--out", options->out, "The pruned ONNX model")->required();
     app->add_option("--report", options->report, "PRUNING.json");
+    app->add_option("--session", options->sessionPath,
+                    "Make this .qscope session (created, or updated when saved for MODEL) work on "
+                    "the pruned model: quantize, hawq, compress-weights and report with the same "
+                    "--session continue on it");
     return {app, [options] {
                 auto result = runPrune(*options);
                 return result.ok() ? kExitOk : reportError(result.error());

@@ -269,7 +269,9 @@ Result<void> runQuantizeImpl(const QuantizeOptions& options) {
                                   "dataset (--calib-images, --calib-npy or "
                                   "--calib-random)");
     }
-    QS_ASSIGN_OR_RETURN(graph::Graph model, importModelFor(options.modelPath, options.calibration));
+    QS_ASSIGN_OR_RETURN(
+        graph::Graph model,
+        importSessionModel(options.modelPath, options.calibration, options.sessionPath));
     std::optional<session::SessionFile> saved;
     std::optional<QuantizationState> state;
     if (!options.sessionPath.empty()) {

@@ -44,8 +44,9 @@ Result<void> runReportImpl(ReportOptions& options) {
                             session::readSessionFile(request.sessionPath));
         request.modelPath = saved.modelPath;
     }
-    QS_ASSIGN_OR_RETURN(const graph::Graph model,
-                        importModelFor(request.modelPath, options.dataset));
+    QS_ASSIGN_OR_RETURN(
+        const graph::Graph model,
+        importSessionModel(request.modelPath, options.dataset, request.sessionPath));
     StderrProgressBar progress;
     QS_ASSIGN_OR_RETURN(const report::ReviewReport review,
                         session::gatherReviewReport(model, request, progress));

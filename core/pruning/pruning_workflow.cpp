@@ -225,8 +225,8 @@ Result<PruningAnalysis> analyzePruning(const graph::Graph& model, const PruningR
     analysis.metric = request.importance;
     describeSections(analysis, request.simd);
     const Clock::time_point start = Clock::now();
-    QS_ASSIGN_OR_RETURN(const std::vector<std::vector<double>> hessianScores,
-                        lfhHessians(analysis, request, progress));
+    QS_ASSIGN_OR_RETURN(analysis.hessian, lfhHessians(analysis, request, progress));
+    const std::vector<std::vector<double>>& hessianScores = analysis.hessian;
     QS_TRY(checkCancelled(progress));
     std::mt19937_64 rng(request.seed);
     for (size_t s = 0; s < analysis.detection.sections.size(); ++s) {

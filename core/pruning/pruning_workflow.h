@@ -62,6 +62,9 @@ struct PruningAnalysis {
     std::vector<std::string> entryNames; ///< per section
     std::vector<std::string> exitNames;
     std::vector<EntryImportance> importance; ///< per section
+    /// H_c per section, the entry's per-channel LFH scores (empty lists unless LFH): what a
+    /// session saves to restore the importance without the dataset.
+    std::vector<std::vector<double>> hessian;
     std::vector<int64_t> simdByNode;
     int64_t simd = 0; ///< the SIMD size reported: the override, or the smallest over the entries
     bool simdPadding = true;

@@ -1,5 +1,6 @@
 #include "core/session/pruning_masks_section.h"
 
+#include "core/pruning/prune_graph.h"
 #include "core/support/json_reader.h"
 
 #include <algorithm>
@@ -105,7 +106,7 @@ bool PruningMasksSection::operator==(const PruningMasksSection& other) const {
            earlyStop == other.earlyStop && seed == other.seed && dataset == other.dataset &&
            targetBytes == other.targetBytes && denseBytes == other.denseBytes &&
            prunedBytes == other.prunedBytes && minimumBytes == other.minimumBytes &&
-           sections == other.sections;
+           applied == other.applied && sections == other.sections;
 }
 
 PruningMasksSection capturePruning(const pruning::PruningRequest& request,
@@ -240,6 +241,34 @@ Result<RestoredPruning> restorePruning(const graph::Graph& graph,
     return restored;
 }
 
+Result<graph::Graph> prunedGraphOf(const RestoredPruning& restored) {
+    return pruning::buildPrunedGraph(restored.analysis.graph, restored.analysis.detection,
+                                     restored.outcome.info.masks);
+}
+
+Result<graph::Graph> sessionGraph(graph::Graph model, const SessionFile& session,
+                                  Progress& progress) {
+    QS_ASSIGN_OR_RETURN(const std::optional<PruningMasksSection> section,
+                        pruningMasksSection(session));
+    if (!section || !section->applied) {
+        return model;
+    }
+    QS_ASSIGN_OR_RETURN(const RestoredPruning restored,
+                        restorePruning(model, *section, progress).context("applied pruning"));
+    return prunedGraphOf(restored).context("applied pruning");
+}
+
+bool sessionHasAppliedPruning(const SessionFile& session) {
+    // The raw flag: a section malformed elsewhere still says what the session works on, and
+    // sessionGraph then names what is wrong with it.
+    const auto it = session.sections.find(kPruningSection);
+    if (it == session.sections.end() || !it->second.is_object()) {
+        return false;
+    }
+    const auto applied = it->second.find("applied");
+    return applied != it->second.end() && applied->is_boolean() && applied->get<bool>();
+}
+
 nlohmann::json toJson(const PruningMasksSection& section) {
     nlohmann::json sections = nlohmann::json::array();
     for (const PruningMasksSection::Section& saved : section.sections) {
@@ -268,6 +297,7 @@ nlohmann::json toJson(const PruningMasksSection& section) {
             {"dense_bytes", section.denseBytes},
             {"pruned_bytes", section.prunedBytes},
             {"minimum_bytes", section.minimumBytes},
+            {"applied", section.applied},
             {"sections", sections}};
 }
 
@@ -328,6 +358,9 @@ Result<PruningMasksSection> pruningMasksSectionFromJson(const nlohmann::json& js
     QS_ASSIGN_OR_RETURN(section.target, targetFromJson(json));
     QS_TRY(settingsFromJson(json, section));
     QS_TRY(totalsFromJson(json, section));
+    if (json.contains("applied")) {
+        QS_ASSIGN_OR_RETURN(section.applied, field<bool>(json, "applied", ""));
+    }
     QS_ASSIGN_OR_RETURN(const nlohmann::json sections, field<nlohmann::json>(json, "sections", ""));
     if (!sections.is_array()) {
         return malformed("\"sections\" is not an array");

@@ -4,10 +4,13 @@
 // per section its entry and exit, the user's constraint, the 0/1 mask, PruningInfo's per-channel
 // scores and, for LFH, the entry's per-channel Hessian scores H_c. Reopening re-runs the cheap
 // part of the workflow (sections, importance from the saved H_c, the greedy) and checks that it
-// gives the saved masks, so the dock can be edited again as before.
+// gives the saved masks, so the dock can be edited again as before. "applied": true says the
+// session works on the pruned model (GUI: Compress ▸ Continue with Pruned Model; CLI: prune
+// --session): sessionGraph() rebuilds it from the model file and the masks, and the session's
+// quantization section (settings, choices, calibration) belongs to that pruned graph.
 //   {"model_hash", "target": {"fraction": true, "value": 0.5}, "hw", "simd", "simd_padding",
 //    "importance", "samples", "iterations", "early_stop", "seed", "dataset",
-//    "target_bytes", "dense_bytes", "pruned_bytes", "minimum_bytes",
+//    "target_bytes", "dense_bytes", "pruned_bytes", "minimum_bytes", "applied",
 //    "sections": [{"entry", "exit", "channels", "kept", "constraint": "free"|"lock"|"keep",
 //                  "mask": [1, 0, ...], "scores": [...], "hessian": [...] (lfh)}]}
 #pragma once
@@ -42,6 +45,8 @@ struct PruningMasksSection {
     int64_t denseBytes = 0;
     int64_t prunedBytes = 0;
     int64_t minimumBytes = 0;
+    /// The session's model is the pruned graph, not the file's (absent in older files: false).
+    bool applied = false;
 
     struct Section {
         std::string entry;
@@ -88,6 +93,19 @@ struct RestoredPruning {
 /// count, a mask: the model changed since the session was saved).
 Result<RestoredPruning> restorePruning(const graph::Graph& graph,
                                        const PruningMasksSection& section, Progress& progress);
+
+/// The pruned graph of a restored run (its masks applied to its prepared graph).
+Result<graph::Graph> prunedGraphOf(const RestoredPruning& restored);
+
+/// The graph a session works on: `model` as read from the session's model file, or — when its
+/// pruning section is applied — the pruned graph rebuilt from it and the saved masks. An error
+/// names what no longer matches.
+Result<graph::Graph> sessionGraph(graph::Graph model, const SessionFile& session,
+                                  Progress& progress);
+
+/// True when the session has a pruning section with "applied": true (even one malformed
+/// elsewhere: sessionGraph then names the problem).
+bool sessionHasAppliedPruning(const SessionFile& session);
 
 nlohmann::json toJson(const PruningMasksSection& section);
 

@@ -2,7 +2,9 @@
 # `quantscope-cli prune` end to end on the demo model: the per-section table and totals,
 # PRUNING.json (masks, scores, target met), the pruned model re-imported and run, --scores-in
 # from `hessian`, --lock / --keep, errors for a bad target, an unreachable one (naming the
-# minimum), a wrong --keep and an unknown node (usage errors, exit 2); then the pruned model goes through `quantize`.
+# minimum), a wrong --keep and an unknown node (usage errors, exit 2); then the pruned model goes
+# through `quantize`, and `prune --session` makes a session work on the pruned model: `quantize`,
+# `compress-weights`, `hawq` and `report` with that --session continue on it from the dense file.
 set -uo pipefail
 cli=$1 model=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,6 +61,57 @@ expect 2 "needs a dataset" -- prune "$model" --target-memory 50% --out "$tmp/x.o
 # Quantize after prune: the pruned model is a model like any other.
 expect 0 "" -- quantize "$tmp/p.onnx" --hw cpu --calib-random 4 --out "$tmp/p.qdq.onnx"
 expect 0 "QuantizeLinear" -- info "$tmp/p.qdq.onnx"
+
+# One pipeline, one session: prune --session, then quantize the dense file through the session.
+expect 0 "" -- quantize "$model" --hw npu --session "$tmp/s.qscope"
+/usr/bin/python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['sections']['quantization']['choices']" \
+    "$tmp/s.qscope" || fail "the dense session has no choices"
+expect 0 "Session: .*works on the pruned model" -- prune "$model" --target-memory 85% \
+    --importance l2 --simd 4 --out "$tmp/s.onnx" --report "$tmp/s.json" --session "$tmp/s.qscope"
+/usr/bin/python3 - "$tmp/s.qscope" <<'PY' || fail "the pruned session"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["sections"]["pruning"]["applied"] is True, s["sections"]["pruning"]
+assert s["sections"]["quantization"]["hw_config"] == "npu", s["sections"]["quantization"]
+assert not s["sections"]["quantization"].get("choices"), "dense choices kept"
+PY
+expect 0 "Session: " -- quantize "$model" --session "$tmp/s.qscope" --calib-random 4 \
+    --out "$tmp/s.qdq.onnx"
+/usr/bin/python3 - "$tmp/s.json" "$tmp/s.onnx" "$tmp/s.qdq.onnx" <<'PY' || fail "QDQ of the pruned session"
+import json, sys
+sys.path.insert(0, "/usr/lib/python3/dist-packages")
+import onnx
+report = json.load(open(sys.argv[1]))
+pruned, qdq = (onnx.load(p) for p in sys.argv[2:])
+def out_channels(m, name):
+    """The entry's weight rows, through the weight DequantizeLinear in a QDQ model."""
+    inits = {i.name: list(i.dims) for i in m.graph.initializer}
+    producers = {o: n for n in m.graph.node for o in n.output}
+    weight = next(n for n in m.graph.node if n.name == name).input[1]
+    while weight not in inits:
+        weight = producers[weight].input[0]
+    return inits[weight][0]
+for s in report["sections"]:
+    assert out_channels(pruned, s["entry"]) == s["kept"], s["entry"]
+    assert out_channels(qdq, s["entry"]) == s["kept"], s["entry"]
+assert any(s["kept"] < s["channels"] for s in report["sections"]), "nothing pruned"
+assert any(n.op_type == "QuantizeLinear" for n in qdq.graph.node)
+PY
+expect 0 "" -- run "$tmp/s.qdq.onnx" --random 2
+expect 0 "Session: " -- compress-weights "$model" --mode int8_asym --session "$tmp/s.qscope" \
+    --out "$tmp/s.int8.onnx"
+expect 0 "" -- run "$tmp/s.int8.onnx" --random 2
+if "$cli" --help | grep -qE "^  report +"; then # report and diff need the Qt build (not ASan's)
+    expect 0 "pruning" -- report --session "$tmp/s.qscope" --out "$tmp/s.html"
+    expect 1 "works on its pruned model" -- diff "$tmp/s.qscope" "$tmp/s.qscope" \
+        --out "$tmp/d.html"
+fi
+# A session saved for another model is refused before any work, and left as it was.
+cp "$tmp/s.qscope" "$tmp/s.before"
+expect 1 "session" -- prune "$tmp/p.onnx" --target-memory 90% --importance l2 \
+    --out "$tmp/y.onnx" --session "$tmp/s.qscope"
+cmp -s "$tmp/s.qscope" "$tmp/s.before" || fail "a refused prune --session changed the session"
+[ -e "$tmp/y.onnx" ] && fail "a refused prune --session wrote its output"
 
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "prune CLI ok"

@@ -74,7 +74,7 @@ TEST_F(FeatureRegistryTest, EveryFeatureIsRegisteredOnceWithAUniqueKey) {
 
 TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
     const Actions& actions = m_window.actions();
-    ASSERT_EQ(actions.featureActions().size(), 15);
+    ASSERT_EQ(actions.featureActions().size(), 17);
     QStringList keys;
     for (const Feature* feature : m_window.features()) {
         keys.push_back(feature->key());
@@ -98,7 +98,9 @@ TEST_F(FeatureRegistryTest, ActionsComeFromActionsAndSitInOneMenu) {
                                     QStringLiteral("calibration.exportQuantized"),
                                     QStringLiteral("pruning.export"),
                                     QStringLiteral("review_report.export")}));
-    EXPECT_EQ(compress, QStringList({QStringLiteral("pruning.prune")}));
+    EXPECT_EQ(compress,
+              QStringList({QStringLiteral("pruning.prune"), QStringLiteral("pruning.apply"),
+                           QStringLiteral("pruning.revert")}));
     EXPECT_TRUE(view.contains(QStringLiteral("pruning.overlay")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("weight_compression.compress")));
     EXPECT_TRUE(quantize.contains(QStringLiteral("calibration.calibrate")));

@@ -6,7 +6,9 @@
 // marks with their reason); an edit in the dock re-runs only the greedy as one undo step and
 // undo restores the earlier masks; a cancel leaves nothing; the pruning is saved in the session
 // and comes back with it; the pruned export re-imports and runs, and an unwritable path is a
-// clear error.
+// clear error; Continue with Pruned Model makes the pruned graph the document (calibrated and
+// exported as QDQ, saved in the session and reopened as the pruned model), Back to Dense Model
+// returns to the file's graph.
 
 #include "core/onnx/model_io.h"
 #include "core/runtime/batching.h"
@@ -15,6 +17,8 @@
 #include "tests/gui/recording_reporter.h"
 #include "ui/actions.h"
 #include "ui/dataset_picker.h"
+#include "ui/features/calibration/calibration.h"
+#include "ui/features/calibration/calibration_controller.h"
 #include "ui/features/hessian/hessian_cache.h"
 #include "ui/features/hessian/hessian_state.h"
 #include "ui/features/pruning/pruning_controller.h"
@@ -29,6 +33,7 @@
 #include "ui/inspector_panel.h"
 #include "ui/job_runner.h"
 #include "ui/main_window.h"
+#include "ui/quantizer_commands.h"
 #include "ui/session.h"
 #include "ui/session_controller.h"
 #include "ui/settings.h"
@@ -433,6 +438,134 @@ TEST_F(PruningGuiTest, TheExportReimportsAndRuns) {
     EXPECT_TRUE(m_errors.front().contains(QStringLiteral("missing-folder")))
         << m_errors.front().toStdString();
     EXPECT_FALSE(QFile::exists(bad));
+}
+
+/// Output channels of node `name`'s weight in `graph` (through a weight DequantizeLinear).
+int64_t outputChannels(const graph::Graph& graph, const std::string& name) {
+    const auto node = graph.findNode(name);
+    if (!node) {
+        return -1;
+    }
+    graph::ValueId weight = graph.node(*node).inputs[1];
+    if (const auto producer = graph.value(weight).producer; producer.valid()) {
+        weight = graph.node(producer).inputs[0]; // DequantizeLinear(w, scale, zero point)
+    }
+    const graph::Value& value = graph.value(weight);
+    return value.isInitializer() ? value.initializer->dims().front() : -1;
+}
+
+TEST_F(PruningGuiTest, ThePrunedModelContinuesThroughQuantizationInTheSameSession) {
+    pruneAndWait(l2Request());
+    const int64_t headKept = kept(kHeadEntry);
+    ASSERT_LT(headKept, 64);
+    EXPECT_TRUE(pruning().applyAction()->isEnabled());
+    EXPECT_FALSE(pruning().revertAction()->isEnabled());
+    const std::vector<std::vector<uint8_t>> masks = result().outcome->info.masks;
+    const QString sessionPath = m_dir.filePath(QStringLiteral("continued.qscope"));
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(sessionPath));
+    const auto waitForDocument = [this](const GraphDocument* before) {
+        return QTest::qWaitFor(
+            [this, before] {
+                return !m_window.session().isOpening() && m_window.session().document() != before &&
+                       !m_window.graphPage().isLayingOut();
+            },
+            kTimeoutMs);
+    };
+
+    const GraphDocument* dense = &document();
+    ASSERT_TRUE(pruning().continueWithPruned());
+    ASSERT_TRUE(waitForDocument(dense));
+    ASSERT_TRUE(m_errors.isEmpty()) << m_errors.join(QLatin1Char('\n')).toStdString();
+    EXPECT_TRUE(document().isDerived());
+    EXPECT_EQ(document().filePath(), kDemoModel); // the same model file and session
+    EXPECT_EQ(m_window.session().sessionPath(), sessionPath);
+    EXPECT_TRUE(m_window.windowTitle().contains(QStringLiteral("digits_cnn.onnx (pruned)")))
+        << m_window.windowTitle().toStdString();
+    EXPECT_TRUE(m_window.isWindowModified()); // the file on disk still holds the dense graph
+    EXPECT_EQ(outputChannels(document().graph(), kHeadEntry.toStdString()), headKept);
+    EXPECT_EQ(outputChannels(document().sourceGraph(), kHeadEntry.toStdString()), 64);
+    ASSERT_NE(document().quantization(), nullptr); // quantizers placed on the pruned graph
+    EXPECT_TRUE(result().applied);
+    EXPECT_EQ(result().outcome->info.masks, masks);
+    // The applied pruning is shown, not edited.
+    EXPECT_FALSE(pruning().pruneAction()->isEnabled());
+    EXPECT_FALSE(pruning().applyAction()->isEnabled());
+    EXPECT_TRUE(pruning().revertAction()->isEnabled());
+    EXPECT_FALSE(panel().constraintBox(sectionOf(kHeadEntry))->isEnabled());
+    EXPECT_FALSE(panel().targetBox().isEnabled());
+    EXPECT_FALSE(pruning().setConstraint(sectionOf(kHeadEntry), {}));
+    EXPECT_TRUE(panel().summary().contains(QStringLiteral("applied")))
+        << panel().summary().toStdString();
+    EXPECT_EQ(pruning().overlay().item<PruningEntryItem>(kHeadEntry)->label(),
+              QStringLiteral("64 → %1").arg(headKept));
+
+    // Quantize the pruned model: a choice, a calibration, the QDQ export.
+    const auto& state = *document().quantization();
+    int chosen = -1;
+    for (const auto& [id, point] : state.proposal.setup.quantizationPoints) {
+        if (point.insertionPoint.isWeight && point.possibleConfigs.size() > 1 &&
+            state.setup.quantizationPoints.contains(id)) {
+            document().undoStack().push(
+                new ChooseQuantizerConfigCommand(document(), id, point.possibleConfigs.back()));
+            chosen = id;
+            break;
+        }
+    }
+    ASSERT_GE(chosen, 0) << "no weight point with a second candidate";
+    const quantization::QuantizerConfig chosenConfig = document().quantization()->choice.at(chosen);
+    auto& calibration = m_window.feature<CalibrationController>();
+    QSignalSpy calibrated(&calibration, &CalibrationController::calibrationFinished);
+    CalibrationRequest calibrate;
+    calibrate.dataset.randomSamples = 8;
+    calibrate.dataset.batchSize = 4;
+    ASSERT_TRUE(calibration.calibrate(calibrate));
+    ASSERT_TRUE(calibrated.wait(kTimeoutMs));
+    ASSERT_TRUE(calibrated.front().front().toBool());
+    QSignalSpy exported(&calibration, &CalibrationController::exportFinished);
+    const QString qdqPath = m_dir.filePath(QStringLiteral("pruned.qdq.onnx"));
+    ASSERT_TRUE(calibration.exportQuantized(qdqPath));
+    ASSERT_TRUE(exported.wait(kTimeoutMs));
+    ASSERT_TRUE(exported.front().front().toBool())
+        << exported.front().back().toString().toStdString();
+    auto qdq = onnx::importModel(QFile::encodeName(qdqPath).toStdString());
+    ASSERT_TRUE(qdq.ok()) << qdq.error().toString();
+    EXPECT_EQ(outputChannels(*qdq, kHeadEntry.toStdString()), headKept);
+    auto executor = runtime::Executor::create(*qdq);
+    ASSERT_TRUE(executor.ok()) << executor.error().toString();
+    const runtime::Tensor x = runtime::randomNormal(
+        *runtime::concreteInputShape(qdq->value(qdq->runtimeInputs()[0]), 2), 3);
+    auto outputs = executor->run(std::span(&x, 1));
+    ASSERT_TRUE(outputs.ok()) << outputs.error().toString();
+    EXPECT_EQ(outputs->front().shape(), (runtime::Shape{2, 10}));
+
+    // Saved and reopened: the session works on the pruned model, with its choice.
+    ASSERT_TRUE(m_window.sessions().saveSessionTo(sessionPath));
+    EXPECT_FALSE(m_window.isWindowModified());
+    openAndWait(kDemoModel);
+    EXPECT_FALSE(document().isDerived());
+    openAndWait(sessionPath);
+    EXPECT_TRUE(document().isDerived());
+    EXPECT_EQ(outputChannels(document().graph(), kHeadEntry.toStdString()), headKept);
+    ASSERT_NE(document().quantization(), nullptr);
+    EXPECT_EQ(document().quantization()->choice.at(chosen), chosenConfig);
+    EXPECT_TRUE(result().applied);
+    EXPECT_EQ(result().outcome->info.masks, masks);
+
+    // Back to the dense model: the file's graph, the pruning editable again.
+    const GraphDocument* pruned = &document();
+    ASSERT_TRUE(pruning().backToDense());
+    ASSERT_TRUE(waitForDocument(pruned));
+    ASSERT_TRUE(m_errors.isEmpty()) << m_errors.join(QLatin1Char('\n')).toStdString();
+    EXPECT_FALSE(document().isDerived());
+    EXPECT_EQ(outputChannels(document().graph(), kHeadEntry.toStdString()), 64);
+    EXPECT_FALSE(result().applied);
+    EXPECT_EQ(result().outcome->info.masks, masks);
+    EXPECT_TRUE(pruning().pruneAction()->isEnabled());
+    EXPECT_TRUE(pruning().applyAction()->isEnabled());
+    EXPECT_TRUE(panel().constraintBox(sectionOf(kHeadEntry))->isEnabled());
+    EXPECT_TRUE(pruning().setTarget({true, 0.9}));
+    EXPECT_FALSE(pruning().backToDense()); // nothing applied
+    EXPECT_EQ(m_errors.size(), 1);
 }
 
 TEST_F(PruningGuiTest, AnExportOnLabelledDataStatesBothAccuracies) {

@@ -2,7 +2,8 @@
 // an l2 run with a fixed kept count and an LFH run on given H_c survive the session file round
 // trip exactly and restore to the same masks and constraints without a dataset; a session without
 // the section has none; a malformed section is an error naming the field; a section restored on
-// another model is an error saying it does not match.
+// another model is an error saying it does not match; an applied section makes sessionGraph the
+// pruned graph the workflow builds (and an unapplied one the file's).
 
 #include "core/onnx/model_io.h"
 #include "core/pruning/pruning_workflow.h"
@@ -203,6 +204,61 @@ TEST(PruningMasksSection, AMalformedSectionNamesTheField) {
     bad = good;
     bad["sections"] = 3;
     expectError(bad, "\"sections\"");
+}
+
+TEST(PruningMasksSection, AnAppliedSectionMakesTheSessionGraphThePrunedModel) {
+    const graph::Graph graph = digits();
+    NullProgress progress;
+    pruning::PruningAnalysis analysis;
+    auto outcome = pruning::runPruning(graph, l2Request(), progress, &analysis);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().toString();
+    auto session = captureSession(kDigits, *hashModelFile(kDigits),
+                                  *quantization::computeQuantization(graph, {}));
+    ASSERT_TRUE(session.ok());
+    PruningMasksSection section =
+        capturePruning(l2Request(), analysis, *outcome, {}, *hashModelFile(kDigits));
+    EXPECT_FALSE(section.applied);
+
+    // Not applied: the session works on the file's graph.
+    setPruningMasksSection(*session, section);
+    EXPECT_FALSE(sessionHasAppliedPruning(*session));
+    auto dense = sessionGraph(graph, *session, progress);
+    ASSERT_TRUE(dense.ok()) << dense.error().toString();
+    EXPECT_TRUE(graph::graphsEqual(*dense, graph));
+    const auto channels = [](const graph::Graph& g, const std::string& node) {
+        return g.value(g.node(*g.findNode(node)).inputs[1]).initializer->dims().front();
+    };
+    EXPECT_EQ(channels(*dense, "/head/head.0/Conv"), 64);
+
+    // Applied, through the file: the pruned graph, equal to the workflow's.
+    section.applied = true;
+    const PruningMasksSection read = throughTheFile(graph, section, "applied.qscope");
+    EXPECT_TRUE(read.applied);
+    EXPECT_EQ(read, section);
+    setPruningMasksSection(*session, read);
+    EXPECT_TRUE(sessionHasAppliedPruning(*session));
+    auto pruned = sessionGraph(graph, *session, progress);
+    ASSERT_TRUE(pruned.ok()) << pruned.error().toString();
+    EXPECT_EQ(channels(*pruned, "/head/head.0/Conv"), 4);
+    std::string diff;
+    EXPECT_TRUE(graph::graphsEqual(*pruned, outcome->pruned, &diff)) << diff;
+
+    // Files written before "applied" existed read as not applied.
+    nlohmann::json older = toJson(section);
+    older.erase("applied");
+    auto old = pruningMasksSectionFromJson(older);
+    ASSERT_TRUE(old.ok()) << old.error().toString();
+    EXPECT_FALSE(old->applied);
+    older["applied"] = "yes";
+    EXPECT_FALSE(pruningMasksSectionFromJson(older).ok());
+
+    // An applied section that no longer matches the model is an error, not the dense graph.
+    auto other = onnx::importModel(kDemo);
+    ASSERT_TRUE(other.ok());
+    auto refused = sessionGraph(*other, *session, progress);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().toString().find("applied pruning"), std::string::npos)
+        << refused.error().toString();
 }
 
 TEST(PruningMasksSection, RestoringOnAnotherModelIsAnError) {

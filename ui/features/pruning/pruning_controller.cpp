@@ -99,20 +99,6 @@ Result<void> fetchLfhScores(const graph::Graph& model, HessianCache& cache,
     return success();
 }
 
-/// H_c (the mean over samples) of each section's entry in `scores`.
-std::vector<std::vector<double>> hessianPerSection(const pruning::PruningAnalysis& analysis,
-                                                   const hessian::HessianScores& scores) {
-    std::vector<std::vector<double>> out;
-    for (const std::string& entry : analysis.entryNames) {
-        for (const hessian::HessianTargetScores& target : scores.targets) {
-            if (target.node == entry) {
-                out.push_back(target.mean());
-            }
-        }
-    }
-    return out;
-}
-
 /// The CLI's workflow, with the LFH scores from the document's shared Hessian service.
 Result<PruneJobResult> runPruneJob(const graph::Graph& model, HessianCache& cache,
                                    pruning::PruningRequest request, const std::string& modelHash,
@@ -130,9 +116,7 @@ Result<PruneJobResult> runPruneJob(const graph::Graph& model, HessianCache& cach
                         pruning::constraintsFor(run->analysis, request));
     QS_ASSIGN_OR_RETURN(pruning::PruningOutcome outcome,
                         pruning::computePruningMasks(run->analysis, request.target, constraints));
-    if (request.scores) {
-        run->hessian = hessianPerSection(run->analysis, *request.scores);
-    }
+    run->hessian = run->analysis.hessian;
     request.scores.reset(); // kept as H_c per section; the per-sample lists are not needed
     run->request = std::move(request);
     run->modelHash = modelHash;
@@ -229,6 +213,17 @@ void PruningController::createActions(Actions& actions) {
          true});
     m_overlayToggle->setEnabled(true);
     m_overlayToggle->setChecked(true);
+    m_apply = actions.addFeatureAction(
+        key(), FeatureMenu::Compress,
+        {QStringLiteral("pruning.apply"), tr("&Continue with Pruned Model"),
+         tr("Make the pruned model the document: quantize, calibrate and export it in this "
+            "session")});
+    m_revert = actions.addFeatureAction(
+        key(), FeatureMenu::Compress,
+        {QStringLiteral("pruning.revert"), tr("&Back to Dense Model"),
+         tr("Make the model file's graph the document again, with the pruning editable")});
+    connect(m_apply, &QAction::triggered, this, &PruningController::continueWithPruned);
+    connect(m_revert, &QAction::triggered, this, &PruningController::backToDense);
     connect(m_prune, &QAction::triggered, this, &PruningController::showDialog);
     connect(m_export, &QAction::triggered, this, &PruningController::showExportDialog);
     connect(m_overlayToggle, &QAction::toggled, m_overlay, &PruningOverlay::setEnabled);
@@ -237,12 +232,15 @@ void PruningController::createActions(Actions& actions) {
 
 void PruningController::updateActions() {
     const bool open = !m_document.isNull();
+    const PruningResult* result = open ? pruningResult(*m_document) : nullptr;
+    const bool applied = result != nullptr && result->applied;
     if (m_prune != nullptr) {
-        m_prune->setEnabled(open && !m_running);
-        m_export->setEnabled(open && !m_exportJob->isRunning() &&
-                             pruningResult(*m_document) != nullptr);
+        m_prune->setEnabled(open && !m_running && !applied);
+        m_export->setEnabled(open && !m_exportJob->isRunning() && result != nullptr);
+        m_apply->setEnabled(result != nullptr && !applied && !m_running);
+        m_revert->setEnabled(applied && !m_running);
     }
-    m_panel->pruneButton().setEnabled(open && !m_running);
+    m_panel->pruneButton().setEnabled(open && !m_running && !applied);
 }
 
 void PruningController::onDocumentChanged(GraphDocument* document) {
@@ -254,6 +252,10 @@ void PruningController::onDocumentChanged(GraphDocument* document) {
         if (const Result<void> restored = restorePruning(*document); !restored.ok()) {
             m_context.reporter.error(tr("Cannot restore the pruning"),
                                      qs(restored.error().toString()));
+        } else if (const PruningResult* result = pruningResult(*document);
+                   result != nullptr && result->applied) {
+            m_dock->show(); // the document is the pruned model: say which pruning it is
+            m_dock->raise();
         }
         connect(document, &GraphDocument::stateChanged, this, [this](const QString& key) {
             if (key == kPruningKey) {
@@ -299,9 +301,14 @@ void PruningController::showDialog() {
 
 bool PruningController::prune(const pruning::PruningRequest& request) {
     GraphDocument* document = m_document.data();
-    if (m_running || document == nullptr) {
+    const PruningResult* current = document == nullptr ? nullptr : pruningResult(*document);
+    if (m_running || document == nullptr || (current != nullptr && current->applied)) {
         m_context.reporter.error(tr("Cannot prune"), m_running ? tr("Pruning is already running.")
-                                                               : tr("Open a model first."));
+                                                     : document == nullptr
+                                                         ? tr("Open a model first.")
+                                                         : tr("The document is the pruned model: "
+                                                              "Compress ▸ Back to Dense Model "
+                                                              "first."));
         return false;
     }
     // The job works on a copy of the graph (weights are shared) and the document's shared
@@ -364,7 +371,8 @@ bool PruningController::prune(const pruning::PruningRequest& request) {
 bool PruningController::setConstraint(int section, const pruning::EntryConstraint& constraint) {
     GraphDocument* document = m_document.data();
     const PruningResult* current = document == nullptr ? nullptr : pruningResult(*document);
-    if (current == nullptr || section < 0 || section >= current->run->sections()) {
+    if (current == nullptr || current->applied || section < 0 ||
+        section >= current->run->sections()) {
         return false;
     }
     std::vector<pruning::EntryConstraint> constraints = current->outcome->constraints;
@@ -392,7 +400,7 @@ bool PruningController::setConstraint(int section, const pruning::EntryConstrain
 bool PruningController::setTarget(const pruning::TargetMemory& target) {
     GraphDocument* document = m_document.data();
     const PruningResult* current = document == nullptr ? nullptr : pruningResult(*document);
-    if (current == nullptr) {
+    if (current == nullptr || current->applied) {
         return false;
     }
     if (target.bytes(current->outcome->denseBytes) == current->outcome->targetBytes) {
@@ -416,6 +424,14 @@ void PruningController::exportPruned(const QString& path) {
         m_context.reporter.error(tr("Cannot export"), tr("Prune the model first (Compress ▸ "
                                                          "Prune…)."));
         Q_EMIT exportFinished(false, path);
+        return;
+    }
+    if (result->applied) {
+        // The document's graph is the pruned model already.
+        m_exportJob->start(m_document->graph(), path,
+                           [](graph::Graph&, Progress&) -> Result<QString> {
+                               return QObject::tr("the document's pruned model");
+                           });
         return;
     }
     m_exportJob->start(
@@ -453,6 +469,80 @@ void PruningController::exportPruned(const QString& path) {
                 }
             }
             return text;
+        });
+}
+
+bool PruningController::continueWithPruned() {
+    const PruningResult* result = m_document.isNull() ? nullptr : pruningResult(*m_document);
+    if (result == nullptr || result->applied || m_running) {
+        m_context.reporter.error(tr("Cannot continue with the pruned model"),
+                                 result == nullptr ? tr("Prune the model first (Compress ▸ "
+                                                        "Prune…).")
+                                 : m_running       ? tr("Pruning is running.")
+                                                   : tr("The document is the pruned model."));
+        return false;
+    }
+    reopenAs(tr("Continuing with the pruned %1").arg(m_document->fileName()), true);
+    return true;
+}
+
+bool PruningController::backToDense() {
+    const PruningResult* result = m_document.isNull() ? nullptr : pruningResult(*m_document);
+    if (result == nullptr || !result->applied || m_running) {
+        m_context.reporter.error(tr("Cannot go back to the dense model"),
+                                 m_running ? tr("Pruning is running.")
+                                           : tr("The document is the model file's graph."));
+        return false;
+    }
+    reopenAs(tr("Back to the dense %1").arg(m_document->fileName()), false);
+    return true;
+}
+
+void PruningController::reopenAs(const QString& title, bool applied) {
+    GraphDocument& document = *m_document;
+    PruningResult next = *pruningResult(document);
+    next.applied = applied;
+    std::optional<nlohmann::json> section = PruningState(next).sessionSection();
+    // The job reads copies: the graphs share their weights with the open document.
+    auto source = std::make_shared<const graph::Graph>(document.sourceGraph());
+    const quantization::QuantizationSettings settings = document.quantization() != nullptr
+                                                            ? document.quantization()->settings
+                                                            : quantization::QuantizationSettings{};
+    const QString path = document.filePath();
+    const int64_t before = document.info().parameterCount;
+    m_context.session.open(
+        path, title,
+        [source, run = next.run, outcome = next.outcome, applied, path, hash = document.modelHash(),
+         settings, section = std::move(*section)](Progress& progress) -> Result<Session::Opened> {
+            graph::Graph graph = *source;
+            std::shared_ptr<const graph::Graph> derivedFrom;
+            if (applied) {
+                progress.report(0.0, "Slicing the pruned channels");
+                QS_ASSIGN_OR_RETURN(graph, pruning::buildPrunedGraph(run->analysis.graph,
+                                                                     run->analysis.detection,
+                                                                     outcome->info.masks));
+                derivedFrom = source;
+            }
+            QS_ASSIGN_OR_RETURN(LoadedModel model,
+                                modelInMemory(std::move(graph), std::move(derivedFrom),
+                                              applied ? QObject::tr("pruned") : QString(), path,
+                                              hash, settings, progress));
+            model.sessionSections.emplace(std::string(kPruningKey.data(), kPruningKey.size()),
+                                          section);
+            return Session::Opened{path, std::move(model)};
+        },
+        m_context.session.sessionPath(),
+        [this, applied, before] {
+            GraphDocument* opened = m_context.session.document();
+            // The session on disk still holds the earlier graph: the window shows it unsaved.
+            opened->undoStack().resetClean();
+            m_context.window.statusBar()->showMessage(
+                applied ? tr("The pruned model is the document: %1 -> %2 parameters; its "
+                             "quantizers were placed anew")
+                              .arg(before)
+                              .arg(opened->info().parameterCount)
+                        : tr("The dense model is the document again; the pruning can be edited"),
+                kStatusMessageMs);
         });
 }
 

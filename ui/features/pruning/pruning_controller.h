@@ -5,8 +5,12 @@
 // the same dataset is reused), then pruning::analyzePruning with those scores and the greedy; the
 // result is one undo step. The Pruning dock edits locks, kept counts and the target (each edit
 // re-runs only the greedy, one undo step); View ▸ Pruning Overlay shows the sections on the graph;
-// File ▸ Export ▸ Pruned ONNX… builds the pruned graph and writes it atomically. A document
-// opened from a session gets its saved pruning back.
+// File ▸ Export ▸ Pruned ONNX… builds the pruned graph and writes it atomically. Compress ▸
+// Continue with Pruned Model opens the pruned graph as the document (same model file, same
+// session: its quantizers are placed anew on it, and calibration, HAWQ and the exports then work
+// on it, as `prune --session` does for the CLI); Compress ▸ Back to Dense Model returns to the
+// file's graph with the pruning editable again. A document opened from a session gets its saved
+// pruning back (applied or not).
 #pragma once
 
 #include "core/pruning/pruning_workflow.h"
@@ -46,6 +50,12 @@ public:
     /// File ▸ Export ▸ Pruned ONNX… (enabled once the document is pruned).
     QAction* exportAction() const { return m_export; }
 
+    /// Compress ▸ Continue with Pruned Model (enabled once pruned, not yet applied).
+    QAction* applyAction() const { return m_apply; }
+
+    /// Compress ▸ Back to Dense Model (enabled while the document is the pruned model).
+    QAction* revertAction() const { return m_revert; }
+
     /// View ▸ Pruning Overlay (checkable, on).
     QAction* overlayAction() const { return m_overlayToggle; }
 
@@ -65,6 +75,14 @@ public:
 
     /// A new target; the greedy re-runs with the current constraints (one undo step).
     bool setTarget(const pruning::TargetMemory& target);
+
+    /// Opens the pruned graph of the document's pruning as the document, in the background, with
+    /// the same quantization settings; false (with a message) when there is nothing to apply.
+    bool continueWithPruned();
+
+    /// Opens the dense graph again (the pruning kept, editable); false (with a message) when the
+    /// document is not the pruned model.
+    bool backToDense();
 
     /// Writes the open document's pruned model to `path` in the background.
     void exportPruned(const QString& path);
@@ -95,6 +113,10 @@ private:
 
     void onDocumentChanged(GraphDocument* document);
 
+    /// Opens the document's pruned graph (`applied`) or its source graph as the document, with
+    /// the pruning saved as applied or not; `title` names the job.
+    void reopenAs(const QString& title, bool applied);
+
     void followSelection();
 
     FeatureContext m_context;
@@ -104,6 +126,8 @@ private:
     ModelExportJob* m_exportJob;
     QAction* m_prune = nullptr;
     QAction* m_export = nullptr;
+    QAction* m_apply = nullptr;
+    QAction* m_revert = nullptr;
     QAction* m_overlayToggle = nullptr;
     QPointer<GraphDocument> m_document;
     pruning::PruningRequest m_last;

@@ -295,6 +295,8 @@ void PruningPanel::refresh() {
     }
     const PruningRun& run = *result->run;
     const pruning::PruningOutcome& outcome = *result->outcome;
+    // The pruned model is the document: the run is shown as it was applied, not edited.
+    m_prune->setEnabled(!result->applied);
     const QString importance = qs(std::string(pruning::importanceName(run.analysis.metric)));
     QString source = importance;
     if (run.analysis.metric == pruning::ImportanceMetric::Lfh) {
@@ -306,13 +308,16 @@ void PruningPanel::refresh() {
                            .arg(source)
                            .arg(run.analysis.simd)
                            .arg(run.analysis.simdPadding ? tr(", padded") : QString())
-                           .arg(qs(result->target.describe()), formatBytes(outcome.targetBytes)));
+                           .arg(qs(result->target.describe()), formatBytes(outcome.targetBytes)) +
+                       (result->applied ? tr(" · applied: the graph is the pruned model "
+                                             "(Compress ▸ Back to Dense Model to edit)")
+                                        : QString()));
     m_gauge->setValues(outcome.denseBytes, outcome.targetBytes, outcome.minimumBytes,
                        outcome.prunedBytes);
     {
         m_updating = true;
         const QSignalBlocker block(m_target);
-        m_target->setEnabled(true);
+        m_target->setEnabled(!result->applied);
         m_target->setValue(percentOf(outcome.targetBytes, outcome.denseBytes));
         m_updating = false;
     }
@@ -377,11 +382,13 @@ void PruningPanel::updateRows() {
         if (QComboBox* box = constraintBox(s)) {
             const QSignalBlocker block(box);
             box->setCurrentIndex(static_cast<int>(constraint.kind));
+            box->setEnabled(!result.applied);
         }
         if (QSpinBox* box = keptBox(s)) {
             const QSignalBlocker block(box);
             box->setValue(static_cast<int>(outcome.kept[index]));
-            box->setEnabled(constraint.kind != pruning::EntryConstraint::Kind::Lock);
+            box->setEnabled(!result.applied &&
+                            constraint.kind != pruning::EntryConstraint::Kind::Lock);
         }
     }
     m_updating = false;

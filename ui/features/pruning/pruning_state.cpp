@@ -74,8 +74,10 @@ std::optional<nlohmann::json> PruningState::sessionSection() const {
     const PruningRun& run = *m_result.run;
     pruning::PruningRequest request = run.request;
     request.target = m_result.target;
-    return session::toJson(session::capturePruning(request, run.analysis, *m_result.outcome,
-                                                   run.hessian, run.modelHash));
+    session::PruningMasksSection section = session::capturePruning(
+        request, run.analysis, *m_result.outcome, run.hessian, run.modelHash);
+    section.applied = m_result.applied;
+    return session::toJson(section);
 }
 
 std::optional<DocumentState::NodeDetails> PruningState::nodeDetails(const QString& nodeName) const {
@@ -169,9 +171,15 @@ Result<void> restorePruning(GraphDocument& document) {
     }
     QS_ASSIGN_OR_RETURN(const session::PruningMasksSection section,
                         session::pruningMasksSectionFromJson(*saved).context("session"));
+    if (section.applied != document.isDerived()) {
+        return Error(Errc::InvalidArgument,
+                     section.applied
+                         ? "session pruning section: applied, but the document is the model file"
+                         : "session pruning section: not applied, but the document is derived");
+    }
     NullProgress progress;
     QS_ASSIGN_OR_RETURN(session::RestoredPruning restored,
-                        session::restorePruning(document.graph(), section, progress)
+                        session::restorePruning(document.sourceGraph(), section, progress)
                             .context("session pruning section"));
     auto run = std::make_shared<PruningRun>();
     run->request = std::move(restored.request);
@@ -186,6 +194,7 @@ Result<void> restorePruning(GraphDocument& document) {
     result.run = std::move(run);
     result.target = section.target;
     result.outcome = std::make_shared<const pruning::PruningOutcome>(std::move(restored.outcome));
+    result.applied = section.applied;
     setPruningResult(document, std::move(result));
     return success();
 }

@@ -2,8 +2,9 @@
 // run (the workflow's analysis: sections, SIMD sizes, channel importance; shared by every undo
 // step that edits it) with the target, the user's constraints and the greedy's masks. The
 // document's graph stays dense: the overlay and the dock show the masks, File ▸ Export ▸ Pruned
-// ONNX… builds the pruned graph from the run. Saved as the session's "pruning" section
-// (core/session/pruning_masks_section.h) and restored from it.
+// ONNX… builds the pruned graph from the run — until Compress ▸ Continue with Pruned Model opens
+// the pruned graph as the document (the result then says "applied" and is read-only). Saved as the
+// session's "pruning" section (core/session/pruning_masks_section.h) and restored from it.
 #pragma once
 
 #include "core/pruning/pruning_workflow.h"
@@ -53,6 +54,9 @@ struct PruningResult {
     pruning::TargetMemory target;
     /// The greedy's outcome for `target` and its constraints (no pruned graph: export builds it).
     std::shared_ptr<const pruning::PruningOutcome> outcome;
+    /// The document works on the pruned model (Compress ▸ Continue with Pruned Model): its graph
+    /// is these masks applied to its source graph, so the run is shown but no longer edited.
+    bool applied = false;
 
     const pruning::EntryConstraint& constraint(int section) const;
 };
@@ -84,7 +88,9 @@ Result<PruningResult> rerunGreedy(const PruningResult& current, const pruning::T
                                   const std::vector<pruning::EntryConstraint>& constraints);
 
 /// Restores the pruning saved in the session `document` was opened from (nothing to do without
-/// one): the analysis is re-run from the saved scores and checked against the saved masks.
+/// one): the analysis is re-run on the document's source graph from the saved scores and checked
+/// against the saved masks. An applied pruning needs a document derived from it, and the other
+/// way round.
 Result<void> restorePruning(GraphDocument& document);
 
 /// "12.3 MiB", "456 KiB", "789 B".
