@@ -119,6 +119,14 @@ SessionController::SessionController(QMainWindow& window, Session& session, Grap
     connect(&m_session, &Session::documentChanged, this, [this](GraphDocument* document) {
         connect(&document->undoStack(), &QUndoStack::indexChanged, m_autosaver,
                 &Autosaver::noteChange);
+        // A document reopened on another graph (Continue with Pruned Model) starts unsaved
+        // without an undo step.
+        connect(&document->undoStack(), &QUndoStack::cleanChanged, m_autosaver,
+                [autosaver = m_autosaver](bool clean) {
+                    if (!clean) {
+                        autosaver->noteChange();
+                    }
+                });
     });
 }
 

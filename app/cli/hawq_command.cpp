@@ -19,6 +19,7 @@
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
 #include "core/session/hawq_section.h"
+#include "core/session/pruning_masks_section.h"
 #include "core/session/sections.h"
 #include "core/session/session_file.h"
 #include "core/support/atomic_file.h"
@@ -182,8 +183,26 @@ Result<void> writeSession(const HawqOptions& options, const mixed_precision::Haw
     return success();
 }
 
+/// --traces-in comes from `hessian` on the model file; a session that works on its pruned model
+/// needs the traces of that graph, which only this command computes.
+Result<void> checkTracesForSession(const HawqOptions& options) {
+    if (options.tracesIn.empty() || options.sessionPath.empty() ||
+        !std::filesystem::exists(options.sessionPath)) {
+        return success();
+    }
+    QS_ASSIGN_OR_RETURN(const session::SessionFile saved,
+                        session::readSessionFile(options.sessionPath));
+    if (session::sessionHasAppliedPruning(saved)) {
+        return usage("--traces-in holds traces of the model file's graph, but --session '" +
+                     options.sessionPath +
+                     "' works on its pruned model: drop --traces-in so hawq computes them");
+    }
+    return success();
+}
+
 Result<void> runHawqCommand(const HawqOptions& options) {
     QS_ASSIGN_OR_RETURN(const mixed_precision::HawqRequest request, requestFromFlags(options));
+    QS_TRY(checkTracesForSession(options));
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     QS_ASSIGN_OR_RETURN(

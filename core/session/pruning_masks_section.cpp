@@ -266,7 +266,39 @@ bool sessionHasAppliedPruning(const SessionFile& session) {
         return false;
     }
     const auto applied = it->second.find("applied");
-    return applied != it->second.end() && applied->is_boolean() && applied->get<bool>();
+    return applied != it->second.end() && !(applied->is_boolean() && !applied->get<bool>());
+}
+
+Result<void> checkSessionGraph(const graph::Graph& graph, const SessionFile& session) {
+    QS_ASSIGN_OR_RETURN(const std::optional<PruningMasksSection> section,
+                        pruningMasksSection(session).context("sections.pruning"));
+    if (!section) {
+        return success();
+    }
+    for (const PruningMasksSection::Section& saved : section->sections) {
+        const std::optional<graph::NodeId> entry = graph.findNode(saved.entry);
+        const graph::Node* node = entry ? &graph.node(*entry) : nullptr;
+        const graph::Value* weight =
+            node != nullptr && node->inputs.size() > 1 && node->inputs[1].valid()
+                ? &graph.value(node->inputs[1])
+                : nullptr;
+        if (weight == nullptr || !weight->isInitializer() || weight->initializer->dims().empty()) {
+            return Error(Errc::InvalidArgument, "the session's pruning entry '" + saved.entry +
+                                                    "' is not a node with a weight in this graph");
+        }
+        const int64_t expected = section->applied ? saved.kept : saved.channels;
+        const int64_t found = weight->initializer->dims().front();
+        if (found != expected) {
+            return Error(Errc::InvalidArgument, std::string("the session works on the ") +
+                                                    (section->applied ? "pruned" : "dense") +
+                                                    " model ('" + saved.entry + "' has " +
+                                                    std::to_string(expected) +
+                                                    " output channels there), this "
+                                                    "graph's has " +
+                                                    std::to_string(found));
+        }
+    }
+    return success();
 }
 
 nlohmann::json toJson(const PruningMasksSection& section) {

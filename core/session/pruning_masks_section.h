@@ -103,9 +103,15 @@ Result<graph::Graph> prunedGraphOf(const RestoredPruning& restored);
 Result<graph::Graph> sessionGraph(graph::Graph model, const SessionFile& session,
                                   Progress& progress);
 
-/// True when the session has a pruning section with "applied": true (even one malformed
-/// elsewhere: sessionGraph then names the problem).
+/// True when the session's pruning section is applied: it has an "applied" key that is not
+/// false (a malformed value or section included: sessionGraph then names the problem, never a
+/// silent fallback to the dense graph).
 bool sessionHasAppliedPruning(const SessionFile& session);
+
+/// Checks that `graph` is the graph the session works on, as far as its pruning section tells:
+/// every section's entry has the kept output channels when the pruning is applied, all of them
+/// when not. A session without the section passes. An error names the entry and both counts.
+Result<void> checkSessionGraph(const graph::Graph& graph, const SessionFile& session);
 
 nlohmann::json toJson(const PruningMasksSection& section);
 

@@ -43,6 +43,9 @@ Result<LoadedSetup> loadSession(const graph::Graph& model, const ReviewRequest& 
     LoadedSetup loaded;
     QS_ASSIGN_OR_RETURN(SessionFile saved, readSessionFile(request.sessionPath));
     QS_TRY(checkSessionModel(saved, request.modelPath).context(where));
+    // Choices are matched by insertion point, which pruning keeps: a session of the pruned
+    // model must not be laid over the dense graph, nor the other way round.
+    QS_TRY(checkSessionGraph(model, saved).context(where));
     QS_TRY(quantization::HWConfig::fromArgument(saved.settings.hw)
                .context("sections.quantization.hw_config")
                .context(where));

@@ -101,6 +101,29 @@ expect 0 "" -- run "$tmp/s.qdq.onnx" --random 2
 expect 0 "Session: " -- compress-weights "$model" --mode int8_asym --session "$tmp/s.qscope" \
     --out "$tmp/s.int8.onnx"
 expect 0 "" -- run "$tmp/s.int8.onnx" --random 2
+expect 0 "Session: " -- hawq "$model" --hw npu --compression-ratio 1.2 --samples 2 \
+    --iterations 5 --calib-random 2 --setup-out "$tmp/s.hawq.json" --session "$tmp/s.qscope"
+/usr/bin/python3 - "$tmp/s.json" "$tmp/s.int8.onnx" "$tmp/s.qscope" <<'PY' || fail "int8 / HAWQ of the pruned session"
+import json, sys
+sys.path.insert(0, "/usr/lib/python3/dist-packages")
+import onnx
+report = json.load(open(sys.argv[1]))
+m = onnx.load(sys.argv[2])
+inits = {i.name: list(i.dims) for i in m.graph.initializer}
+producers = {o: n for n in m.graph.node for o in n.output}
+for s in report["sections"]:
+    weight = next(n for n in m.graph.node if n.name == s["entry"]).input[1]
+    while weight not in inits:
+        weight = producers[weight].input[0]
+    assert inits[weight][0] == s["kept"], (s["entry"], inits[weight])
+session = json.load(open(sys.argv[3]))
+assert session["sections"]["pruning"]["applied"] is True
+assert "hawq" in session["sections"], session["sections"].keys()
+PY
+expect 0 "" -- hessian "$model" --mode weights --granularity per-tensor --samples 2 \
+    --iterations 5 --calib-random 2 --out "$tmp/dense_traces.json"
+expect 2 "works on its pruned model" -- hawq "$model" --hw npu --compression-ratio 1.2 \
+    --traces-in "$tmp/dense_traces.json" --setup-out "$tmp/x.json" --session "$tmp/s.qscope"
 if "$cli" --help | grep -qE "^  report +"; then # report and diff need the Qt build (not ASan's)
     expect 0 "pruning" -- report --session "$tmp/s.qscope" --out "$tmp/s.html"
     expect 1 "works on its pruned model" -- diff "$tmp/s.qscope" "$tmp/s.qscope" \

@@ -19,6 +19,7 @@
 #include "ui/dataset_picker.h"
 #include "ui/features/calibration/calibration.h"
 #include "ui/features/calibration/calibration_controller.h"
+#include "ui/features/compare/compare_feature.h"
 #include "ui/features/hessian/hessian_cache.h"
 #include "ui/features/hessian/hessian_state.h"
 #include "ui/features/pruning/pruning_controller.h"
@@ -499,6 +500,13 @@ TEST_F(PruningGuiTest, ThePrunedModelContinuesThroughQuantizationInTheSameSessio
     EXPECT_EQ(pruning().overlay().item<PruningEntryItem>(kHeadEntry)->label(),
               QStringLiteral("64 → %1").arg(headKept));
 
+    // The session saved before is of the dense graph: not laid over the pruned one.
+    EXPECT_FALSE(m_window.feature<CompareFeature>().compareWith(sessionPath));
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("pruned model")))
+        << m_errors.front().toStdString();
+    m_errors.clear();
+
     // Quantize the pruned model: a choice, a calibration, the QDQ export.
     const auto& state = *document().quantization();
     int chosen = -1;
@@ -563,6 +571,12 @@ TEST_F(PruningGuiTest, ThePrunedModelContinuesThroughQuantizationInTheSameSessio
     EXPECT_TRUE(pruning().pruneAction()->isEnabled());
     EXPECT_TRUE(pruning().applyAction()->isEnabled());
     EXPECT_TRUE(panel().constraintBox(sectionOf(kHeadEntry))->isEnabled());
+    // The saved session now works on the pruned model: not laid over the dense graph either.
+    EXPECT_FALSE(m_window.feature<CompareFeature>().compareWith(sessionPath));
+    ASSERT_EQ(m_errors.size(), 1);
+    EXPECT_TRUE(m_errors.front().contains(QStringLiteral("works on the pruned model")))
+        << m_errors.front().toStdString();
+    m_errors.clear();
     EXPECT_TRUE(pruning().setTarget({true, 0.9}));
     EXPECT_FALSE(pruning().backToDense()); // nothing applied
     EXPECT_EQ(m_errors.size(), 1);

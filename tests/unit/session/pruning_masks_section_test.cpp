@@ -243,6 +243,28 @@ TEST(PruningMasksSection, AnAppliedSectionMakesTheSessionGraphThePrunedModel) {
     std::string diff;
     EXPECT_TRUE(graph::graphsEqual(*pruned, outcome->pruned, &diff)) << diff;
 
+    // The graph check: the pruned graph fits the applied session, the dense one does not, and
+    // a session whose pruning is not applied wants the dense graph.
+    EXPECT_TRUE(checkSessionGraph(*pruned, *session).ok());
+    const Result<void> denseRefused = checkSessionGraph(graph, *session);
+    ASSERT_FALSE(denseRefused.ok());
+    EXPECT_NE(denseRefused.error().toString().find("works on the pruned model"), std::string::npos)
+        << denseRefused.error().toString();
+    SessionFile unapplied = *session;
+    PruningMasksSection notApplied = read;
+    notApplied.applied = false;
+    setPruningMasksSection(unapplied, notApplied);
+    EXPECT_TRUE(checkSessionGraph(graph, unapplied).ok());
+    EXPECT_FALSE(checkSessionGraph(*pruned, unapplied).ok());
+    // A malformed "applied" is never read as the dense graph: sessionGraph names it.
+    SessionFile odd = *session;
+    odd.sections["pruning"]["applied"] = "yes";
+    EXPECT_TRUE(sessionHasAppliedPruning(odd));
+    const Result<graph::Graph> oddGraph = sessionGraph(graph, odd, progress);
+    ASSERT_FALSE(oddGraph.ok());
+    EXPECT_NE(oddGraph.error().toString().find("applied"), std::string::npos)
+        << oddGraph.error().toString();
+
     // Files written before "applied" existed read as not applied.
     nlohmann::json older = toJson(section);
     older.erase("applied");

@@ -9,6 +9,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMainWindow>
@@ -61,6 +62,19 @@ bool CompareFeature::compareWith(const QString& path) {
     if (m_document.isNull() || m_document->quantization() == nullptr) {
         m_context.reporter.error(tr("Cannot compare"), tr("No model is open."));
         return false;
+    }
+    if (m_document->isDerived() && path.endsWith(QStringLiteral(".qscope"), Qt::CaseInsensitive)) {
+        // The session's pruning check cannot see a pruned document beside a session of the
+        // dense model that was never pruned.
+        const Result<session::SessionFile> other =
+            session::readSessionFile(QFile::encodeName(path).toStdString());
+        if (other.ok() && !session::sessionHasAppliedPruning(*other)) {
+            m_context.reporter.error(
+                tr("Cannot compare with %1").arg(path),
+                tr("The document is the pruned model and that session works on the model file's "
+                   "graph: their quantizers are not at the same places."));
+            return false;
+        }
     }
     QApplication::setOverrideCursor(Qt::WaitCursor);
     Result<std::vector<quantization::QuantizerMark>> marks =

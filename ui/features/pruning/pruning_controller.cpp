@@ -33,6 +33,7 @@
 #include <QMainWindow>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QStringList>
 
 #include <memory>
 #include <set>
@@ -169,6 +170,7 @@ PruningController::PruningController(const FeatureContext& context)
     m_last.dataset.randomSamples = m_last.samples;
     connect(&m_context.session, &Session::documentChanged, this,
             &PruningController::onDocumentChanged);
+    connect(&m_context.session, &Session::openFailed, this, &PruningController::updateActions);
     connect(m_panel, &PruningPanel::pruneRequested, this, &PruningController::showDialog);
     connect(m_panel, &PruningPanel::constraintEdited, this,
             [this](int section, pruning::EntryConstraint constraint) {
@@ -237,8 +239,10 @@ void PruningController::updateActions() {
     if (m_prune != nullptr) {
         m_prune->setEnabled(open && !m_running && !applied);
         m_export->setEnabled(open && !m_exportJob->isRunning() && result != nullptr);
-        m_apply->setEnabled(result != nullptr && !applied && !m_running);
-        m_revert->setEnabled(applied && !m_running);
+        // One reopen at a time: edits made while it runs would be lost with the old document.
+        const bool opening = m_context.session.isOpening();
+        m_apply->setEnabled(result != nullptr && !applied && !m_running && !opening);
+        m_revert->setEnabled(applied && !m_running && !opening);
     }
     m_panel->pruneButton().setEnabled(open && !m_running && !applied);
 }
@@ -302,7 +306,8 @@ void PruningController::showDialog() {
 bool PruningController::prune(const pruning::PruningRequest& request) {
     GraphDocument* document = m_document.data();
     const PruningResult* current = document == nullptr ? nullptr : pruningResult(*document);
-    if (m_running || document == nullptr || (current != nullptr && current->applied)) {
+    if (m_running || document == nullptr || document->isDerived() ||
+        (current != nullptr && current->applied)) {
         m_context.reporter.error(tr("Cannot prune"), m_running ? tr("Pruning is already running.")
                                                      : document == nullptr
                                                          ? tr("Open a model first.")
@@ -474,12 +479,12 @@ void PruningController::exportPruned(const QString& path) {
 
 bool PruningController::continueWithPruned() {
     const PruningResult* result = m_document.isNull() ? nullptr : pruningResult(*m_document);
-    if (result == nullptr || result->applied || m_running) {
+    if (result == nullptr || result->applied || m_running || m_context.session.isOpening()) {
         m_context.reporter.error(tr("Cannot continue with the pruned model"),
                                  result == nullptr ? tr("Prune the model first (Compress ▸ "
                                                         "Prune…).")
-                                 : m_running       ? tr("Pruning is running.")
-                                                   : tr("The document is the pruned model."));
+                                 : result->applied ? tr("The document is the pruned model.")
+                                                   : tr("Pruning or an open is running."));
         return false;
     }
     reopenAs(tr("Continuing with the pruned %1").arg(m_document->fileName()), true);
@@ -488,10 +493,11 @@ bool PruningController::continueWithPruned() {
 
 bool PruningController::backToDense() {
     const PruningResult* result = m_document.isNull() ? nullptr : pruningResult(*m_document);
-    if (result == nullptr || !result->applied || m_running) {
+    if (result == nullptr || !result->applied || m_running || m_context.session.isOpening()) {
         m_context.reporter.error(tr("Cannot go back to the dense model"),
-                                 m_running ? tr("Pruning is running.")
-                                           : tr("The document is the model file's graph."));
+                                 result == nullptr || !result->applied
+                                     ? tr("The document is the model file's graph.")
+                                     : tr("Pruning or an open is running."));
         return false;
     }
     reopenAs(tr("Back to the dense %1").arg(m_document->fileName()), false);
@@ -510,6 +516,16 @@ void PruningController::reopenAs(const QString& title, bool applied) {
                                                             : quantization::QuantizationSettings{};
     const QString path = document.filePath();
     const int64_t before = document.info().parameterCount;
+    // What the other features kept belongs to the graph being replaced: named in the message.
+    QStringList dropped;
+    for (const auto& [key, state] : document.states()) {
+        if (key != kPruningKey && state != nullptr) {
+            dropped.push_back(key);
+        }
+    }
+    if (document.undoStack().count() > 0) {
+        dropped.push_back(tr("the undo history"));
+    }
     m_context.session.open(
         path, title,
         [source, run = next.run, outcome = next.outcome, applied, path, hash = document.modelHash(),
@@ -532,18 +548,23 @@ void PruningController::reopenAs(const QString& title, bool applied) {
             return Session::Opened{path, std::move(model)};
         },
         m_context.session.sessionPath(),
-        [this, applied, before] {
+        [this, applied, before, dropped] {
             GraphDocument* opened = m_context.session.document();
             // The session on disk still holds the earlier graph: the window shows it unsaved.
             opened->undoStack().resetClean();
-            m_context.window.statusBar()->showMessage(
+            QString message =
                 applied ? tr("The pruned model is the document: %1 -> %2 parameters; its "
                              "quantizers were placed anew")
                               .arg(before)
                               .arg(opened->info().parameterCount)
-                        : tr("The dense model is the document again; the pruning can be edited"),
-                kStatusMessageMs);
+                        : tr("The dense model is the document again; the pruning can be edited");
+            if (!dropped.isEmpty()) {
+                message += tr(" (not carried over: %1)").arg(dropped.join(QStringLiteral(", ")));
+            }
+            m_context.window.statusBar()->showMessage(message, kStatusMessageMs);
+            updateActions();
         });
+    updateActions();
 }
 
 void PruningController::showExportDialog() {
