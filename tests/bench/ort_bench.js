@@ -1,35 +1,40 @@
-// ONNX Runtime side of the executor benchmark: one intra-op thread, the same input.npy the
-// C++ benchmark wrote, median latency over REPEATS runs, and the difference to our output.npy:
-// max |ours - ort| / max |ort| (random-weight models can have tiny outputs, so an element-wise
-// relative error would divide by near-zero values).
+// ONNX Runtime side of the executor benchmark: THREADS intra-op threads (default 1), the same
+// input.npy the C++ benchmark wrote (float32 or int64, its batch), median latency over REPEATS
+// runs, the difference to our output.npy — max |ours - ort| / max |ort| (random-weight models can
+// have tiny outputs, so an element-wise relative error would divide by near-zero values) — and
+// the peak RSS of the process, with what node itself held before ONNX Runtime was loaded.
 //
-// usage: node ort_bench.js MODEL DIR [REPEATS]   (NODE_PATH must reach onnxruntime-node)
+// usage: node ort_bench.js MODEL DIR [REPEATS] [THREADS]   (NODE_PATH must reach onnxruntime-node)
 'use strict';
 const fs = require('fs');
 const path = require('path');
+
+const baselineRssMib = process.memoryUsage().rss / (1024 * 1024);
 const ort = require('onnxruntime-node');
 
 function readNpy(file) {
   const bytes = fs.readFileSync(file);
   const headerLength = bytes.readUInt16LE(8);
   const header = bytes.subarray(10, 10 + headerLength).toString('latin1');
-  if (!header.includes("'<f4'")) throw new Error(file + ': expected float32');
   const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim())
     .map((s) => parseInt(s, 10));
   const data = bytes.subarray(10 + headerLength);
-  const floats = new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
-  return { shape, floats };
+  const buffer = data.buffer.slice(data.byteOffset, data.byteOffset + data.length);
+  if (header.includes("'<f4'")) return { shape, type: 'float32', data: new Float32Array(buffer) };
+  if (header.includes("'<i8'")) return { shape, type: 'int64', data: new BigInt64Array(buffer) };
+  throw new Error(file + ': expected float32 or int64');
 }
 
 async function main() {
-  const [model, dir, repeatsText] = process.argv.slice(2);
+  const [model, dir, repeatsText, threadsText] = process.argv.slice(2);
   const repeats = parseInt(repeatsText || '10', 10);
+  const threads = parseInt(threadsText || '1', 10);
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
   });
   const input = readNpy(path.join(dir, 'input.npy'));
   const ours = readNpy(path.join(dir, 'output.npy'));
-  const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', input.floats, input.shape) };
+  const feeds = { [session.inputNames[0]]: new ort.Tensor(input.type, input.data, input.shape) };
   let result = await session.run(feeds);
   const times = [];
   for (let i = 0; i < repeats; ++i) {
@@ -42,11 +47,15 @@ async function main() {
   let maxDiff = 0;
   let maxAbs = 0;
   for (let i = 0; i < theirs.length; ++i) {
-    maxDiff = Math.max(maxDiff, Math.abs(ours.floats[i] - theirs[i]));
+    maxDiff = Math.max(maxDiff, Math.abs(ours.data[i] - theirs[i]));
     maxAbs = Math.max(maxAbs, Math.abs(theirs[i]));
   }
   const maxRel = maxAbs > 0 ? maxDiff / maxAbs : maxDiff;
-  console.log(JSON.stringify({ ort_ms: times[Math.floor(times.length / 2)], max_rel_diff: maxRel }));
+  const peakRssMib = process.resourceUsage().maxRSS / 1024;
+  console.log(JSON.stringify({
+    ort_ms: times[Math.floor(times.length / 2)], max_rel_diff: maxRel,
+    ort_peak_rss_mib: Math.round(peakRssMib), node_baseline_rss_mib: Math.round(baselineRssMib),
+  }));
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,9 +1,15 @@
 // Executor benchmark: median latency of one forward pass (batch 1, one thread by default), the
-// cost of one forward + VJP to every Conv output relative to one forward, and peak RSS. Writes
-// the input and output as .npy so ort_bench.js can time ONNX Runtime on the same input and
-// compare outputs.
+// cost of one forward + VJP to every Conv output (MatMul and Gemm outputs in a model without
+// Conv) relative to one forward, and peak RSS. Writes the input and output as .npy so
+// ort_bench.js can time ONNX Runtime on the same input and compare outputs, and the inputs of 1
+// and of K batches (run_1.npy, run_K.npy; K - 1 batches take about two seconds, 5 <= K <= 41)
+// for the whole-process `quantscope-cli run` figure. Peak RSS is taken after the forward runs,
+// before the VJP keeps every activation (reported apart).
+// Float inputs are random-normal, integer inputs (token ids) uniform in [0, 100).
 //
-// usage: qs_runtime_bench MODEL OUT_DIR [REPEATS] [THREADS]
+// usage: qs_runtime_bench MODEL OUT_DIR [REPEATS] [THREADS] [BATCH] [DIMS]
+//   DIMS: the first input's dims after the batch, e.g. 3,640,640 for a model whose spatial
+//   dims are dynamic (default: the model's, dynamic ones 1)
 
 #include "core/onnx/model_io.h"
 #include "core/runtime/batching.h"
@@ -12,15 +18,44 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <random>
+#include <sstream>
+#include <string_view>
 #include <sys/resource.h>
 
 namespace {
 
 using namespace qs;
 using Clock = std::chrono::steady_clock;
+
+/// `count` samples of `input`'s shape (batch first): random-normal floats, or for integer inputs
+/// (token ids) seeded values in [0, 100).
+runtime::Tensor sampleInput(const graph::Value& input, runtime::Shape shape, uint64_t seed) {
+    if (input.dtype != graph::DataType::Int64) {
+        return runtime::randomNormal(std::move(shape), seed);
+    }
+    runtime::Tensor ids = runtime::Tensor::allocate(graph::DataType::Int64, std::move(shape));
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int64_t> token(0, 99);
+    for (int64_t i = 0; i < ids.numElements(); ++i) {
+        ids.mutableData<int64_t>()[i] = token(rng);
+    }
+    return ids;
+}
+
+/// "3,640,640" -> {3, 640, 640}.
+std::vector<int64_t> parseDims(const std::string& text) {
+    std::vector<int64_t> dims;
+    std::stringstream stream(text);
+    for (std::string part; std::getline(stream, part, ',');) {
+        dims.push_back(std::stoll(part));
+    }
+    return dims;
+}
 
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
@@ -42,7 +77,10 @@ int main(int argc, char** argv) {
     const std::filesystem::path model = argv[1];
     const std::filesystem::path outDir = argv[2];
     const int repeats = argc > 3 ? std::stoi(argv[3]) : 10;
-    runtime::setNumThreads(argc > 4 ? std::stoi(argv[4]) : 1);
+    const int threads = argc > 4 ? std::stoi(argv[4]) : 1;
+    runtime::setNumThreads(threads);
+    const int64_t batch = argc > 5 ? std::stoll(argv[5]) : 1;
+    const std::vector<int64_t> dims = argc > 6 ? parseDims(argv[6]) : std::vector<int64_t>{};
 
     std::filesystem::create_directories(outDir);
     auto graph = onnx::importModel(model);
@@ -54,11 +92,15 @@ int main(int argc, char** argv) {
         return fail(exec.error());
     }
     const graph::Value& input = exec->graph().value(exec->inputIds()[0]);
-    auto shape = runtime::concreteInputShape(input, 1);
+    auto shape = runtime::concreteInputShape(input, batch);
     if (!shape.ok()) {
         return fail(shape.error());
     }
-    const runtime::Tensor x = runtime::randomNormal(*shape, 42);
+    if (!dims.empty()) {
+        shape->resize(1);
+        shape->insert(shape->end(), dims.begin(), dims.end());
+    }
+    const runtime::Tensor x = sampleInput(input, *shape, 42);
     std::vector<double> forwardMs;
     runtime::RunStats stats;
     std::vector<runtime::Tensor> outputs;
@@ -74,13 +116,21 @@ int main(int argc, char** argv) {
             forwardMs.push_back(ms);
         }
     }
+    rusage forwardUsage{};
+    getrusage(RUSAGE_SELF, &forwardUsage);
     // Forward + VJP to every Conv output: seed the final output with ones and back-propagate;
     // the backward pass computes activation gradients at every Conv output on the way.
     std::vector<double> vjpMs;
     std::vector<graph::ValueId> convOutputs;
-    for (const graph::NodeId id : exec->graph().nodeIds()) {
-        if (exec->graph().node(id).opType == "Conv") {
-            convOutputs.push_back(exec->graph().node(id).outputs[0]);
+    for (const char* type : {"Conv", "MatMul"}) {
+        for (const graph::NodeId id : exec->graph().nodeIds()) {
+            const std::string& op = exec->graph().node(id).opType;
+            if (op == type || (std::string_view(type) == "MatMul" && op == "Gemm")) {
+                convOutputs.push_back(exec->graph().node(id).outputs[0]);
+            }
+        }
+        if (!convOutputs.empty()) {
+            break;
         }
     }
     const int vjpRepeats = std::max(1, repeats / 3);
@@ -119,14 +169,29 @@ int main(int argc, char** argv) {
     if (!wroteIn.ok() || !wroteOut.ok()) {
         return fail(wroteIn.ok() ? wroteOut.error() : wroteIn.error());
     }
+    const double fwd = median(forwardMs);
+    constexpr double kRunFigureMs = 2000.0;
+    const int64_t runBatches = std::clamp<int64_t>(
+        1 + static_cast<int64_t>(std::ceil(kRunFigureMs / std::max(fwd, 1e-3))), 5, 41);
+    for (const int64_t batches : {int64_t{1}, runBatches}) {
+        runtime::Shape many = *shape;
+        many[0] = batch * batches;
+        const std::string name = batches == 1 ? "run_1.npy" : "run_k.npy";
+        if (auto wrote = runtime::writeNpy(sampleInput(input, many, 7), outDir / name);
+            !wrote.ok()) {
+            return fail(wrote.error());
+        }
+    }
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const double fwd = median(forwardMs);
     const double fwdVjp = median(vjpMs);
-    std::cout << "{\"model\": \"" << model.stem().string() << "\", \"forward_ms\": " << fwd
+    std::cout << "{\"model\": \"" << model.stem().string() << "\", \"threads\": " << threads
+              << ", \"batch\": " << batch << ", \"forward_ms\": " << fwd
               << ", \"forward_min_ms\": " << *std::min_element(forwardMs.begin(), forwardMs.end())
               << ", \"forward_vjp_ms\": " << fwdVjp << ", \"vjp_ratio\": " << fwdVjp / fwd
               << ", \"peak_activation_kib\": " << stats.peakActivationBytes / 1024
-              << ", \"peak_rss_mib\": " << usage.ru_maxrss / 1024 << "}\n";
+              << ", \"peak_rss_mib\": " << forwardUsage.ru_maxrss / 1024
+              << ", \"vjp_peak_rss_mib\": " << usage.ru_maxrss / 1024
+              << ", \"run_batches\": " << runBatches << "}\n";
     return 0;
 }

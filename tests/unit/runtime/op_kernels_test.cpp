@@ -261,6 +261,42 @@ TEST(Resize, TfCropAndResizeSamplesTheRoiAndExtrapolates) {
     EXPECT_NE(noRoi.error().toString().find("roi"), std::string::npos);
 }
 
+TEST(Resize, ThePlanePathEqualsTheGenericOneBitForBit) {
+    // NCHW with only H and W resized runs plane by plane on the threads; the same data as
+    // [1, N, C, H, W] takes the generic path. Both must give the same floats, for every mode.
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal;
+    std::vector<float> values(2 * 3 * 5 * 7);
+    for (float& v : values) {
+        v = normal(rng);
+    }
+    const Tensor x4 = Tensor::fromVector<float>({2, 3, 5, 7}, values);
+    const Tensor x5 = Tensor::fromVector<float>({1, 2, 3, 5, 7}, values);
+    const Tensor scales4 = Tensor::fromVector<float>({4}, {1.0F, 1.0F, 2.0F, 1.5F});
+    const Tensor scales5 = Tensor::fromVector<float>({5}, {1.0F, 1.0F, 1.0F, 2.0F, 1.5F});
+    for (const char* mode : {"nearest", "linear", "cubic"}) {
+        for (const char* transform : {"half_pixel", "align_corners", "asymmetric"}) {
+            const std::vector<graph::Attribute> attributes{
+                stringAttribute("mode", mode),
+                stringAttribute("coordinate_transformation_mode", transform)};
+            auto generic = makeRun("Resize", {x5, Tensor(), scales5}, attributes).forward();
+            ASSERT_TRUE(generic.ok()) << generic.error().toString();
+            for (const int threads : {1, 2}) {
+                setNumThreads(threads);
+                auto planes = makeRun("Resize", {x4, Tensor(), scales4}, attributes).forward();
+                ASSERT_TRUE(planes.ok()) << planes.error().toString();
+                ASSERT_EQ((*planes)[0].shape(), (Shape{2, 3, 10, 10}));
+                ASSERT_EQ((*planes)[0].numElements(), (*generic)[0].numElements());
+                for (int64_t i = 0; i < (*planes)[0].numElements(); ++i) {
+                    ASSERT_EQ((*planes)[0].data<float>()[i], (*generic)[0].data<float>()[i])
+                        << mode << " " << transform << ", " << threads << " threads, element " << i;
+                }
+            }
+        }
+    }
+    setNumThreads(0);
+}
+
 /// x -> QuantizeLinear(scale 0.1, int8 zero point 0) -> DequantizeLinear -> y.
 graph::Graph makeFakeQuant() {
     graph::Graph g;
