@@ -4,12 +4,14 @@
 
 #include "core/graph/graph.h"
 #include "core/runtime/dataset_request.h"
+#include "core/session/session_file.h"
 #include "core/support/error.h"
 #include "core/support/progress.h"
 
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace qs::cli {
@@ -55,6 +57,11 @@ void addInputShapeOption(CLI::App& app, runtime::DatasetRequest& request);
 /// Imports `path` with the request's --input-shape overrides; errors name the model file.
 Result<graph::Graph> importModelFor(const std::string& path,
                                     const runtime::DatasetRequest& request);
+
+/// The session file at `sessionPath` when it exists, checked to be saved for the model at
+/// `modelPath` (errors name --session); nothing when there is no such file yet.
+Result<std::optional<session::SessionFile>> readSessionFor(const std::string& sessionPath,
+                                                           const std::string& modelPath);
 
 /// importModelFor, then — when `sessionPath` names an existing session whose pruning is applied
 /// (`prune --session`, the GUI's Continue with Pruned Model) — the pruned graph that session

@@ -119,12 +119,10 @@ Result<void> writeSimulation(const graph::Graph& graph, const compression::Compr
 /// stay (a new session is created for the model when the file does not exist).
 Result<void> writeSession(const CompressOptions& options,
                           const compression::CompressionPlan& plan) {
-    session::SessionFile file;
-    if (std::filesystem::exists(options.sessionPath)) {
-        QS_ASSIGN_OR_RETURN(file, session::readSessionFile(options.sessionPath));
-        QS_TRY(session::checkSessionModel(file, options.modelPath)
-                   .context("--session '" + options.sessionPath + "'"));
-    } else {
+    QS_ASSIGN_OR_RETURN(std::optional<session::SessionFile> saved,
+                        readSessionFor(options.sessionPath, options.modelPath));
+    session::SessionFile file = saved ? std::move(*saved) : session::SessionFile{};
+    if (!saved) {
         file.modelPath = std::filesystem::absolute(options.modelPath).string();
         QS_ASSIGN_OR_RETURN(file.modelHash, session::hashModelFile(options.modelPath));
     }

@@ -83,6 +83,16 @@ Result<graph::Graph> importModelFor(const std::string& path,
     return onnx::importModel(path, options).context("model '" + path + "'");
 }
 
+Result<std::optional<session::SessionFile>> readSessionFor(const std::string& sessionPath,
+                                                           const std::string& modelPath) {
+    if (!std::filesystem::exists(sessionPath)) {
+        return std::optional<session::SessionFile>();
+    }
+    QS_ASSIGN_OR_RETURN(session::SessionFile saved, session::readSessionFile(sessionPath));
+    QS_TRY(session::checkSessionModel(saved, modelPath).context("--session '" + sessionPath + "'"));
+    return std::optional<session::SessionFile>(std::move(saved));
+}
+
 Result<graph::Graph> importSessionModel(const std::string& path,
                                         const runtime::DatasetRequest& request,
                                         const std::string& sessionPath) {

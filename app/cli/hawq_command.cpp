@@ -163,12 +163,8 @@ Result<void> writeOutputs(const HawqOptions& options, const graph::Graph& model,
 /// sections (and its view) are kept when it exists and belongs to MODEL.
 Result<void> writeSession(const HawqOptions& options, const mixed_precision::HawqRequest& request,
                           const mixed_precision::HawqOutcome& outcome) {
-    std::optional<session::SessionFile> saved;
-    if (std::filesystem::exists(options.sessionPath)) {
-        QS_ASSIGN_OR_RETURN(saved, session::readSessionFile(options.sessionPath));
-        QS_TRY(session::checkSessionModel(*saved, options.modelPath)
-                   .context("--session '" + options.sessionPath + "'"));
-    }
+    QS_ASSIGN_OR_RETURN(std::optional<session::SessionFile> saved,
+                        readSessionFor(options.sessionPath, options.modelPath));
     QS_ASSIGN_OR_RETURN(const std::string hash, session::hashModelFile(options.modelPath));
     QS_ASSIGN_OR_RETURN(session::SessionFile file,
                         session::captureSession(options.modelPath, hash, outcome.state));

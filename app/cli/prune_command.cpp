@@ -130,12 +130,10 @@ Result<pruning::PruningRequest> requestFromFlags(const PruneOptions& options) {
 /// The session --session names, for MODEL: read when it exists (saved for this model), else new
 /// with --hw's quantization settings.
 Result<session::SessionFile> sessionToPrune(const PruneOptions& options, std::string hash) {
-    session::SessionFile file;
-    if (std::filesystem::exists(options.sessionPath)) {
-        QS_ASSIGN_OR_RETURN(file, session::readSessionFile(options.sessionPath));
-        QS_TRY(session::checkSessionModel(file, options.modelPath)
-                   .context("--session '" + options.sessionPath + "'"));
-    } else {
+    QS_ASSIGN_OR_RETURN(std::optional<session::SessionFile> saved,
+                        readSessionFor(options.sessionPath, options.modelPath));
+    session::SessionFile file = saved ? std::move(*saved) : session::SessionFile{};
+    if (!saved) {
         file.settings.hw = options.hw;
     }
     file.modelPath = std::filesystem::absolute(options.modelPath).string();

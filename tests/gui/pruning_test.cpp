@@ -158,8 +158,8 @@ TEST_F(PruningGuiTest, PruneFillsTheDockAndTheGraph) {
     EXPECT_GE(sectionOf(kHeadEntry), 0);
     EXPECT_EQ(run.analysis.metric, pruning::ImportanceMetric::Lfh);
     EXPECT_EQ(run.analysis.samples, 4);
-    ASSERT_EQ(run.hessian.size(), 2U);
-    EXPECT_EQ(run.hessian[static_cast<size_t>(sectionOf(kHeadEntry))].size(), 64U);
+    ASSERT_EQ(run.analysis.hessian.size(), 2U);
+    EXPECT_EQ(run.analysis.hessian[static_cast<size_t>(sectionOf(kHeadEntry))].size(), 64U);
     EXPECT_EQ(hessianCache(document())->fetches(), 1);
     EXPECT_GT(hessianCache(document())->stats().sweeps, 0);
     const pruning::PruningOutcome& outcome = *result().outcome;
@@ -340,7 +340,7 @@ TEST_F(PruningGuiTest, ThePruningIsSavedInTheSessionAndComesBack) {
     ASSERT_TRUE(
         pruning().setConstraint(sectionOf(kHeadEntry), {pruning::EntryConstraint::Kind::Keep, 4}));
     const pruning::PruningOutcome saved = *result().outcome;
-    const std::vector<std::vector<double>> hessian = result().run->hessian;
+    const std::vector<std::vector<double>> hessian = result().run->analysis.hessian;
 
     const QString path = m_dir.filePath(QStringLiteral("pruned.qscope"));
     ASSERT_TRUE(m_window.sessions().saveSessionTo(path));
@@ -356,8 +356,8 @@ TEST_F(PruningGuiTest, ThePruningIsSavedInTheSessionAndComesBack) {
     EXPECT_EQ(restored->outcome->prunedBytes, saved.prunedBytes);
     EXPECT_EQ(restored->target.value, 0.8);
     EXPECT_EQ(restored->run->analysis.metric, pruning::ImportanceMetric::Lfh);
-    EXPECT_EQ(restored->run->hessian, hessian);
-    EXPECT_EQ(hessianCache(document())->fetches(), 0); // no Hessian recomputed
+    EXPECT_EQ(restored->run->analysis.hessian, hessian); // from the saved H_c
+    EXPECT_EQ(hessianCache(document())->fetches(), 0);   // no Hessian recomputed
     // The dock, the overlay and the export work on the restored pruning as on a fresh one.
     EXPECT_EQ(panel().table().rowCount(), 2);
     EXPECT_EQ(panel().keptBox(sectionOf(kHeadEntry))->value(), 4);

@@ -117,7 +117,6 @@ Result<PruneJobResult> runPruneJob(const graph::Graph& model, HessianCache& cach
                         pruning::constraintsFor(run->analysis, request));
     QS_ASSIGN_OR_RETURN(pruning::PruningOutcome outcome,
                         pruning::computePruningMasks(run->analysis, request.target, constraints));
-    run->hessian = run->analysis.hessian;
     request.scores.reset(); // kept as H_c per section; the per-sample lists are not needed
     run->request = std::move(request);
     run->modelHash = modelHash;

@@ -75,7 +75,7 @@ std::optional<nlohmann::json> PruningState::sessionSection() const {
     pruning::PruningRequest request = run.request;
     request.target = m_result.target;
     session::PruningMasksSection section = session::capturePruning(
-        request, run.analysis, *m_result.outcome, run.hessian, run.modelHash);
+        request, run.analysis, *m_result.outcome, run.analysis.hessian, run.modelHash);
     section.applied = m_result.applied;
     return session::toJson(section);
 }
@@ -185,9 +185,6 @@ Result<void> restorePruning(GraphDocument& document) {
     run->request = std::move(restored.request);
     run->request.scores.reset();
     run->analysis = std::move(restored.analysis);
-    for (const session::PruningMasksSection::Section& s : section.sections) {
-        run->hessian.push_back(s.hessian);
-    }
     run->modelHash = section.modelHash;
     run->index();
     PruningResult result;

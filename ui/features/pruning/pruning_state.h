@@ -28,7 +28,6 @@ inline constexpr QLatin1String kPruningKey("pruning");
 struct PruningRun {
     pruning::PruningRequest request; ///< as run (without the precomputed scores)
     pruning::PruningAnalysis analysis;
-    std::vector<std::vector<double>> hessian; ///< H_c per section (lfh), else empty lists
     std::string modelHash;
     double seconds = 0.0;
 
