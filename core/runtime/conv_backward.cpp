@@ -175,9 +175,16 @@ Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Te
     const float* y = output.data<float>();
     const float* dy = outputGrad.data<float>();
     float* out = masked.mutableData<float>();
-    for (int64_t i = 0; i < masked.numElements(); ++i) {
-        out[i] = (y[i] > e.lo && y[i] < e.hi) ? dy[i] : 0.0F;
-    }
+    const float lo = e.lo;
+    const float hi = e.hi;
+    parallelFor(masked.numElements(), 1 << 14, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            // Unconditional loads and a non-short-circuit test: the loop vectorises.
+            const float g = dy[i];
+            const float v = y[i];
+            out[i] = static_cast<int>(v > lo) & static_cast<int>(v < hi) ? g : 0.0F;
+        }
+    });
     return masked;
 }
 

@@ -47,9 +47,11 @@ Result<std::vector<Tensor>> unaryFloatVjp(const OpContext& ctx, std::span<const 
     const float* py = outputs[0].data<float>();
     const float* dy = outputGrads[0].data<float>();
     float* dst = dx.mutableData<float>();
-    for (int64_t i = 0; i < x.numElements(); ++i) {
-        dst[i] = dy[i] * static_cast<float>(d(px[i], py[i]));
-    }
+    parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            dst[i] = dy[i] * static_cast<float>(d(px[i], py[i]));
+        }
+    });
     std::vector<Tensor> grads(ctx.numInputs());
     grads[0] = dx;
     return grads;
@@ -107,10 +109,12 @@ Result<std::vector<Tensor>> broadcastVjp(const OpContext& ctx, std::span<const T
         Tensor db = allocateFloat(b.shape());
         float* pda = da.mutableData<float>();
         float* pdb = db.mutableData<float>();
-        for (int64_t i = 0; i < a.numElements(); ++i) {
-            pda[i] = dy[i] * static_cast<float>(fa(pa[i], pb[i], py[i]));
-            pdb[i] = dy[i] * static_cast<float>(fb(pa[i], pb[i], py[i]));
-        }
+        parallelFor(a.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                pda[i] = dy[i] * static_cast<float>(fa(pa[i], pb[i], py[i]));
+                pdb[i] = dy[i] * static_cast<float>(fb(pa[i], pb[i], py[i]));
+            }
+        });
         return std::vector<Tensor>{da, db};
     }
     auto plan = makeBroadcastPlan({outputs[0].shape(), a.shape(), b.shape()});

@@ -5,8 +5,10 @@
 
 #include "core/graph/attribute.h"
 #include "core/runtime/op.h"
+#include "core/runtime/parallel.h"
 #include "core/runtime/tensor.h"
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <string>
@@ -49,52 +51,92 @@ void forEachBroadcast(const BroadcastPlan& plan, Fn&& fn) {
     }
 }
 
-/// Fast two-input broadcast: the innermost collapsed dim runs as a tight loop.
-template <typename A, typename B, typename R, typename Op>
-void broadcastBinary(const BroadcastPlan& plan, const A* a, const B* b, R* out, Op op) {
-    const size_t rank = plan.dims.size();
-    const int64_t inner = plan.dims.back();
-    const int64_t sa = plan.strides[0].back();
-    const int64_t sb = plan.strides[1].back();
-    const int64_t outer = shapeNumElements(plan.outShape) / std::max<int64_t>(inner, 1);
-    std::vector<int64_t> counter(rank, 0);
+/// Where one row (innermost collapsed dim) of a broadcast starts in each of two inputs, advanced
+/// row by row as an odometer over the outer dims.
+struct BroadcastRowCursor {
+    const BroadcastPlan& plan;
+    std::vector<int64_t> counter;
     int64_t offA = 0;
     int64_t offB = 0;
-    for (int64_t o = 0; o < outer; ++o) {
-        R* dst = out + o * inner;
-        const A* pa = a + offA;
-        const B* pb = b + offB;
-        if (sa == 1 && sb == 1) {
-            for (int64_t i = 0; i < inner; ++i) {
-                dst[i] = op(pa[i], pb[i]);
-            }
-        } else if (sa == 1) {
-            const B vb = pb[0];
-            for (int64_t i = 0; i < inner; ++i) {
-                dst[i] = op(pa[i], vb);
-            }
-        } else if (sb == 1) {
-            const A va = pa[0];
-            for (int64_t i = 0; i < inner; ++i) {
-                dst[i] = op(va, pb[i]);
-            }
-        } else {
-            const R value = op(pa[0], pb[0]);
-            for (int64_t i = 0; i < inner; ++i) {
-                dst[i] = value;
-            }
+
+    /// The cursor at row `row`: its index over the outer dims, unravelled.
+    BroadcastRowCursor(const BroadcastPlan& broadcast, int64_t row)
+        : plan(broadcast)
+        , counter(broadcast.dims.size(), 0) {
+        auto rest = static_cast<size_t>(row);
+        for (size_t d = plan.dims.size() - 1; d-- > 0;) {
+            const auto dim = static_cast<size_t>(plan.dims[d]);
+            counter[d] = static_cast<int64_t>(rest % dim);
+            rest /= dim;
+            offA += counter[d] * plan.strides[0][d];
+            offB += counter[d] * plan.strides[1][d];
         }
-        for (size_t d = rank - 1; d-- > 0;) {
+    }
+
+    void next() {
+        for (size_t d = plan.dims.size() - 1; d-- > 0;) {
             offA += plan.strides[0][d];
             offB += plan.strides[1][d];
             if (++counter[d] < plan.dims[d]) {
-                break;
+                return;
             }
             offA -= plan.strides[0][d] * plan.dims[d];
             offB -= plan.strides[1][d] * plan.dims[d];
             counter[d] = 0;
         }
     }
+};
+
+/// dst[i] = op(a, b) for i in [first, last) of one row; sa and sb are the inputs' strides along
+/// the row (1, or 0 for a broadcast input).
+template <typename A, typename B, typename R, typename Op>
+void broadcastRow(R* dst, const A* pa, const B* pb, int64_t sa, int64_t sb, int64_t first,
+                  int64_t last, Op& op) {
+    if (sa == 1 && sb == 1) {
+        for (int64_t i = first; i < last; ++i) {
+            dst[i] = op(pa[i], pb[i]);
+        }
+    } else if (sa == 1) {
+        const B vb = pb[0];
+        for (int64_t i = first; i < last; ++i) {
+            dst[i] = op(pa[i], vb);
+        }
+    } else if (sb == 1) {
+        const A va = pa[0];
+        for (int64_t i = first; i < last; ++i) {
+            dst[i] = op(va, pb[i]);
+        }
+    } else {
+        const R value = op(pa[0], pb[0]);
+        for (int64_t i = first; i < last; ++i) {
+            dst[i] = value;
+        }
+    }
+}
+
+/// Fast two-input broadcast: the innermost collapsed dim runs as a tight loop, and the threads
+/// split the output into contiguous element ranges (a flat Mul of two equal shapes is one row, so
+/// rows alone would leave it on one thread).
+template <typename A, typename B, typename R, typename Op>
+void broadcastBinary(const BroadcastPlan& plan, const A* a, const B* b, R* out, Op op) {
+    const int64_t inner = std::max<int64_t>(plan.dims.back(), 1);
+    const int64_t sa = plan.strides[0].back();
+    const int64_t sb = plan.strides[1].back();
+    const int64_t total = shapeNumElements(plan.outShape);
+    parallelFor(total, int64_t{1} << 14, [&](int64_t begin, int64_t end) {
+        int64_t row = begin / inner;
+        BroadcastRowCursor cursor(plan, row);
+        int64_t first = begin % inner;
+        while (begin < end) {
+            const int64_t last = std::min(inner, first + (end - begin));
+            broadcastRow(out + row * inner, a + cursor.offA, b + cursor.offB, sa, sb, first, last,
+                         op);
+            begin += last - first;
+            first = 0;
+            ++row;
+            cursor.next();
+        }
+    });
 }
 
 /// Sums a gradient of the broadcast output shape down to `shape` (float).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -116,6 +117,99 @@ inline void microKernel(int64_t depth, const float* a, const float* b, int64_t b
     store(3, c30, c31);
     store(4, c40, c41);
     store(5, c50, c51);
+}
+
+/// Whether wideMicroKernel may run: the processor and the OS support AVX-512F (checked once) and
+/// setWideGemmKernel has not turned it off.
+std::atomic<bool>& wideKernelSwitch() {
+    static std::atomic<bool> enabled{__builtin_cpu_supports("avx512f") != 0};
+    return enabled;
+}
+
+/// Row `row` of a 6 x 32 tile (columns 0-15 in lo, 16-31 in hi), stored as microKernel does.
+__attribute__((target("avx512f"))) inline void
+wideStoreRow(const TileStore& how, float* tile, int64_t ldt, int64_t row, __m512 lo, __m512 hi) {
+    if (row >= how.rows) {
+        return;
+    }
+    float* dst = tile + row * ldt;
+    if (how.accumulate) {
+        lo = _mm512_add_ps(lo, _mm512_loadu_ps(dst));
+        hi = _mm512_add_ps(hi, _mm512_loadu_ps(dst + kGemmCols));
+    }
+    if (how.finish) {
+        if (how.bias != nullptr) {
+            const __m512 bias = _mm512_set1_ps(how.bias[row]);
+            lo = _mm512_add_ps(lo, bias);
+            hi = _mm512_add_ps(hi, bias);
+        }
+        if (how.residual != nullptr) {
+            lo = _mm512_add_ps(lo, _mm512_loadu_ps(how.residual + row * ldt));
+            hi = _mm512_add_ps(hi, _mm512_loadu_ps(how.residual + row * ldt + kGemmCols));
+        }
+        const __m512 lower = _mm512_set1_ps(how.lo);
+        const __m512 upper = _mm512_set1_ps(how.hi);
+        lo = _mm512_min_ps(_mm512_max_ps(lo, lower), upper);
+        hi = _mm512_min_ps(_mm512_max_ps(hi, lower), upper);
+    }
+    _mm512_storeu_ps(dst, lo);
+    _mm512_storeu_ps(dst + kGemmCols, hi);
+}
+
+/// The 6 x 32 tile of two adjacent strips, b0 and b1 (16 columns each, row stride bStep), in
+/// AVX-512 registers: where the processor has 512-bit multiply-adds (ONNX Runtime's MLAS uses them
+/// there too) twice the columns per step of microKernel. Each element sees the same multiply-adds
+/// in the same order as in microKernel, and the same epilogue, so the results are bit-identical.
+__attribute__((target("avx512f"))) void wideMicroKernel(int64_t depth, const float* a,
+                                                        const float* b0, const float* b1,
+                                                        int64_t bStep, float* tile, int64_t ldt,
+                                                        const TileStore& how, const float* nextA) {
+    __m512 c00 = _mm512_setzero_ps();
+    __m512 c01 = _mm512_setzero_ps();
+    __m512 c10 = _mm512_setzero_ps();
+    __m512 c11 = _mm512_setzero_ps();
+    __m512 c20 = _mm512_setzero_ps();
+    __m512 c21 = _mm512_setzero_ps();
+    __m512 c30 = _mm512_setzero_ps();
+    __m512 c31 = _mm512_setzero_ps();
+    __m512 c40 = _mm512_setzero_ps();
+    __m512 c41 = _mm512_setzero_ps();
+    __m512 c50 = _mm512_setzero_ps();
+    __m512 c51 = _mm512_setzero_ps();
+    for (int64_t k = 0; k < depth; ++k) {
+        if (nextA != nullptr) {
+            __builtin_prefetch(nextA + k * kGemmRows);
+        }
+        const __m512 x0 = _mm512_loadu_ps(b0);
+        const __m512 x1 = _mm512_loadu_ps(b1);
+        __m512 av = _mm512_set1_ps(a[0]);
+        c00 = _mm512_fmadd_ps(av, x0, c00);
+        c01 = _mm512_fmadd_ps(av, x1, c01);
+        av = _mm512_set1_ps(a[1]);
+        c10 = _mm512_fmadd_ps(av, x0, c10);
+        c11 = _mm512_fmadd_ps(av, x1, c11);
+        av = _mm512_set1_ps(a[2]);
+        c20 = _mm512_fmadd_ps(av, x0, c20);
+        c21 = _mm512_fmadd_ps(av, x1, c21);
+        av = _mm512_set1_ps(a[3]);
+        c30 = _mm512_fmadd_ps(av, x0, c30);
+        c31 = _mm512_fmadd_ps(av, x1, c31);
+        av = _mm512_set1_ps(a[4]);
+        c40 = _mm512_fmadd_ps(av, x0, c40);
+        c41 = _mm512_fmadd_ps(av, x1, c41);
+        av = _mm512_set1_ps(a[5]);
+        c50 = _mm512_fmadd_ps(av, x0, c50);
+        c51 = _mm512_fmadd_ps(av, x1, c51);
+        a += kGemmRows;
+        b0 += bStep;
+        b1 += bStep;
+    }
+    wideStoreRow(how, tile, ldt, 0, c00, c01);
+    wideStoreRow(how, tile, ldt, 1, c10, c11);
+    wideStoreRow(how, tile, ldt, 2, c20, c21);
+    wideStoreRow(how, tile, ldt, 3, c30, c31);
+    wideStoreRow(how, tile, ldt, 4, c40, c41);
+    wideStoreRow(how, tile, ldt, 5, c50, c51);
 }
 
 /// Sums of one stream of steps of columnKernel: column j of the tile, row r in lane r. Named
@@ -303,6 +397,19 @@ void edgeKernel(int64_t depth, const float* a, const float* b, int64_t ldb, int6
 }
 
 constexpr int64_t kCompactEdgeCols = 0;
+
+std::atomic<bool>& wideKernelSwitch() {
+    static std::atomic<bool> enabled{false}; // no AVX-512 kernel in the portable build
+    return enabled;
+}
+
+void wideMicroKernel(int64_t depth, const float* a, const float* b0, const float* b1, int64_t bStep,
+                     float* tile, int64_t ldt, const TileStore& how, const float* nextA) {
+    microKernel(depth, a, b0, bStep, tile, ldt, how, nextA);
+    TileStore right = how;
+    right.residual = how.residual != nullptr ? how.residual + kGemmCols : nullptr;
+    microKernel(depth, a, b1, bStep, tile + kGemmCols, ldt, right, nullptr);
+}
 #endif
 
 /// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
@@ -317,6 +424,7 @@ struct TileJob {
     const float* edge = nullptr; ///< the edge strip copied out (row stride edgeStride), or nullptr
     int64_t edgeStride = kGemmCols;
     int64_t bStep = kGemmCols; ///< floats from one row of a B strip to the next
+    bool wide = false;         ///< two full strips at a time through wideMicroKernel
 
     /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
     /// column col0: full-width tiles in place, a narrower last one through a scratch tile. The
@@ -338,8 +446,26 @@ struct TileJob {
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
             }
+            if (wide && s + 1 < strips && n - col >= 2 * kGemmCols) {
+                wideMicroKernel(depth, a, b + s * stripStride, b + (s + 1) * stripStride, bStep,
+                                c + col, out.ldc, how, s == 0 ? nextA : nullptr);
+                ++s;
+                continue;
+            }
             microKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how,
                         s == 0 ? nextA : nullptr);
+        }
+    }
+
+    /// `strips` strips from column col0 against every A panel of the depth block at `a` (panel
+    /// stride kGemmRows k). The first strips of a block bring A in, prefetching panel by panel;
+    /// later ones find it in L2.
+    void runStrips(int64_t depth, const float* a, int64_t k, const float* b, int64_t stripStride,
+                   int64_t strips, bool bringA, int64_t col0) const {
+        for (int64_t row = 0; row < m; row += kGemmRows) {
+            const float* panel = a + row * k;
+            const float* nextA = bringA && row + kGemmRows < m ? panel + kGemmRows * k : nullptr;
+            runPanel(depth, panel, nextA, b, stripStride, strips, row, col0);
         }
     }
 
@@ -414,10 +540,14 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     const int64_t edgeCols = j0 + count == n ? count % kGemmCols : 0;
     const int64_t edgeStride = edgeCols <= 4 ? edgeCols : 8;
     std::array<float, kDepthBlock * kCompactEdgeCols> edge{};
+    const bool wide = wideKernelSwitch().load(std::memory_order_relaxed);
+    // Strips per pass of the deep order: a pair when the wide kernel takes two at once.
+    const int64_t stripsPerPass = wide ? 2 : 1;
     for (int64_t k0 = 0; k0 < k; k0 += step) {
         const int64_t depth = std::min(step, k - k0);
         TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
         job.bStep = layout.rowStep;
+        job.wide = wide;
         const float* b = strips + k0 * layout.rowStep;
         const int64_t stripStride = layout.stripStep;
         if (edgeCols > 0 && edgeCols <= kCompactEdgeCols) {
@@ -436,20 +566,31 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
             }
             continue;
         }
-        // Deep: one B strip (L1) against every A panel (L2), as in BLIS.
-        for (int64_t s = 0; s < stripCount; ++s) {
-            for (int64_t row = 0; row < m; row += kGemmRows) {
-                const float* a = packedA + (row * k + k0 * kGemmRows);
-                // Only the first strip brings A in; later ones find it in L2.
-                const float* nextA = s == 0 && row + kGemmRows < m ? a + kGemmRows * k : nullptr;
-                job.runPanel(depth, a, nextA, b + s * stripStride, stripStride, 1, row,
-                             j0 + s * kGemmCols);
-            }
+        // Deep: one B strip (L1; a pair for the wide kernel) against every A panel (L2), as in
+        // BLIS.
+        for (int64_t s = 0; s < stripCount; s += stripsPerPass) {
+            job.runStrips(depth, packedA + k0 * kGemmRows, k, b + s * stripStride, stripStride,
+                          std::min(stripsPerPass, stripCount - s), s == 0, j0 + s * kGemmCols);
         }
     }
 }
 
 } // namespace
+
+bool setWideGemmKernel(bool enabled) {
+    std::atomic<bool>& current = wideKernelSwitch();
+    const bool before = current.load();
+#if defined(__AVX2__) && defined(__FMA__)
+    current.store(enabled && __builtin_cpu_supports("avx512f") != 0);
+#else
+    current.store(false);
+#endif
+    return before;
+}
+
+bool wideGemmKernelActive() {
+    return wideKernelSwitch().load();
+}
 
 int64_t packedWeightsSize(int64_t m, int64_t k) {
     return ((m + kGemmRows - 1) / kGemmRows) * kGemmRows * k;

@@ -3,8 +3,9 @@
 // van de Geijn, "Anatomy of high-performance matrix multiplication", TOMS 2008): A in panels of
 // kGemmRows rows (packed once per call, or ahead of time), B packed by the caller straight from the
 // image into strips of kGemmCols columns, a 6 x 16 register-tile micro-kernel (AVX2 + FMA when
-// built for it; narrower ones for the last columns when N is not a multiple of 16), and the
-// convolution epilogue applied to each finished tile while it is in cache.
+// built for it, a 6 x 32 AVX-512 one where the processor has it; narrower ones for the last columns
+// when N is not a multiple of 16), and the convolution epilogue applied to each finished tile while
+// it is in cache.
 #pragma once
 
 #include "core/runtime/conv_kernels.h"
@@ -17,6 +18,15 @@ namespace qs::runtime {
 
 inline constexpr int64_t kGemmRows = 6;           ///< rows of A per panel (micro-tile height)
 inline constexpr int64_t kGemmCols = kStripWidth; ///< columns of B per strip (micro-tile width)
+
+/// Turns the AVX-512 micro-kernel (two strips per tile, used where the processor supports
+/// AVX-512F; results bit-identical to the AVX2 one) on or off; returns whether it was on. It stays
+/// off on a processor without AVX-512F. For tests and benchmarks; not thread-safe with running
+/// GEMMs.
+bool setWideGemmKernel(bool enabled);
+
+/// Whether GEMMs run the AVX-512 micro-kernel.
+bool wideGemmKernelActive();
 
 /// Floats packWeights writes for an [m x k] matrix.
 int64_t packedWeightsSize(int64_t m, int64_t k);

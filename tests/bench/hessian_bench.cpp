@@ -7,10 +7,12 @@
 
 #include "core/onnx/model_io.h"
 #include "core/runtime/batching.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -47,6 +49,11 @@ int main(int argc, char** argv) {
     const int threads = argc > 3 ? std::stoi(argv[3]) : 1;
     const int repeats = argc > 4 ? std::stoi(argv[4]) : 5;
     runtime::setNumThreads(threads);
+    // QS_WIDE_GEMM=0: the AVX2 micro-kernel only, to measure what the AVX-512 one brings.
+    if (const char* wide = std::getenv("QS_WIDE_GEMM");
+        wide != nullptr && std::string(wide) == "0") {
+        runtime::setWideGemmKernel(false);
+    }
     auto graph = onnx::importModel(model);
     if (!graph.ok()) {
         return fail(graph.error());

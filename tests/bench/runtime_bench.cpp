@@ -14,6 +14,7 @@
 #include "core/onnx/model_io.h"
 #include "core/runtime/batching.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
@@ -79,6 +80,11 @@ int main(int argc, char** argv) {
     const int repeats = argc > 3 ? std::stoi(argv[3]) : 10;
     const int threads = argc > 4 ? std::stoi(argv[4]) : 1;
     runtime::setNumThreads(threads);
+    // QS_WIDE_GEMM=0: the AVX2 micro-kernel only, to measure what the AVX-512 one brings.
+    if (const char* wide = std::getenv("QS_WIDE_GEMM");
+        wide != nullptr && std::string(wide) == "0") {
+        runtime::setWideGemmKernel(false);
+    }
     const int64_t batch = argc > 5 ? std::stoll(argv[5]) : 1;
     const std::vector<int64_t> dims = argc > 6 ? parseDims(argv[6]) : std::vector<int64_t>{};
 

@@ -12,9 +12,11 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     Tensor y = allocateFloat(x.shape());
     const float* src = x.data<float>();
     float* dst = y.mutableData<float>();
-    for (int64_t i = 0; i < x.numElements(); ++i) {
-        dst[i] = src[i] > 0.0F ? src[i] : 0.0F;
-    }
+    parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            dst[i] = src[i] > 0.0F ? src[i] : 0.0F;
+        }
+    });
     return std::vector<Tensor>{y};
 }
 
@@ -27,7 +29,9 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     float* dst = dx.mutableData<float>();
     parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            dst[i] = src[i] > 0.0F ? dy[i] : 0.0F;
+            // dy read unconditionally: a load under the condition keeps GCC from vectorising.
+            const float g = dy[i];
+            dst[i] = src[i] > 0.0F ? g : 0.0F;
         }
     });
     return std::vector<Tensor>{dx};

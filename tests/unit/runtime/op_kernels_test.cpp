@@ -297,6 +297,40 @@ TEST(Resize, ThePlanePathEqualsTheGenericOneBitForBit) {
     setNumThreads(0);
 }
 
+TEST(Broadcast, ThreadedBinaryOpsEqualTheIndexByIndexReference) {
+    // The threads split the output into element ranges that start and end inside rows (rows of
+    // 37 or 1000 elements against chunks of 2^14); every element must still meet its operands.
+    std::mt19937 rng(9);
+    const std::vector<std::pair<Shape, Shape>> cases{
+        {{3, 50, 37, 31}, {3, 50, 37, 31}}, // equal shapes: one flat row
+        {{2, 40, 33, 37}, {1, 40, 1, 1}},   // per-channel scale, as in squeeze-excitation
+        {{2, 40, 33, 37}, {37}},            // a row broadcast over everything
+        {{2, 1, 33, 1000}, {2, 40, 1, 1}},  // both sides broadcast
+        {{1, 1}, {70000}}};                 // a scalar-like left side
+    for (const auto& [shapeA, shapeB] : cases) {
+        const Tensor a = randomTensor(rng, shapeA);
+        const Tensor b = randomTensor(rng, shapeB);
+        auto plan = makeBroadcastPlan({a.shape(), b.shape()});
+        ASSERT_TRUE(plan.ok());
+        std::vector<float> expected(static_cast<size_t>(shapeNumElements(plan->outShape)));
+        forEachBroadcast(*plan, [&](int64_t i, const int64_t* off) {
+            expected[static_cast<size_t>(i)] = a.data<float>()[off[0]] - b.data<float>()[off[1]];
+        });
+        for (const int threads : {1, 2, 3}) {
+            setNumThreads(threads);
+            auto out = makeRun("Sub", {a, b}).forward();
+            ASSERT_TRUE(out.ok()) << out.error().toString();
+            ASSERT_EQ((*out)[0].shape(), plan->outShape);
+            for (size_t i = 0; i < expected.size(); ++i) {
+                ASSERT_EQ((*out)[0].data<float>()[i], expected[i])
+                    << shapeToString(shapeA) << " - " << shapeToString(shapeB) << ", " << threads
+                    << " threads, element " << i;
+            }
+        }
+    }
+    setNumThreads(0);
+}
+
 /// x -> QuantizeLinear(scale 0.1, int8 zero point 0) -> DequantizeLinear -> y.
 graph::Graph makeFakeQuant() {
     graph::Graph g;
