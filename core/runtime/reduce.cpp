@@ -1,5 +1,7 @@
 #include "core/runtime/reduce.h"
 
+#include "core/runtime/parallel.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -76,6 +78,21 @@ std::vector<double> maximaOf(const ReducePlan& r, const T* x) {
     return maxima;
 }
 
+/// True when every output element reduces a contiguous run of groupSize input elements: the
+/// reduced axes (those of size > 1) all come after the kept ones, as in a LayerNorm's mean over
+/// the last axis.
+bool reducesTrailingRuns(const ReducePlan& r, const Shape& inputShape) {
+    bool reducing = false;
+    for (size_t d = 0; d < inputShape.size(); ++d) {
+        const bool reduced = r.keptShape[d] == 1 && inputShape[d] != 1;
+        if (reducing && !reduced && inputShape[d] != 1) {
+            return false;
+        }
+        reducing = reducing || reduced;
+    }
+    return true;
+}
+
 template <typename T>
 Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& kind) {
     const T* x = input.data<T>();
@@ -84,11 +101,28 @@ Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& k
         shift = maximaOf(r, x);
     }
     std::vector<double> acc(static_cast<size_t>(shapeNumElements(r.outShape)), kind.init);
-    forEachReduced(r, [&](int64_t in, int64_t out) {
-        const auto o = static_cast<size_t>(out);
-        const double value = static_cast<double>(x[in]) - (kind.shiftByMax ? shift[o] : 0.0);
-        acc[o] = kind.fold(acc[o], value);
-    });
+    if (!kind.shiftByMax && reducesTrailingRuns(r, input.shape())) {
+        // Run by run on the threads, each run folded in the order the generic loop folds it, so
+        // the results are the same; the odometer per element cost more than the fold.
+        const int64_t group = r.groupSize;
+        parallelFor(static_cast<int64_t>(acc.size()), std::max<int64_t>(1, 16384 / group),
+                    [&](int64_t begin, int64_t end) {
+                        for (int64_t o = begin; o < end; ++o) {
+                            double sum = kind.init;
+                            const T* run = x + o * group;
+                            for (int64_t i = 0; i < group; ++i) {
+                                sum = kind.fold(sum, static_cast<double>(run[i]));
+                            }
+                            acc[static_cast<size_t>(o)] = sum;
+                        }
+                    });
+    } else {
+        forEachReduced(r, [&](int64_t in, int64_t out) {
+            const auto o = static_cast<size_t>(out);
+            const double value = static_cast<double>(x[in]) - (kind.shiftByMax ? shift[o] : 0.0);
+            acc[o] = kind.fold(acc[o], value);
+        });
+    }
     Tensor y = Tensor::allocate(input.dtype(), r.outShape);
     T* py = y.mutableData<T>();
     const auto n = static_cast<double>(r.groupSize);

@@ -331,6 +331,59 @@ TEST(Broadcast, ThreadedBinaryOpsEqualTheIndexByIndexReference) {
     setNumThreads(0);
 }
 
+TEST(ReduceOps, TrailingRunsGiveTheGenericLoopsFloats) {
+    // Reducing the last axis of [4, 5, 600] runs run by run on the threads; the same values as
+    // [4, 600, 5] reduced over axis 1 take the generic loop, which folds each output's elements
+    // in the same order. The floats must be the same, bit for bit.
+    std::mt19937 rng(13);
+    const Tensor x = randomTensor(rng, {4, 5, 600}, 0.1F, 1.0F);
+    std::vector<float> transposed(static_cast<size_t>(x.numElements()));
+    for (int64_t i = 0; i < 4; ++i) {
+        for (int64_t j = 0; j < 5; ++j) {
+            for (int64_t k = 0; k < 600; ++k) {
+                transposed[static_cast<size_t>((i * 600 + k) * 5 + j)] =
+                    x.data<float>()[(i * 5 + j) * 600 + k];
+            }
+        }
+    }
+    const Tensor xt = Tensor::fromVector<float>({4, 600, 5}, transposed);
+    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceMax"}) {
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            auto runs = makeRun(op, {x}, {intsAttribute("axes", {-1})}).forward();
+            auto generic = makeRun(op, {xt}, {intsAttribute("axes", {1})}).forward();
+            ASSERT_TRUE(runs.ok() && generic.ok()) << op;
+            ASSERT_EQ((*runs)[0].numElements(), 20) << op;
+            for (int64_t i = 0; i < 20; ++i) {
+                ASSERT_EQ((*runs)[0].data<float>()[i], (*generic)[0].data<float>()[i])
+                    << op << ", " << threads << " threads, output " << i;
+            }
+        }
+    }
+    setNumThreads(0);
+}
+
+TEST(Pow, SquaringEqualsPowInDoubleBitForBit) {
+    std::mt19937 rng(17);
+    const Tensor x = randomTensor(rng, {3, 7000}, -30.0F, 30.0F);
+    for (const Tensor& exponent :
+         {Tensor::fromVector<float>({}, {2.0F}), Tensor::fromVector<float>({1}, {2.0F}),
+          Tensor::fromVector<double>({1, 1}, {2.0})}) {
+        auto y = makeRun("Pow", {x, exponent}).forward();
+        ASSERT_TRUE(y.ok()) << y.error().toString();
+        ASSERT_EQ((*y)[0].shape(), x.shape());
+        for (int64_t i = 0; i < x.numElements(); ++i) {
+            const auto expected =
+                static_cast<float>(std::pow(static_cast<double>(x.data<float>()[i]), 2.0));
+            ASSERT_EQ((*y)[0].data<float>()[i], expected) << "element " << i;
+        }
+    }
+    // A higher-rank exponent broadcasts x up: the generic path, with the broadcast shape.
+    auto wide = makeRun("Pow", {x, Tensor::fromVector<float>({1, 1, 1}, {2.0F})}).forward();
+    ASSERT_TRUE(wide.ok());
+    EXPECT_EQ((*wide)[0].shape(), (Shape{1, 3, 7000}));
+}
+
 /// x -> QuantizeLinear(scale 0.1, int8 zero point 0) -> DequantizeLinear -> y.
 graph::Graph makeFakeQuant() {
     graph::Graph g;

@@ -62,26 +62,25 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
     }
     std::mt19937 rng(11);
     const std::vector<GemmCase> cases = {
-        {6, 32, 9},      // one wide tile
-        {13, 80, 300},   // 5 strips (a pair, a pair, a single), two depth blocks, 1 padding row
-        {64, 1000, 70},  // deep order (strip-outer) with an edge of 8 columns
-        {7, 45, 17},     // two strips and an edge of 13 columns
-        {96, 200, 576},  // row split (small N) over three depth blocks
-        {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
+        {6, 32, 9},     // one wide tile
+        {13, 80, 300},  // 5 strips (a pair, a pair, a single), two depth blocks, 1 padding row
+        {64, 1000, 70}, // deep order (strip-outer) with an edge of 8 columns
+        {7, 45, 17},    // two strips and an edge of 13 columns
+        {96, 200, 576}, // row split (small N) over three depth blocks
+        {32, 3136, 64}, // a 1x1 convolution on a 56x56 image
     };
     for (const int threads : {1, 2}) {
         setNumThreads(threads);
         for (const GemmCase& g : cases) {
-            SCOPED_TRACE(::testing::Message() << g.m << "x" << g.n << "x" << g.k << ", "
-                                              << threads << " threads");
+            SCOPED_TRACE(::testing::Message()
+                         << g.m << "x" << g.n << "x" << g.k << ", " << threads << " threads");
             const std::vector<float> a = randomVector(rng, g.m * g.k);
             const std::vector<float> b = randomVector(rng, g.k * g.n);
             const std::vector<float> bias = randomVector(rng, g.m);
             const std::vector<float> residual = randomVector(rng, g.m * g.n);
             for (const bool fused : {false, true}) {
-                const ConvEpilogue e = fused
-                                           ? ConvEpilogue{bias.data(), residual.data(), 0.0F, 6.0F}
-                                           : ConvEpilogue{};
+                const ConvEpilogue e =
+                    fused ? ConvEpilogue{bias.data(), residual.data(), 0.0F, 6.0F} : ConvEpilogue{};
                 setWideGemmKernel(false);
                 const std::vector<float> narrow = runPackedGemm(g, a, b, e, residual);
                 setWideGemmKernel(true);
