@@ -101,7 +101,8 @@ Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& k
         shift = maximaOf(r, x);
     }
     std::vector<double> acc(static_cast<size_t>(shapeNumElements(r.outShape)), kind.init);
-    if (!kind.shiftByMax && reducesTrailingRuns(r, input.shape())) {
+    // An empty reduced axis (groupSize 0) leaves every output at init: the generic loop.
+    if (!kind.shiftByMax && r.groupSize > 0 && reducesTrailingRuns(r, input.shape())) {
         // Run by run on the threads, each run folded in the order the generic loop folds it, so
         // the results are the same; the odometer per element cost more than the fold.
         const int64_t group = r.groupSize;

@@ -332,13 +332,14 @@ TEST(Broadcast, ThreadedBinaryOpsEqualTheIndexByIndexReference) {
 }
 
 TEST(ReduceOps, TrailingRunsGiveTheGenericLoopsFloats) {
-    // Reducing the last axis of [4, 5, 600] runs run by run on the threads; the same values as
-    // [4, 600, 5] reduced over axis 1 take the generic loop, which folds each output's elements
-    // in the same order. The floats must be the same, bit for bit.
+    // Reducing the last axis of [40, 5, 600] runs run by run on the threads (200 runs, 27 per
+    // chunk at least); the same values as [40, 600, 5] reduced over axis 1 take the generic
+    // loop, which folds each output's elements in the same order. The floats must be the same,
+    // bit for bit.
     std::mt19937 rng(13);
-    const Tensor x = randomTensor(rng, {4, 5, 600}, 0.1F, 1.0F);
+    const Tensor x = randomTensor(rng, {40, 5, 600}, 0.1F, 1.0F);
     std::vector<float> transposed(static_cast<size_t>(x.numElements()));
-    for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t i = 0; i < 40; ++i) {
         for (int64_t j = 0; j < 5; ++j) {
             for (int64_t k = 0; k < 600; ++k) {
                 transposed[static_cast<size_t>((i * 600 + k) * 5 + j)] =
@@ -346,21 +347,30 @@ TEST(ReduceOps, TrailingRunsGiveTheGenericLoopsFloats) {
             }
         }
     }
-    const Tensor xt = Tensor::fromVector<float>({4, 600, 5}, transposed);
+    const Tensor xt = Tensor::fromVector<float>({40, 600, 5}, transposed);
     for (const char* op : {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceMax"}) {
         for (const int threads : {1, 2}) {
             setNumThreads(threads);
             auto runs = makeRun(op, {x}, {intsAttribute("axes", {-1})}).forward();
             auto generic = makeRun(op, {xt}, {intsAttribute("axes", {1})}).forward();
             ASSERT_TRUE(runs.ok() && generic.ok()) << op;
-            ASSERT_EQ((*runs)[0].numElements(), 20) << op;
-            for (int64_t i = 0; i < 20; ++i) {
+            ASSERT_EQ((*runs)[0].numElements(), 200) << op;
+            for (int64_t i = 0; i < 200; ++i) {
                 ASSERT_EQ((*runs)[0].data<float>()[i], (*generic)[0].data<float>()[i])
                     << op << ", " << threads << " threads, output " << i;
             }
         }
     }
     setNumThreads(0);
+    // An empty reduced axis: every output is the fold's start value (0 for a sum).
+    auto empty =
+        makeRun("ReduceSum", {Tensor::zeros(DataType::Float, {3, 0})}, {intsAttribute("axes", {1})})
+            .forward();
+    ASSERT_TRUE(empty.ok()) << empty.error().toString();
+    ASSERT_EQ((*empty)[0].shape(), (Shape{3, 1}));
+    for (int64_t i = 0; i < 3; ++i) {
+        EXPECT_EQ((*empty)[0].data<float>()[i], 0.0F);
+    }
 }
 
 TEST(Pow, SquaringEqualsPowInDoubleBitForBit) {

@@ -62,12 +62,13 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
     }
     std::mt19937 rng(11);
     const std::vector<GemmCase> cases = {
-        {6, 32, 9},     // one wide tile
-        {13, 80, 300},  // 5 strips (a pair, a pair, a single), two depth blocks, 1 padding row
-        {64, 1000, 70}, // deep order (strip-outer) with an edge of 8 columns
-        {7, 45, 17},    // two strips and an edge of 13 columns
-        {96, 200, 576}, // row split (small N) over three depth blocks
-        {32, 3136, 64}, // a 1x1 convolution on a 56x56 image
+        {6, 32, 9},      // one wide tile
+        {13, 80, 300},   // 5 strips (a pair, a pair, a single), two depth blocks, 1 padding row
+        {64, 1000, 70},  // 63 strips and an edge of 8 columns
+        {20, 1033, 512}, // deep order (strip-outer): strip pairs, then a lone edge strip of 9
+        {7, 45, 17},     // two strips and an edge of 13 columns
+        {96, 200, 576},  // row split (small N) over three depth blocks
+        {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
     };
     for (const int threads : {1, 2}) {
         setNumThreads(threads);
