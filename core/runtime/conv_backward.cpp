@@ -19,9 +19,7 @@ namespace qs::runtime {
 namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMap = Eigen::Map<RowMatrix>;
 using ConstRowMap = Eigen::Map<const RowMatrix>;
-using StridedRowMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
 
 } // namespace
 
@@ -196,49 +194,51 @@ std::vector<float>& columnScratch() {
     return col;
 }
 
-/// Input channels per task of gemmInputGrad: enough tasks for every thread even at batch 1.
-int64_t channelsPerTask(const Conv2d& p) {
-    const int64_t tasksPerChannelSet = p.n * p.group;
-    const int64_t wanted = (numThreads() + tasksPerChannelSet - 1) / tasksPerChannelSet;
-    const int64_t chunks = std::clamp<int64_t>(wanted, 1, p.cg());
-    return (p.cg() + chunks - 1) / chunks;
-}
-
-/// dx of a GEMM-based convolution, per (image, group, block of input channels) on every thread:
-/// W^T dy straight into dx for pointwise convolutions (every element written once), else into
-/// columns that col2im adds into dx (which must start at zero); a block's columns only reach its
-/// own channels' planes, so blocks never write the same element. Eigen's GEMM: it packs W^T from
-/// the weights as they are, which beats transposing and packing them for the forward pass's
-/// packed GEMM on every call.
-void gemmInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx) {
+/// dx of a GEMM-based convolution, image by image and group by group: the packed GEMM (AVX-512
+/// where the processor has it, threads splitting the pixels or, when few, the rows) multiplies
+/// W^T, packed by packGemmInputGradWeights, with dy read in place as its B matrix (dy's group is
+/// the im2col matrix of a pointwise convolution over it). Pointwise convolutions write dx
+/// directly (every element once); the others write columns that col2im adds into dx (which must
+/// start at zero), the threads splitting the channels.
+void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* packed) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
     const int64_t taps = p.kh * p.kw;
-    const int64_t block = channelsPerTask(p);
-    const int64_t blocks = (p.cg() + block - 1) / block;
-    parallelFor(p.n * p.group * blocks, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float>& col = columnScratch();
-        for (int64_t task = begin; task < end; ++task) {
-            const int64_t n = task / (p.group * blocks);
-            const int64_t grp = (task / blocks) % p.group;
-            const int64_t c0 = (task % blocks) * block;
-            const int64_t channels = std::min(block, p.cg() - c0);
-            const ConstRowMap dyg(dy + (n * p.m + grp * p.mg()) * pixels, p.mg(), pixels);
-            const ConstRowMap wg(w + grp * p.mg() * rows, p.mg(), rows);
-            const auto wBlock = wg.middleCols(c0 * taps, channels * taps).transpose();
-            float* dxg = dx + (n * p.c + grp * p.cg() + c0) * p.h * p.w;
+    const int64_t panel = packedWeightsSize(rows, p.mg());
+    // dy's group as a pointwise convolution's input: its im2col matrix is dy itself.
+    Conv2d b = p;
+    b.n = 1;
+    b.c = p.mg();
+    b.group = 1;
+    b.h = p.oh;
+    b.w = p.ow;
+    b.kh = b.kw = b.sh = b.sw = b.dh = b.dw = 1;
+    b.pt = b.pl = 0;
+    std::vector<float>& col = columnScratch();
+    std::vector<float> unused; // a pointwise source copies nothing
+    for (int64_t n = 0; n < p.n; ++n) {
+        for (int64_t grp = 0; grp < p.group; ++grp) {
+            const Im2colSource source(b, dy + (n * p.m + grp * p.mg()) * pixels, unused);
+            const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
+                source.packStrips(j0, j0 + count, strips);
+            };
+            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
             if (p.isPointwise()) {
-                RowMap(dxg, channels, pixels).noalias() = wBlock * dyg;
+                packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack,
+                           GemmOutput{dxg, pixels}, ConvEpilogue{});
                 continue;
             }
-            col.resize(static_cast<size_t>(channels * taps * pixels));
-            RowMap(col.data(), channels * taps, pixels).noalias() = wBlock * dyg;
-            Conv2d q = p;
-            q.c = channels;
-            q.group = 1;
-            col2im(q, col.data(), dxg);
+            col.resize(static_cast<size_t>(rows * pixels));
+            packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack,
+                       GemmOutput{col.data(), pixels}, ConvEpilogue{});
+            parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
+                Conv2d q = p;
+                q.c = c1 - c0;
+                q.group = 1;
+                col2im(q, col.data() + c0 * taps * pixels, dxg + c0 * p.h * p.w);
+            });
         }
-    });
+    }
 }
 
 /// The im2col matrix of one group of one image into `col`, the threads splitting the channels.
@@ -274,14 +274,13 @@ void addGroupProduct(const Conv2d& p, const float* dy, int64_t n, int64_t grp, c
     const int64_t lo = std::max(m0, grp * p.mg());
     const int64_t hi = std::min(m1, (grp + 1) * p.mg());
     if (lo < hi) {
-        const ConstRowMap dyg(dy + (n * p.m + lo) * pixels, hi - lo, pixels);
-        RowMap(out + lo * rows, hi - lo, rows).noalias() +=
-            dyg * ConstRowMap(col, rows, pixels).transpose();
+        gemmAddABt(hi - lo, rows, pixels, dy + (n * p.m + lo) * pixels, pixels, col, pixels,
+                   out + lo * rows, rows);
     }
 }
 
-/// Fewer images than threads: each group's columns built once (channels split), the GEMM's
-/// filters split over the threads.
+/// Fewer images than threads: each group's columns built once (channels split), the GEMM on
+/// every thread.
 void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, float* dw,
                              bool perSample) {
     std::vector<float>& col = columnScratch();
@@ -290,9 +289,7 @@ void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, f
         for (int64_t grp = 0; grp < p.group; ++grp) {
             const float* xg = groupInput(p, x, n, grp);
             const float* columns = columnsAreTheImage(p) ? xg : parallelIm2col(p, xg, col);
-            parallelFor(p.mg(), kGemmRows, [&](int64_t m0, int64_t m1) {
-                addGroupProduct(p, dy, n, grp, columns, out, grp * p.mg() + m0, grp * p.mg() + m1);
-            });
+            addGroupProduct(p, dy, n, grp, columns, out, grp * p.mg(), (grp + 1) * p.mg());
         }
     }
 }
@@ -351,8 +348,27 @@ void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
     }
 }
 
+int64_t gemmInputGradWeightsSize(int64_t filters, int64_t depth, int64_t group) {
+    return group * packedWeightsSize(depth, filters / group);
+}
+
+void packGemmInputGradWeights(const float* w, int64_t filters, int64_t depth, int64_t group,
+                              float* packed) {
+    const int64_t mg = filters / group;
+    std::vector<float> transposed(static_cast<size_t>(depth * mg));
+    for (int64_t grp = 0; grp < group; ++grp) {
+        const float* wg = w + grp * mg * depth;
+        for (int64_t m = 0; m < mg; ++m) {
+            for (int64_t r = 0; r < depth; ++r) {
+                transposed[static_cast<size_t>(r * mg + m)] = wg[m * depth + r];
+            }
+        }
+        packWeights(transposed.data(), depth, mg, mg, packed + grp * packedWeightsSize(depth, mg));
+    }
+}
+
 Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy,
-                     const float* winogradWeights) {
+                     const PackedInputGradWeights& packed) {
     if (p.isDepthwise()) {
         Tensor dx = allocateFloat(shape);
         if (depthwiseInputGrad(p, w, dy, dx.mutableData<float>())) {
@@ -362,14 +378,21 @@ Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const 
         depthwiseConvBackward(p, nullptr, w, dy, dx.mutableData<float>(), nullptr, false);
         return dx;
     }
-    if (winogradInputGradApplies(p, winogradWeights != nullptr)) {
+    if (winogradInputGradApplies(p, packed.winograd != nullptr)) {
         Tensor dx = allocateFloat(shape);
-        winogradInputGrad(p, w, dy, dx.mutableData<float>(), winogradWeights);
+        winogradInputGrad(p, w, dy, dx.mutableData<float>(), packed.winograd);
         return dx;
+    }
+    const float* gemmWeights = packed.gemm;
+    thread_local std::vector<float> scratch;
+    if (gemmWeights == nullptr) {
+        scratch.resize(static_cast<size_t>(gemmInputGradWeightsSize(p.m, p.colRows(), p.group)));
+        packGemmInputGradWeights(w, p.m, p.colRows(), p.group, scratch.data());
+        gemmWeights = scratch.data();
     }
     Tensor dx =
         p.isPointwise() ? allocateFloat(shape) : Tensor::zeros(graph::DataType::Float, shape);
-    gemmInputGrad(p, w, dy, dx.mutableData<float>());
+    gemmInputGrad(p, dy, dx.mutableData<float>(), gemmWeights);
     return dx;
 }
 

@@ -21,11 +21,29 @@ Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Te
 void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample);
 
+/// Floats packGemmInputGradWeights writes for Conv weights [filters, depth] in `group` groups.
+int64_t gemmInputGradWeightsSize(int64_t filters, int64_t depth, int64_t group);
+
+/// Packs each group's W^T [depth x filters / group] as packWeights does (the A matrix of dx's
+/// GEMM); groups follow each other.
+void packGemmInputGradWeights(const float* w, int64_t filters, int64_t depth, int64_t group,
+                              float* packed);
+
+/// The Conv VJP inputs (past the node's own) where the executor passes dx's packed weights.
+inline constexpr size_t kWinogradInputGradWeightsInput = 4;
+inline constexpr size_t kGemmInputGradWeightsInput = 5;
+
+/// dx's weights, packed ahead of time (by the executor, once for every sweep), or null.
+struct PackedInputGradWeights {
+    const float* winograd = nullptr; ///< packWinogradInputGradWeights
+    const float* gemm = nullptr;     ///< packGemmInputGradWeights
+};
+
 /// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both
-/// depthwise), Winograd (3x3 stride 1; `winogradWeights`, when given, packed by
-/// packWinogradInputGradWeights) or the GEMM.
+/// depthwise), Winograd (3x3 stride 1) or the packed GEMM, with `packed` weights where given
+/// (else packed here, per call).
 Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy,
-                     const float* winogradWeights = nullptr);
+                     const PackedInputGradWeights& packed = {});
 
 /// db[m] = sum over images and pixels of dy[n, m, :].
 Tensor convBiasGrad(const Conv2d& p, const Shape& biasShape, const float* dy);

@@ -1,5 +1,6 @@
 #include "core/runtime/executor.h"
 
+#include "core/runtime/conv_backward.h"
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
@@ -598,18 +599,24 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     return out;
 }
 
-Tensor Executor::inputGradWeights(size_t step, const Tensor& w) const {
+std::pair<Tensor, size_t> Executor::inputGradWeights(size_t step, const Tensor& w) const {
     const graph::Node& node = m_graph.node(m_order[step]);
     if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
         !node.inputs[1].valid()) {
-        return Tensor();
+        return {};
     }
     // Only the executor's own float weights are cached: a trace a caller built with other weights
     // (or fp16 mode's per-call float copies) packs them on each call, in the VJP.
     const Tensor& own = m_constants[node.inputs[1].index()];
     if (!own.defined() || own.dtype() != DataType::Float || w.dtype() != DataType::Float ||
-        own.data<float>() != w.data<float>() || !runsAsWinograd(node, w)) {
-        return Tensor();
+        own.data<float>() != w.data<float>() || w.rank() < 3) {
+        return {};
+    }
+    const int64_t group = node.intAttr("group", 1);
+    const bool winograd = runsAsWinograd(node, w);
+    // Depthwise dx runs its direct kernel, without packed weights.
+    if (!winograd && w.dim(1) == 1 && w.dim(0) == group) {
+        return {};
     }
     const std::lock_guard lock(m_inputGradWeights->mutex);
     std::vector<Tensor>& packed = m_inputGradWeights->packed;
@@ -617,11 +624,20 @@ Tensor Executor::inputGradWeights(size_t step, const Tensor& w) const {
         packed.assign(m_order.size(), Tensor());
     }
     if (!packed[step].defined()) {
-        Tensor t = allocateFloat({winogradInputGradWeightsSize(w.dim(0), w.dim(1))});
-        packWinogradInputGradWeights(w.data<float>(), w.dim(0), w.dim(1), t.mutableData<float>());
-        packed[step] = std::move(t);
+        if (winograd) {
+            Tensor t = allocateFloat({winogradInputGradWeightsSize(w.dim(0), w.dim(1))});
+            packWinogradInputGradWeights(w.data<float>(), w.dim(0), w.dim(1),
+                                         t.mutableData<float>());
+            packed[step] = std::move(t);
+        } else {
+            const int64_t depth = w.numElements() / w.dim(0);
+            Tensor t = allocateFloat({gemmInputGradWeightsSize(w.dim(0), depth, group)});
+            packGemmInputGradWeights(w.data<float>(), w.dim(0), depth, group,
+                                     t.mutableData<float>());
+            packed[step] = std::move(t);
+        }
     }
-    return packed[step];
+    return {packed[step], winograd ? kWinogradInputGradWeightsInput : kGemmInputGradWeightsInput};
 }
 
 Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
@@ -666,8 +682,8 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
         inputs.push_back(traced(in));
     }
     if ((mask & 1U) != 0 && inputs.size() >= 2) {
-        if (Tensor packed = inputGradWeights(step, inputs[1]); packed.defined()) {
-            inputs.resize(4);
+        if (auto [packed, index] = inputGradWeights(step, inputs[1]); packed.defined()) {
+            inputs.resize(index);
             inputs.push_back(std::move(packed));
         }
     }

@@ -114,9 +114,10 @@ private:
                               const std::vector<bool>& kept, const std::vector<bool>& wanted,
                               const BackwardOptions& options) const;
 
-    /// The dx Winograd weights of Conv step `step` (weights `w`), packed on first use; undefined
-    /// when its dx does not run through Winograd.
-    Tensor inputGradWeights(size_t step, const Tensor& w) const;
+    /// The dx weights of Conv step `step` (weights `w`), packed on first use for Winograd or the
+    /// GEMM, and the VJP input they go to (kWinogradInputGradWeightsInput or
+    /// kGemmInputGradWeightsInput); undefined for a depthwise Conv or weights not the executor's.
+    std::pair<Tensor, size_t> inputGradWeights(size_t step, const Tensor& w) const;
 
     /// Values whose gradient backward() needs: the kept ones and every value computed from one.
     std::vector<bool> wantedGradients(const std::vector<bool>& kept) const;
@@ -141,8 +142,8 @@ private:
     std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
     std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
 
-    /// Per step: a Winograd Conv's dx weights (packWinogradInputGradWeights), packed on the first
-    /// backward sweep that needs them and shared by copies of the executor.
+    /// Per step: a Conv's dx weights (packWinogradInputGradWeights or packGemmInputGradWeights),
+    /// packed on the first backward sweep that needs them and shared by copies of the executor.
     struct InputGradWeights {
         std::mutex mutex;
         std::vector<Tensor> packed;

@@ -545,7 +545,7 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     const int64_t stripsPerPass = wide ? 2 : 1;
     for (int64_t k0 = 0; k0 < k; k0 += step) {
         const int64_t depth = std::min(step, k - k0);
-        TileJob job{out, epilogue, m, n, k0 == 0, k0 + depth == k};
+        TileJob job{out, epilogue, m, n, k0 == 0 && !out.accumulate, k0 + depth == k};
         job.bStep = layout.rowStep;
         job.wide = wide;
         const float* b = strips + k0 * layout.rowStep;
@@ -656,6 +656,46 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                                j0, count, out, epilogue, n);
         }
     });
+}
+
+namespace {
+
+/// Rows [0, count) of row-major B [.. x k] (row stride ldb) as strips of B^T: column j of B^T is
+/// row j of B, so each strip gathers kGemmCols rows (zero past count), a block of depth at a time
+/// so that the block's strip rows stay in L1 while the rows of B stream by.
+void packTransposedStrips(const float* b, int64_t ldb, int64_t k, int64_t count, float* strips) {
+    constexpr int64_t kDepthChunk = 64;
+    for (int64_t s = 0; s * kGemmCols < count; ++s) {
+        float* strip = strips + s * k * kGemmCols;
+        const int64_t width = std::min(kGemmCols, count - s * kGemmCols);
+        for (int64_t k0 = 0; k0 < k; k0 += kDepthChunk) {
+            const int64_t k1 = std::min(k, k0 + kDepthChunk);
+            for (int64_t jj = 0; jj < kGemmCols; ++jj) {
+                const float* row = jj < width ? b + (s * kGemmCols + jj) * ldb : nullptr;
+                for (int64_t kk = k0; kk < k1; ++kk) {
+                    strip[kk * kGemmCols + jj] = row != nullptr ? row[kk] : 0.0F;
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                int64_t ldb, float* c, int64_t ldc) {
+    if (m <= 0 || n <= 0 || k <= 0) {
+        return;
+    }
+    thread_local std::vector<float> packedA;
+    packedA.resize(static_cast<size_t>(packedWeightsSize(m, k)));
+    packWeights(a, m, k, lda, packedA.data());
+    const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
+        packTransposedStrips(b + j0 * ldb, ldb, k, count, strips);
+    };
+    GemmOutput out{c, ldc};
+    out.accumulate = true;
+    packedGemm(m, n, k, packedA.data(), pack, out, ConvEpilogue{});
 }
 
 void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,

@@ -53,6 +53,7 @@ struct GemmOutput {
     int64_t ldc = 0;
     const float* residual = nullptr; ///< same layout as c (the epilogue's), or nullptr
     int64_t channel0 = 0;            ///< channel of row 0 (bias index)
+    bool accumulate = false;         ///< C += A B, the epilogue applied to the sum
 };
 
 /// C = epilogue(A B) for packed A [m x k] and B supplied by packColumns; threads split N, or
@@ -60,6 +61,12 @@ struct GemmOutput {
 void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue);
+
+/// C [m x n] += A B^T for row-major A [m x k] (row stride lda) and B [n x k] (row stride ldb),
+/// both packed here (B transposed into strips): the weight gradients' dy x^T. Threads as in
+/// packedGemm.
+void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                int64_t ldb, float* c, int64_t ldc);
 
 /// C = epilogue(A B) for packed A [m x k] and a row-major B [k x n] with row stride ldb, read in
 /// place (columns up to n rounded up to kGemmCols must be readable), on the calling thread. For

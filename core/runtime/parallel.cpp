@@ -60,6 +60,11 @@ private:
     std::condition_variable m_allDone;
 };
 
+/// Set while the calling thread runs its own chunk of a parallelFor: a nested call from it runs
+/// inline, as one from a pool thread does. Scheduled instead, its chunks would queue behind the
+/// pool threads' outer chunks while the caller waited for them.
+thread_local bool insideChunk = false;
+
 int defaultThreads() {
     return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
@@ -96,7 +101,8 @@ void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64
     const int64_t chunks =
         std::min<int64_t>(threads, std::max<int64_t>(1, count / std::max<int64_t>(1, minChunk)));
     // Nested calls from a pool thread run inline: waiting inside a worker could starve the pool.
-    if (chunks <= 1 || state().pool == nullptr || state().pool->CurrentThreadId() != -1) {
+    if (chunks <= 1 || insideChunk || state().pool == nullptr ||
+        state().pool->CurrentThreadId() != -1) {
         fn(0, count);
         return;
     }
@@ -112,7 +118,9 @@ void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64
             left.done();
         });
     }
+    insideChunk = true;
     fn(0, std::min(count, step));
+    insideChunk = false;
     left.wait();
 }
 

@@ -15,7 +15,8 @@ void setNumThreads(int threads);
 int numThreads();
 
 /// Runs fn(begin, end) over [0, count) split into at most numThreads() chunks; `minChunk` keeps
-/// tiny ranges on one thread. Returns when every chunk is done.
+/// tiny ranges on one thread. Returns when every chunk is done. A call from inside a chunk (on a
+/// pool thread or on the caller's) runs inline.
 void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64_t, int64_t)>& fn);
 
 } // namespace qs::runtime

@@ -366,6 +366,35 @@ int64_t winogradWeightsSize(int64_t filters, int64_t channels) {
 
 namespace {
 
+/// Filter f's transformed taps, channel by channel, into packTransformed's layout.
+template <typename Taps>
+void packFilter(int64_t f, int64_t channels, int64_t panelSize, const Taps& taps, float* packed) {
+    float* panel = packed + (f / kGemmRows) * kGemmRows * channels + f % kGemmRows;
+    for (int64_t c = 0; c < channels; ++c) {
+        const std::array<float, 9> g = taps(f, c);
+        // G g: 4 rows of 3.
+        std::array<std::array<float, 3>, 4> gg{};
+        for (size_t j = 0; j < 3; ++j) {
+            const float g0 = g[j];
+            const float g1 = g[3 + j];
+            const float g2 = g[6 + j];
+            gg[0][j] = g0;
+            gg[1][j] = 0.5F * (g0 + g1 + g2);
+            gg[2][j] = 0.5F * (g0 - g1 + g2);
+            gg[3][j] = g2;
+        }
+        // (G g) G^T: 4 x 4, position i 4 + k.
+        float* at = panel + c * kGemmRows;
+        for (int64_t i = 0; i < 4; ++i) {
+            const auto& [a0, a1, a2] = gg[static_cast<size_t>(i)];
+            at[(i * 4 + 0) * panelSize] = a0;
+            at[(i * 4 + 1) * panelSize] = 0.5F * (a0 + a1 + a2);
+            at[(i * 4 + 2) * panelSize] = 0.5F * (a0 - a1 + a2);
+            at[(i * 4 + 3) * panelSize] = a2;
+        }
+    }
+}
+
 /// U = G g G^T of every (filter, channel) 3x3 filter g = taps(f, c) (row-major), written straight
 /// into the 16 positions' GEMM panels (packWeights' layout: panel of kGemmRows filters, then
 /// channel, then the filter within the panel; padding filters zero).
@@ -375,32 +404,14 @@ void packTransformed(int64_t filters, int64_t channels, Taps taps, float* packed
     if (filters % kGemmRows != 0) {
         std::fill(packed, packed + kPositions * panelSize, 0.0F);
     }
-    for (int64_t f = 0; f < filters; ++f) {
-        float* panel = packed + (f / kGemmRows) * kGemmRows * channels + f % kGemmRows;
-        for (int64_t c = 0; c < channels; ++c) {
-            const std::array<float, 9> g = taps(f, c);
-            // G g: 4 rows of 3.
-            std::array<std::array<float, 3>, 4> gg{};
-            for (size_t j = 0; j < 3; ++j) {
-                const float g0 = g[j];
-                const float g1 = g[3 + j];
-                const float g2 = g[6 + j];
-                gg[0][j] = g0;
-                gg[1][j] = 0.5F * (g0 + g1 + g2);
-                gg[2][j] = 0.5F * (g0 - g1 + g2);
-                gg[3][j] = g2;
-            }
-            // (G g) G^T: 4 x 4, position i 4 + k.
-            float* at = panel + c * kGemmRows;
-            for (int64_t i = 0; i < 4; ++i) {
-                const auto& [a0, a1, a2] = gg[static_cast<size_t>(i)];
-                at[(i * 4 + 0) * panelSize] = a0;
-                at[(i * 4 + 1) * panelSize] = 0.5F * (a0 + a1 + a2);
-                at[(i * 4 + 2) * panelSize] = 0.5F * (a0 - a1 + a2);
-                at[(i * 4 + 3) * panelSize] = a2;
-            }
+    // Panels on the threads: a model's Winograd weights take tens of milliseconds to transform,
+    // paid when the executor is created (and on the first backward sweep for dx's).
+    const int64_t panels = (filters + kGemmRows - 1) / kGemmRows;
+    parallelFor(panels, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t f = p0 * kGemmRows; f < std::min(filters, p1 * kGemmRows); ++f) {
+            packFilter(f, channels, panelSize, taps, packed);
         }
-    }
+    });
 }
 
 } // namespace

@@ -6,11 +6,10 @@
 // than the im2col GEMM. Weight-mode Hessian sweeps (pruning importance, HAWQ traces) spend most of
 // their time here.
 
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/winograd.h"
 #include "core/runtime/winograd_tiles.h"
-
-#include <Eigen/Core>
 
 #include <algorithm>
 #include <array>
@@ -18,10 +17,6 @@
 
 namespace qs::runtime {
 namespace {
-
-using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMap = Eigen::Map<RowMatrix>;
-using ConstRowMap = Eigen::Map<const RowMatrix>;
 
 constexpr int64_t kPositions = kWinogradPositions;
 
@@ -201,14 +196,12 @@ void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
         const bool first = perSample || n == 0;
         parallelFor(kPositions, 1, [&](int64_t pos0, int64_t pos1) {
             for (int64_t pos = pos0; pos < pos1; ++pos) {
-                RowMap duPos(du + pos * duStride, p.m, p.c);
-                const ConstRowMap dmPos(dm + pos * dmStride, p.m, grid.perImage);
-                const ConstRowMap vPos(v + pos * vStride, p.c, grid.perImage);
+                float* duPos = du + pos * duStride;
                 if (first) {
-                    duPos.noalias() = dmPos * vPos.transpose();
-                } else {
-                    duPos.noalias() += dmPos * vPos.transpose();
+                    std::fill(duPos, duPos + p.m * p.c, 0.0F);
                 }
+                gemmAddABt(p.m, p.c, grid.perImage, dm + pos * dmStride, grid.perImage,
+                           v + pos * vStride, grid.perImage, duPos, p.c);
             }
         });
         if (perSample) {

@@ -285,11 +285,18 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
         grads[3] = sumGrad;
     }
     if (ctx.wantsGrad(0)) {
-        // Input 4: dx's Winograd weights, packed once by the executor for every sweep.
-        const bool packed =
-            ctx.has(4) && ctx.input(4).numElements() == winogradInputGradWeightsSize(p.m, p.c);
-        grads[0] = convInputGrad(p, ctx.input(0).shape(), w, dy,
-                                 packed ? ctx.input(4).data<float>() : nullptr);
+        // dx's Winograd or GEMM weights, packed once by the executor for every sweep.
+        const auto packedInput = [&](size_t index, int64_t size) {
+            return ctx.has(index) && ctx.input(index).numElements() == size
+                       ? ctx.input(index).data<float>()
+                       : nullptr;
+        };
+        const PackedInputGradWeights packed{
+            .winograd =
+                packedInput(kWinogradInputGradWeightsInput, winogradInputGradWeightsSize(p.m, p.c)),
+            .gemm = packedInput(kGemmInputGradWeightsInput,
+                                gemmInputGradWeightsSize(p.m, p.colRows(), p.group))};
+        grads[0] = convInputGrad(p, ctx.input(0).shape(), w, dy, packed);
     }
     if (ctx.wantsGrad(1)) {
         const bool perSample = ctx.wantsPerSample(1);

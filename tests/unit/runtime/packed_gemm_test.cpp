@@ -114,3 +114,69 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
 
 } // namespace
 } // namespace qs::runtime
+
+namespace qs::runtime {
+namespace {
+
+class GemmAddABtTest : public ::testing::TestWithParam<int> {};
+
+// C += A B^T against the double loop, C starting from values of its own: both column orders and
+// the row split (n below 256), several depth blocks (k above 256), edge strips, partial panels,
+// row strides past the matrices' widths; and the same call nested inside a parallelFor chunk,
+// which runs on that chunk's thread.
+TEST_P(GemmAddABtTest, AddsAtimesBTransposedToC) {
+    const int threadsBefore = numThreads();
+    setNumThreads(GetParam());
+    std::mt19937 rng(41);
+    for (const GemmCase g : {GemmCase{7, 37, 5}, GemmCase{20, 300, 700}, GemmCase{64, 147, 3136},
+                             GemmCase{13, 1100, 49}, GemmCase{1, 16, 1}}) {
+        SCOPED_TRACE(::testing::Message() << g.m << " x " << g.n << " x " << g.k);
+        const int64_t lda = g.k + 3;
+        const int64_t ldb = g.k + 1;
+        const int64_t ldc = g.n + 2;
+        const std::vector<float> a = randomVector(rng, g.m * lda);
+        const std::vector<float> b = randomVector(rng, g.n * ldb);
+        const std::vector<float> c0 = randomVector(rng, g.m * ldc);
+        std::vector<double> expected(c0.begin(), c0.end());
+        for (int64_t i = 0; i < g.m; ++i) {
+            for (int64_t j = 0; j < g.n; ++j) {
+                double sum = 0.0;
+                for (int64_t kk = 0; kk < g.k; ++kk) {
+                    sum += static_cast<double>(a[static_cast<size_t>(i * lda + kk)]) *
+                           b[static_cast<size_t>(j * ldb + kk)];
+                }
+                expected[static_cast<size_t>(i * ldc + j)] += sum;
+            }
+        }
+        for (const bool nested : {false, true}) {
+            std::vector<float> c = c0;
+            const auto run = [&] {
+                gemmAddABt(g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+            };
+            if (nested) {
+                parallelFor(2, 1, [&](int64_t begin, int64_t) {
+                    if (begin == 0) {
+                        run();
+                    }
+                });
+            } else {
+                run();
+            }
+            for (int64_t i = 0; i < g.m; ++i) {
+                for (int64_t j = 0; j < ldc; ++j) {
+                    const auto at = static_cast<size_t>(i * ldc + j);
+                    // Past column n the row stride's padding stays as it was.
+                    const double want = j < g.n ? expected[at] : c0[at];
+                    ASSERT_NEAR(c[at], want, 1e-4 * (1.0 + std::sqrt(static_cast<double>(g.k))))
+                        << (nested ? "nested, " : "") << "row " << i << " column " << j;
+                }
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
+
+} // namespace
+} // namespace qs::runtime
