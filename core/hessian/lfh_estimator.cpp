@@ -1,6 +1,7 @@
 #include "core/hessian/lfh_estimator.h"
 
 #include "core/graph/metatype.h"
+#include "core/runtime/parallel.h"
 
 #include <algorithm>
 #include <array>
@@ -423,18 +424,22 @@ Result<void> accumulate(const Tensor& g, const EstimatorTarget& target, size_t t
                                          " samples of " + runtime::shapeToString(shape))
             .context("target node '" + target.node + "'");
     }
-    std::vector<double> squares;
     const double weight = 1.0 / (it + 1);
-    for (int64_t b = 0; b < batch; ++b) {
-        std::vector<double>& mean = result.scores[t][static_cast<size_t>(b)];
-        squares.assign(mean.size(), 0.0);
-        if (g.defined()) { // no path from this target to Y: the score stays 0
-            reduceSquares(granularity, g.data<float>() + b * per, shape, axis, squares);
+    // Samples on the threads (each has its own means): weights mode squares millions of
+    // per-sample gradient elements per sweep.
+    runtime::parallelFor(batch, 1, [&](int64_t b0, int64_t b1) {
+        std::vector<double> squares;
+        for (int64_t b = b0; b < b1; ++b) {
+            std::vector<double>& mean = result.scores[t][static_cast<size_t>(b)];
+            squares.assign(mean.size(), 0.0);
+            if (g.defined()) { // no path from this target to Y: the score stays 0
+                reduceSquares(granularity, g.data<float>() + b * per, shape, axis, squares);
+            }
+            for (size_t i = 0; i < mean.size(); ++i) {
+                mean[i] += (squares[i] - mean[i]) * weight;
+            }
         }
-        for (size_t i = 0; i < mean.size(); ++i) {
-            mean[i] += (squares[i] - mean[i]) * weight;
-        }
-    }
+    });
     return success();
 }
 

@@ -198,8 +198,8 @@ std::vector<float>& columnScratch() {
 /// where the processor has it, threads splitting the pixels or, when few, the rows) multiplies
 /// W^T, packed by packGemmInputGradWeights, with dy read in place as its B matrix (dy's group is
 /// the im2col matrix of a pointwise convolution over it). Pointwise convolutions write dx
-/// directly (every element once); the others write columns that col2im adds into dx (which must
-/// start at zero), the threads splitting the channels.
+/// directly (every element once); the others write columns that col2im adds into dx's planes,
+/// each cleared first, the threads splitting the channels. dx need not be initialised.
 void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* packed) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
@@ -235,6 +235,8 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
                 Conv2d q = p;
                 q.c = c1 - c0;
                 q.group = 1;
+                // col2im adds: the chunk's planes start at zero, cleared here while in cache.
+                std::fill(dxg + c0 * p.h * p.w, dxg + c1 * p.h * p.w, 0.0F);
                 col2im(q, col.data() + c0 * taps * pixels, dxg + c0 * p.h * p.w);
             });
         }
@@ -354,17 +356,24 @@ int64_t gemmInputGradWeightsSize(int64_t filters, int64_t depth, int64_t group) 
 
 void packGemmInputGradWeights(const float* w, int64_t filters, int64_t depth, int64_t group,
                               float* packed) {
+    // Panel r0 of group g's W^T holds, for each filter f, w[f, r0 .. r0 + kGemmRows - 1]: six
+    // adjacent weights of one row of W, so the panels are written in one pass, on the threads.
     const int64_t mg = filters / group;
-    std::vector<float> transposed(static_cast<size_t>(depth * mg));
-    for (int64_t grp = 0; grp < group; ++grp) {
-        const float* wg = w + grp * mg * depth;
-        for (int64_t m = 0; m < mg; ++m) {
-            for (int64_t r = 0; r < depth; ++r) {
-                transposed[static_cast<size_t>(r * mg + m)] = wg[m * depth + r];
+    const int64_t panels = (depth + kGemmRows - 1) / kGemmRows;
+    parallelFor(group * panels, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t grp = task / panels;
+            const int64_t r0 = (task % panels) * kGemmRows;
+            const int64_t rows = std::min(kGemmRows, depth - r0);
+            const float* wg = w + grp * mg * depth;
+            float* panel = packed + grp * packedWeightsSize(depth, mg) + r0 * mg;
+            for (int64_t f = 0; f < mg; ++f) {
+                float* dst = panel + f * kGemmRows;
+                std::copy_n(wg + f * depth + r0, rows, dst);
+                std::fill(dst + rows, dst + kGemmRows, 0.0F);
             }
         }
-        packWeights(transposed.data(), depth, mg, mg, packed + grp * packedWeightsSize(depth, mg));
-    }
+    });
 }
 
 Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const float* dy,
@@ -390,8 +399,7 @@ Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const 
         packGemmInputGradWeights(w, p.m, p.colRows(), p.group, scratch.data());
         gemmWeights = scratch.data();
     }
-    Tensor dx =
-        p.isPointwise() ? allocateFloat(shape) : Tensor::zeros(graph::DataType::Float, shape);
+    Tensor dx = allocateFloat(shape);
     gemmInputGrad(p, dy, dx.mutableData<float>(), gemmWeights);
     return dx;
 }

@@ -4,6 +4,7 @@
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
+#include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
 #include "core/runtime/type_dispatch.h"
 #include "core/runtime/winograd.h"
@@ -593,9 +594,12 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
     float* po = out.mutableData<float>();
-    for (int64_t i = 0; i < a.numElements(); ++i) {
-        po[i] = pa[i] + pb[i];
-    }
+    // On the threads: a residual block's input gradient is a whole activation.
+    parallelFor(a.numElements(), 1 << 14, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            po[i] = pa[i] + pb[i];
+        }
+    });
     return out;
 }
 

@@ -212,6 +212,62 @@ __attribute__((target("avx512f"))) void wideMicroKernel(int64_t depth, const flo
     wideStoreRow(how, tile, ldt, 5, c50, c51);
 }
 
+/// Row `row` of a 6 x 16 tile in one register, stored as microKernel does.
+__attribute__((target("avx512f"))) inline void singleStoreRow(const TileStore& how, float* tile,
+                                                              int64_t ldt, int64_t row, __m512 v) {
+    if (row >= how.rows) {
+        return;
+    }
+    float* dst = tile + row * ldt;
+    if (how.accumulate) {
+        v = _mm512_add_ps(v, _mm512_loadu_ps(dst));
+    }
+    if (how.finish) {
+        if (how.bias != nullptr) {
+            v = _mm512_add_ps(v, _mm512_set1_ps(how.bias[row]));
+        }
+        if (how.residual != nullptr) {
+            v = _mm512_add_ps(v, _mm512_loadu_ps(how.residual + row * ldt));
+        }
+        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(how.lo)), _mm512_set1_ps(how.hi));
+    }
+    _mm512_storeu_ps(dst, v);
+}
+
+/// The 6 x 16 tile of one strip in AVX-512 registers, one per row: the last strip of an odd
+/// count, which wideMicroKernel cannot pair (at 7 x 7 pixels, 3 strips in 4). Same multiply-adds
+/// in the same order and same epilogue as microKernel: bit-identical results.
+__attribute__((target("avx512f"))) void
+singleMicroKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
+                  int64_t ldt, const TileStore& how, const float* nextA) {
+    __m512 c0 = _mm512_setzero_ps();
+    __m512 c1 = _mm512_setzero_ps();
+    __m512 c2 = _mm512_setzero_ps();
+    __m512 c3 = _mm512_setzero_ps();
+    __m512 c4 = _mm512_setzero_ps();
+    __m512 c5 = _mm512_setzero_ps();
+    for (int64_t k = 0; k < depth; ++k) {
+        if (nextA != nullptr) {
+            __builtin_prefetch(nextA + k * kGemmRows);
+        }
+        const __m512 x = _mm512_loadu_ps(b);
+        c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), x, c0);
+        c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), x, c1);
+        c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), x, c2);
+        c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), x, c3);
+        c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), x, c4);
+        c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), x, c5);
+        a += kGemmRows;
+        b += bStep;
+    }
+    singleStoreRow(how, tile, ldt, 0, c0);
+    singleStoreRow(how, tile, ldt, 1, c1);
+    singleStoreRow(how, tile, ldt, 2, c2);
+    singleStoreRow(how, tile, ldt, 3, c3);
+    singleStoreRow(how, tile, ldt, 4, c4);
+    singleStoreRow(how, tile, ldt, 5, c5);
+}
+
 /// Sums of one stream of steps of columnKernel: column j of the tile, row r in lane r. Named
 /// members rather than an array, so that they stay in registers.
 template <int kCols>
@@ -410,6 +466,11 @@ void wideMicroKernel(int64_t depth, const float* a, const float* b0, const float
     right.residual = how.residual != nullptr ? how.residual + kGemmCols : nullptr;
     microKernel(depth, a, b1, bStep, tile + kGemmCols, ldt, right, nullptr);
 }
+
+void singleMicroKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
+                       int64_t ldt, const TileStore& how, const float* nextA) {
+    microKernel(depth, a, b, bStep, tile, ldt, how, nextA);
+}
 #endif
 
 /// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
@@ -450,6 +511,11 @@ struct TileJob {
                 wideMicroKernel(depth, a, b + s * stripStride, b + (s + 1) * stripStride, bStep,
                                 c + col, out.ldc, how, s == 0 ? nextA : nullptr);
                 ++s;
+                continue;
+            }
+            if (wide) {
+                singleMicroKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how,
+                                  s == 0 ? nextA : nullptr);
                 continue;
             }
             microKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how,

@@ -62,6 +62,8 @@ void backward2d(const PoolShape& s, const float* x, const float* dy, float* dx) 
             const float* xp = x + plane * s.inSize;
             const float* dyp = dy + plane * s.outSize;
             float* dxp = dx + plane * s.inSize;
+            // Zeroed here, plane by plane, so that the scatter finds it in cache.
+            std::fill(dxp, dxp + s.inSize, 0.0F);
             forEachClippedWindow(s, [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
                 float best = -std::numeric_limits<float>::infinity();
                 int64_t where = -1;
@@ -132,12 +134,13 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
     const float* x = ctx.input(0).data<float>();
     const float* dy = outputGrads[0].data<float>();
-    Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
-    float* pdx = dx.mutableData<float>();
     if (hasClippedWindows(s)) {
-        backward2d(s, x, dy, pdx);
+        Tensor dx = allocateFloat(ctx.input(0).shape());
+        backward2d(s, x, dy, dx.mutableData<float>());
         return std::vector<Tensor>{dx};
     }
+    Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
+    float* pdx = dx.mutableData<float>();
     for (int64_t plane = 0; plane < s.planes; ++plane) {
         const float* xp = x + plane * s.inSize;
         for (int64_t o = 0; o < s.outSize; ++o) {

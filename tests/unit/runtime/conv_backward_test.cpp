@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -112,6 +113,11 @@ TEST_P(ConvBackwardTest, GemmInputGradMatchesTheDefiningSum) {
         packGemmInputGradWeights(w.data(), p.m, p.colRows(), p.group, packed.data());
         const Shape shape = {p.n, p.c, p.h, p.w};
         for (const bool prepacked : {false, true}) {
+            {
+                // A recycled buffer full of NaN: dx must not depend on what its buffer held.
+                Tensor dirty = Tensor::allocate(graph::DataType::Float, shape);
+                std::fill_n(dirty.mutableData<float>(), dirty.numElements(), std::nanf(""));
+            }
             const Tensor dx = convInputGrad(p, shape, w.data(), dy.data(),
                                             {.gemm = prepacked ? packed.data() : nullptr});
             ASSERT_EQ(dx.numElements(), static_cast<int64_t>(expected.size()));

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 
 namespace qs::runtime {
 namespace {
@@ -512,6 +515,71 @@ TEST(MaxPool, Uint8MatchesTheFloatKernel) {
     const std::vector<uint8_t> expected{255, 255, 9};
     for (size_t i = 0; i < expected.size(); ++i) {
         EXPECT_EQ((*y)[0].data<uint8_t>()[i], expected[i]);
+    }
+}
+
+} // namespace
+} // namespace qs::runtime
+
+namespace qs::runtime {
+namespace {
+
+using graph::DataType;
+
+// dx comes from the buffer pool and each plane is cleared before the scatter: a recycled buffer
+// full of NaN must not leak into it. Windows overlap (3x3 stride 2, pads 1), so an input that
+// wins two windows gets both gradients; ties go to the first position, as in the forward.
+TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
+    const Shape shape{2, 3, 7, 6};
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<int> level(0, 4); // few levels: many ties
+    std::vector<float> xs(static_cast<size_t>(2 * 3 * 7 * 6));
+    for (float& v : xs) {
+        v = static_cast<float>(level(rng));
+    }
+    const Tensor x = Tensor::fromVector<float>(shape, xs);
+    NodeRun run = makeRun("MaxPool", {x},
+                          {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
+                           intsAttribute("pads", {1, 1, 1, 1})});
+    auto y = run.forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    const Shape outShape = (*y)[0].shape();
+    ASSERT_EQ(outShape, (Shape{2, 3, 4, 3}));
+    std::vector<float> dys(static_cast<size_t>((*y)[0].numElements()));
+    for (size_t i = 0; i < dys.size(); ++i) {
+        dys[i] = 1.0F + static_cast<float>(i);
+    }
+    const Tensor dy = Tensor::fromVector<float>(outShape, dys);
+    {
+        Tensor dirty = Tensor::allocate(DataType::Float, shape);
+        std::fill_n(dirty.mutableData<float>(), dirty.numElements(), std::nanf(""));
+    }
+    auto grads = findOp("MaxPool")->vjp(run.context(), *y, std::span(&dy, 1));
+    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    std::vector<double> expected(xs.size(), 0.0);
+    for (int64_t plane = 0; plane < 6; ++plane) {
+        for (int64_t oy = 0; oy < 4; ++oy) {
+            for (int64_t ox = 0; ox < 3; ++ox) {
+                int64_t where = -1;
+                float best = -std::numeric_limits<float>::infinity();
+                for (int64_t iy = 2 * oy - 1; iy <= 2 * oy + 1; ++iy) {
+                    for (int64_t ix = 2 * ox - 1; ix <= 2 * ox + 1; ++ix) {
+                        if (iy >= 0 && iy < 7 && ix >= 0 && ix < 6 &&
+                            xs[static_cast<size_t>(plane * 42 + iy * 6 + ix)] > best) {
+                            best = xs[static_cast<size_t>(plane * 42 + iy * 6 + ix)];
+                            where = plane * 42 + iy * 6 + ix;
+                        }
+                    }
+                }
+                expected[static_cast<size_t>(where)] +=
+                    dys[static_cast<size_t>(plane * 12 + oy * 3 + ox)];
+            }
+        }
+    }
+    const Tensor& dx = (*grads)[0];
+    ASSERT_EQ(dx.shape(), shape);
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(dx.data<float>()[i], expected[i]) << "element " << i;
     }
 }
 

@@ -1,7 +1,8 @@
-// The packed GEMM behind Conv: the AVX-512 micro-kernel (two strips per tile) against the AVX2
-// one, and both against a plain triple loop, over shapes that exercise every path: the shallow
-// (panel-outer) and deep (strip-outer) depth blocks, odd strip counts, edge strips of every
-// width, partial last panels of A, the row split of small N, and the fused epilogue.
+// The packed GEMM behind Conv: the AVX-512 micro-kernels (two strips per tile, and one for the
+// last strip of an odd count) against the AVX2 one, and both against a plain triple loop, over
+// shapes that exercise every path: the shallow (panel-outer) and deep (strip-outer) depth blocks,
+// odd strip counts, edge strips of every width, partial last panels of A, the row split of small
+// N, and the fused epilogue.
 
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
@@ -69,6 +70,7 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
         {7, 45, 17},     // two strips and an edge of 13 columns
         {96, 200, 576},  // row split (small N) over three depth blocks
         {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
+        {70, 49, 600},   // a 7x7 image: a pair, the single-strip kernel, an edge of 1
     };
     for (const int threads : {1, 2}) {
         setNumThreads(threads);
