@@ -197,7 +197,8 @@ std::vector<float>& columnScratch() {
 /// dx of a GEMM-based convolution, image by image and group by group: the packed GEMM (AVX-512
 /// where the processor has it, threads splitting the pixels or, when few, the rows) multiplies
 /// W^T, packed by packGemmInputGradWeights, with dy read in place as its B matrix (dy's group is
-/// the im2col matrix of a pointwise convolution over it). Pointwise convolutions write dx
+/// the im2col matrix of a pointwise convolution over it); grouped convolutions split the
+/// (image, group) pairs over the threads instead. Pointwise convolutions write dx
 /// directly (every element once); the others write columns that col2im adds into dx's planes,
 /// each cleared first, the threads splitting the channels. dx need not be initialised.
 void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* packed) {
@@ -214,31 +215,44 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
     b.w = p.ow;
     b.kh = b.kw = b.sh = b.sw = b.dh = b.dw = 1;
     b.pt = b.pl = 0;
-    std::vector<float>& col = columnScratch();
-    std::vector<float> unused; // a pointwise source copies nothing
+    const auto imageGroup = [&](int64_t n, int64_t grp) {
+        std::vector<float> unused; // a pointwise source copies nothing
+        const Im2colSource source(b, dy + (n * p.m + grp * p.mg()) * pixels, unused);
+        const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
+            source.packStrips(j0, j0 + count, strips);
+        };
+        float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
+        if (p.isPointwise()) {
+            packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack, GemmOutput{dxg, pixels},
+                       ConvEpilogue{});
+            return;
+        }
+        std::vector<float>& col = columnScratch();
+        col.resize(static_cast<size_t>(rows * pixels));
+        packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack, GemmOutput{col.data(), pixels},
+                   ConvEpilogue{});
+        parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
+            Conv2d q = p;
+            q.c = c1 - c0;
+            q.group = 1;
+            // col2im adds: the chunk's planes start at zero, cleared here while in cache.
+            std::fill(dxg + c0 * p.h * p.w, dxg + c1 * p.h * p.w, 0.0F);
+            col2im(q, col.data() + c0 * taps * pixels, dxg + c0 * p.h * p.w);
+        });
+    };
+    if (p.group > 1 && p.n * p.group >= numThreads()) {
+        // Grouped: each group's GEMM is small, so the (image, group) pairs go to the threads
+        // and the GEMMs and col2im inside run on them.
+        parallelFor(p.n * p.group, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t task = begin; task < end; ++task) {
+                imageGroup(task / p.group, task % p.group);
+            }
+        });
+        return;
+    }
     for (int64_t n = 0; n < p.n; ++n) {
         for (int64_t grp = 0; grp < p.group; ++grp) {
-            const Im2colSource source(b, dy + (n * p.m + grp * p.mg()) * pixels, unused);
-            const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
-                source.packStrips(j0, j0 + count, strips);
-            };
-            float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
-            if (p.isPointwise()) {
-                packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack,
-                           GemmOutput{dxg, pixels}, ConvEpilogue{});
-                continue;
-            }
-            col.resize(static_cast<size_t>(rows * pixels));
-            packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack,
-                       GemmOutput{col.data(), pixels}, ConvEpilogue{});
-            parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
-                Conv2d q = p;
-                q.c = c1 - c0;
-                q.group = 1;
-                // col2im adds: the chunk's planes start at zero, cleared here while in cache.
-                std::fill(dxg + c0 * p.h * p.w, dxg + c1 * p.h * p.w, 0.0F);
-                col2im(q, col.data() + c0 * taps * pixels, dxg + c0 * p.h * p.w);
-            });
+            imageGroup(n, grp);
         }
     }
 }
@@ -259,7 +273,7 @@ const float* parallelIm2col(const Conv2d& p, const float* xg, std::vector<float>
 
 /// A pointwise convolution's im2col matrix is the image itself.
 bool columnsAreTheImage(const Conv2d& p) {
-    return p.isPointwise() && p.oh == p.h && p.ow == p.w;
+    return p.isPointwise();
 }
 
 /// Group `grp` of image `n`: its first input plane.
@@ -316,7 +330,7 @@ void addImageWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_
 /// Adds dw of a GEMM-based convolution, dw = sum over images of dy im2col(x)^T per group, or
 /// writes it per image (dw [N, M, ...], `perSample`). With at least as many images as threads,
 /// threads split the images (partial sums added at the end); with fewer, each image's columns are
-/// built once and the threads split the filters (per-sample Hessian scores run at batch 1).
+/// built once and the packed GEMM runs on every thread (per-sample Hessian scores run at batch 1).
 void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample) {
     if (p.n < numThreads()) {

@@ -22,8 +22,10 @@ struct Conv2d {
 
     int64_t outPixels() const { return oh * ow; }
 
+    /// A 1x1 stride-1 convolution without pads: its im2col matrix is the image itself (with end
+    /// pads the output would be larger than the input).
     bool isPointwise() const {
-        return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0;
+        return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == h && ow == w;
     }
 
     bool isDepthwise() const { return cg() == 1 && mg() == 1; }

@@ -105,8 +105,10 @@ inline void microKernel(int64_t depth, const float* a, const float* b, int64_t b
                 lo = _mm256_add_ps(lo, _mm256_loadu_ps(how.residual + row * ldt));
                 hi = _mm256_add_ps(hi, _mm256_loadu_ps(how.residual + row * ldt + 8));
             }
-            lo = _mm256_min_ps(_mm256_max_ps(lo, lower), upper);
-            hi = _mm256_min_ps(_mm256_max_ps(hi, lower), upper);
+            // The bound first: maxps/minps return their second operand for a NaN, which then
+            // stays NaN (as std::max(v, lo) does and the edge tiles' epilogue does).
+            lo = _mm256_min_ps(upper, _mm256_max_ps(lower, lo));
+            hi = _mm256_min_ps(upper, _mm256_max_ps(lower, hi));
         }
         _mm256_storeu_ps(dst, lo);
         _mm256_storeu_ps(dst + 8, hi);
@@ -149,8 +151,8 @@ wideStoreRow(const TileStore& how, float* tile, int64_t ldt, int64_t row, __m512
         }
         const __m512 lower = _mm512_set1_ps(how.lo);
         const __m512 upper = _mm512_set1_ps(how.hi);
-        lo = _mm512_min_ps(_mm512_max_ps(lo, lower), upper);
-        hi = _mm512_min_ps(_mm512_max_ps(hi, lower), upper);
+        lo = _mm512_min_ps(upper, _mm512_max_ps(lower, lo)); // NaN stays NaN, as in microKernel
+        hi = _mm512_min_ps(upper, _mm512_max_ps(lower, hi));
     }
     _mm512_storeu_ps(dst, lo);
     _mm512_storeu_ps(dst + kGemmCols, hi);
@@ -229,7 +231,7 @@ __attribute__((target("avx512f"))) inline void singleStoreRow(const TileStore& h
         if (how.residual != nullptr) {
             v = _mm512_add_ps(v, _mm512_loadu_ps(how.residual + row * ldt));
         }
-        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(how.lo)), _mm512_set1_ps(how.hi));
+        v = _mm512_min_ps(_mm512_set1_ps(how.hi), _mm512_max_ps(_mm512_set1_ps(how.lo), v));
     }
     _mm512_storeu_ps(dst, v);
 }

@@ -118,10 +118,27 @@ void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64
             left.done();
         });
     }
-    insideChunk = true;
+
+    // Flag cleared and the pool's chunks waited for however fn returns: they refer to fn and left.
+    struct CallerChunk {
+        ChunksLeft& left;
+
+        explicit CallerChunk(ChunksLeft& chunks)
+            : left(chunks) {
+            insideChunk = true;
+        }
+
+        CallerChunk(const CallerChunk&) = delete;
+        CallerChunk& operator=(const CallerChunk&) = delete;
+
+        ~CallerChunk() {
+            insideChunk = false;
+            left.wait();
+        }
+    };
+
+    const CallerChunk caller(left);
     fn(0, std::min(count, step));
-    insideChunk = false;
-    left.wait();
 }
 
 } // namespace qs::runtime

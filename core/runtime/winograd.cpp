@@ -162,8 +162,9 @@ inline void outputTiles8(const float* m, int64_t ld, int64_t t, const OutputEpil
             first = _mm256_add_ps(first, _mm256_loadu_ps(res + 2 * t));
             second = _mm256_add_ps(second, _mm256_loadu_ps(res + 2 * t + 8));
         }
-        _mm256_storeu_ps(dst + 2 * t, _mm256_min_ps(_mm256_max_ps(first, lo), hi));
-        _mm256_storeu_ps(dst + 2 * t + 8, _mm256_min_ps(_mm256_max_ps(second, lo), hi));
+        // The bound first: a NaN stays NaN (maxps/minps return the second operand for it).
+        _mm256_storeu_ps(dst + 2 * t, _mm256_min_ps(hi, _mm256_max_ps(lo, first)));
+        _mm256_storeu_ps(dst + 2 * t + 8, _mm256_min_ps(hi, _mm256_max_ps(lo, second)));
     };
     store(_mm256_add_ps(_mm256_add_ps(s[0][0], s[1][0]), s[2][0]),
           _mm256_add_ps(_mm256_add_ps(s[0][1], s[1][1]), s[2][1]), dst0, res0);

@@ -528,7 +528,33 @@ using graph::DataType;
 
 // dx comes from the buffer pool and each plane is cleared before the scatter: a recycled buffer
 // full of NaN must not leak into it. Windows overlap (3x3 stride 2, pads 1), so an input that
-// wins two windows gets both gradients; ties go to the first position, as in the forward.
+// wins two windows gets both gradients; a tie goes to the window's first position.
+// A 1x1 stride-1 Conv padded at the bottom and right has an output larger than its input: not
+// the pointwise path that reads the image as its im2col matrix (which would read past it).
+TEST(Conv, A1x1ConvWithEndPadsMatchesTheReference) {
+    std::mt19937 rng(6);
+    std::normal_distribution<float> normal(0.0F, 1.0F);
+    std::vector<float> xs(2 * 8 * 5 * 6);
+    std::vector<float> ws(10 * 8);
+    for (float& v : xs) {
+        v = normal(rng);
+    }
+    for (float& v : ws) {
+        v = normal(rng);
+    }
+    const NodeRun run = makeRun(
+        "Conv",
+        {Tensor::fromVector<float>({2, 8, 5, 6}, xs), Tensor::fromVector<float>({10, 8, 1, 1}, ws)},
+        {intsAttribute("pads", {0, 0, 1, 1})});
+    auto fast = run.forward();
+    auto ref = findOp("Conv")->reference(run.context());
+    ASSERT_TRUE(fast.ok() && ref.ok());
+    ASSERT_EQ((*fast)[0].shape(), (Shape{2, 10, 6, 7}));
+    for (int64_t i = 0; i < (*ref)[0].numElements(); ++i) {
+        EXPECT_NEAR((*fast)[0].data<float>()[i], (*ref)[0].data<float>()[i], 1e-5) << i;
+    }
+}
+
 TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
     const Shape shape{2, 3, 7, 6};
     std::mt19937 rng(5);
@@ -550,12 +576,15 @@ TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
         dys[i] = 1.0F + static_cast<float>(i);
     }
     const Tensor dy = Tensor::fromVector<float>(outShape, dys);
+    const float* recycled = nullptr;
     {
         Tensor dirty = Tensor::allocate(DataType::Float, shape);
         std::fill_n(dirty.mutableData<float>(), dirty.numElements(), std::nanf(""));
+        recycled = dirty.data<float>();
     }
     auto grads = findOp("MaxPool")->vjp(run.context(), *y, std::span(&dy, 1));
     ASSERT_TRUE(grads.ok()) << grads.error().toString();
+    ASSERT_EQ((*grads)[0].data<float>(), recycled) << "dx did not get the recycled buffer";
     std::vector<double> expected(xs.size(), 0.0);
     for (int64_t plane = 0; plane < 6; ++plane) {
         for (int64_t oy = 0; oy < 4; ++oy) {

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace qs::runtime {
@@ -179,6 +181,64 @@ TEST_P(GemmAddABtTest, AddsAtimesBTransposedToC) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
+
+// A NaN in A reaches every column of its row as NaN through full tiles, the odd strip and the
+// edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both kernels: the
+// intrinsics return their second operand for a NaN, so the bound must come first.
+TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
+    const bool wideBefore = setWideGemmKernel(true);
+    std::mt19937 rng(13);
+    const GemmCase g{8, 53, 20}; // a strip pair, the single strip, an edge of 5 columns
+    std::vector<float> a = randomVector(rng, g.m * g.k);
+    a[3] = std::nanf(""); // row 0
+    const std::vector<float> b = randomVector(rng, g.k * g.n);
+    const std::vector<float> bias = randomVector(rng, g.m);
+    for (const bool wide : {false, true}) {
+        setWideGemmKernel(wide);
+        for (const bool clamped : {false, true}) {
+            const ConvEpilogue e =
+                clamped ? ConvEpilogue{bias.data(), nullptr, 0.0F, 6.0F} : ConvEpilogue{};
+            const std::vector<float> c = runPackedGemm(g, a, b, e, {});
+            for (int64_t j = 0; j < g.n; ++j) {
+                EXPECT_TRUE(std::isnan(c[static_cast<size_t>(j)]))
+                    << (wide ? "wide, " : "") << (clamped ? "clamped, " : "") << "column " << j;
+                EXPECT_FALSE(std::isnan(c[static_cast<size_t>(g.n + j)])) << "row 1 column " << j;
+            }
+        }
+    }
+    setWideGemmKernel(wideBefore);
+}
+
+// A parallelFor called from inside the caller's own chunk runs inline, on that thread, in one
+// piece: scheduled, its chunks would wait behind the pool threads' outer chunks.
+TEST(ParallelFor, ANestedCallFromTheCallersChunkRunsInline) {
+    const int threadsBefore = numThreads();
+    setNumThreads(2);
+    const std::thread::id caller = std::this_thread::get_id();
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    bool sameThread = true;
+    parallelFor(2, 1, [&](int64_t begin, int64_t) {
+        if (begin != 0) {
+            return;
+        }
+        parallelFor(1000, 1, [&](int64_t b, int64_t e) {
+            ranges.emplace_back(b, e); // inline: one chunk, no race on the vector
+            sameThread = sameThread && std::this_thread::get_id() == caller;
+        });
+    });
+    ASSERT_EQ(ranges.size(), 1U);
+    EXPECT_EQ(ranges[0], (std::pair<int64_t, int64_t>{0, 1000}));
+    EXPECT_TRUE(sameThread);
+    // Outside a chunk the same call splits again.
+    ranges.clear();
+    std::mutex mutex;
+    parallelFor(1000, 1, [&](int64_t b, int64_t e) {
+        const std::lock_guard lock(mutex);
+        ranges.emplace_back(b, e);
+    });
+    EXPECT_EQ(ranges.size(), 2U);
+    setNumThreads(threadsBefore);
+}
 
 } // namespace
 } // namespace qs::runtime
