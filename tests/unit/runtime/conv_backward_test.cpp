@@ -6,6 +6,7 @@
 #include "core/runtime/conv_backward.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/parallel.h"
+#include "tests/unit/runtime/direct_conv.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,9 @@
 namespace qs::runtime {
 namespace {
 
+using test::directInputGrad;
+using test::directWeightGrad;
+
 std::vector<float> randomValues(std::mt19937& rng, int64_t count) {
     std::normal_distribution<float> normal(0.0F, 1.0F);
     std::vector<float> v(static_cast<size_t>(count));
@@ -25,40 +29,6 @@ std::vector<float> randomValues(std::mt19937& rng, int64_t count) {
         x = normal(rng);
     }
     return v;
-}
-
-/// dx[n, c, iy, ix] = sum of w[f, c', i, j] dy[n, f, oy, ox] over the taps that read (iy, ix),
-/// in double.
-std::vector<float> directInputGrad(const Conv2d& p, const std::vector<float>& dy,
-                                   const std::vector<float>& w) {
-    std::vector<double> dx(static_cast<size_t>(p.n * p.c * p.h * p.w), 0.0);
-    for (int64_t n = 0; n < p.n; ++n) {
-        for (int64_t f = 0; f < p.m; ++f) {
-            const int64_t grp = f / p.mg();
-            for (int64_t cl = 0; cl < p.cg(); ++cl) {
-                const int64_t c = grp * p.cg() + cl;
-                for (int64_t i = 0; i < p.kh; ++i) {
-                    for (int64_t j = 0; j < p.kw; ++j) {
-                        const double tap =
-                            w[static_cast<size_t>(((f * p.cg() + cl) * p.kh + i) * p.kw + j)];
-                        for (int64_t oy = 0; oy < p.oh; ++oy) {
-                            for (int64_t ox = 0; ox < p.ow; ++ox) {
-                                const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                                const int64_t ix = ox * p.sw + j * p.dw - p.pl;
-                                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) {
-                                    continue;
-                                }
-                                dx[static_cast<size_t>(((n * p.c + c) * p.h + iy) * p.w + ix)] +=
-                                    tap * dy[static_cast<size_t>(
-                                              ((n * p.m + f) * p.oh + oy) * p.ow + ox)];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    return {dx.begin(), dx.end()};
 }
 
 struct Case {
@@ -148,43 +118,6 @@ TEST_P(ConvBackwardTest, GemmInputGradMatchesTheDefiningSum) {
         }
     }
     setNumThreads(threadsBefore);
-}
-
-/// dw[f, c', i, j] = sum of x[n, c, window (i, j)] dy[n, f, :] (per image with `perSample`), in
-/// double.
-std::vector<float> directWeightGrad(const Conv2d& p, const std::vector<float>& x,
-                                    const std::vector<float>& dy, bool perSample) {
-    const int64_t size = p.m * p.colRows();
-    std::vector<double> dw(static_cast<size_t>((perSample ? p.n : 1) * size), 0.0);
-    for (int64_t n = 0; n < p.n; ++n) {
-        for (int64_t f = 0; f < p.m; ++f) {
-            const int64_t grp = f / p.mg();
-            for (int64_t cl = 0; cl < p.cg(); ++cl) {
-                const int64_t c = grp * p.cg() + cl;
-                for (int64_t i = 0; i < p.kh; ++i) {
-                    for (int64_t j = 0; j < p.kw; ++j) {
-                        double sum = 0.0;
-                        for (int64_t oy = 0; oy < p.oh; ++oy) {
-                            for (int64_t ox = 0; ox < p.ow; ++ox) {
-                                const int64_t iy = oy * p.sh + i * p.dh - p.pt;
-                                const int64_t ix = ox * p.sw + j * p.dw - p.pl;
-                                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) {
-                                    continue;
-                                }
-                                sum += static_cast<double>(x[static_cast<size_t>(
-                                           ((n * p.c + c) * p.h + iy) * p.w + ix)]) *
-                                       dy[static_cast<size_t>(((n * p.m + f) * p.oh + oy) * p.ow +
-                                                              ox)];
-                            }
-                        }
-                        dw[static_cast<size_t>((perSample ? n * size : 0) +
-                                               ((f * p.cg() + cl) * p.kh + i) * p.kw + j)] += sum;
-                    }
-                }
-            }
-        }
-    }
-    return {dw.begin(), dw.end()};
 }
 
 // Batch 1 at two threads takes the shared-columns path (the GEMM on both threads), batch 3 the

@@ -3,6 +3,7 @@
 // (the op samples' planes are below the size where the VJP uses it).
 #include "core/runtime/parallel.h"
 #include "core/runtime/winograd.h"
+#include "tests/unit/runtime/direct_conv.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,9 @@
 
 namespace qs::runtime {
 namespace {
+
+using test::directInputGrad;
+using test::directWeightGrad;
 
 struct Case {
     int64_t n, c, h, w, m, pt, pl, pb, pr;
@@ -126,36 +130,6 @@ TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, WinogradTest, ::testing::Values(1, 2));
 
-/// dx = sum over filters and taps of dy w (the transpose of the convolution), in double.
-std::vector<float> directInputGrad(const Conv2d& p, const std::vector<float>& dy,
-                                   const std::vector<float>& w) {
-    std::vector<double> dx(static_cast<size_t>(p.n * p.c * p.h * p.w), 0.0);
-    for (int64_t n = 0; n < p.n; ++n) {
-        for (int64_t f = 0; f < p.m; ++f) {
-            for (int64_t c = 0; c < p.c; ++c) {
-                for (int64_t i = 0; i < 3; ++i) {
-                    for (int64_t j = 0; j < 3; ++j) {
-                        const double tap = w[static_cast<size_t>(((f * p.c + c) * 3 + i) * 3 + j)];
-                        for (int64_t oy = 0; oy < p.oh; ++oy) {
-                            for (int64_t ox = 0; ox < p.ow; ++ox) {
-                                const int64_t iy = oy + i - p.pt;
-                                const int64_t ix = ox + j - p.pl;
-                                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) {
-                                    continue;
-                                }
-                                dx[static_cast<size_t>(((n * p.c + c) * p.h + iy) * p.w + ix)] +=
-                                    tap * dy[static_cast<size_t>(
-                                              ((n * p.m + f) * p.oh + oy) * p.ow + ox)];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    return {dx.begin(), dx.end()};
-}
-
 TEST(Winograd, InputGradMatchesTheDirectSum) {
     std::mt19937 rng(11);
     const std::vector<Case> cases = {
@@ -196,37 +170,6 @@ TEST(Winograd, InputGradWithPackedWeightsMatchesTheDirectSum) {
             ASSERT_NEAR(dx[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
         }
     }
-}
-
-/// dw[n or 0, f, c, i, j] = sum of dy[n, f, oy, ox] x[n, c, oy + i - pt, ox + j - pl], in double.
-std::vector<float> directWeightGrad(const Conv2d& p, const std::vector<float>& x,
-                                    const std::vector<float>& dy, bool perSample) {
-    const int64_t size = p.m * p.c * 9;
-    std::vector<double> dw(static_cast<size_t>((perSample ? p.n : 1) * size), 0.0);
-    for (int64_t n = 0; n < p.n; ++n) {
-        for (int64_t f = 0; f < p.m; ++f) {
-            for (int64_t c = 0; c < p.c; ++c) {
-                for (int64_t tap = 0; tap < 9; ++tap) {
-                    double sum = 0.0;
-                    for (int64_t oy = 0; oy < p.oh; ++oy) {
-                        for (int64_t ox = 0; ox < p.ow; ++ox) {
-                            const int64_t iy = oy + tap / 3 - p.pt;
-                            const int64_t ix = ox + tap % 3 - p.pl;
-                            if (iy >= 0 && iy < p.h && ix >= 0 && ix < p.w) {
-                                sum +=
-                                    static_cast<double>(dy[static_cast<size_t>(
-                                        ((n * p.m + f) * p.oh + oy) * p.ow + ox)]) *
-                                    x[static_cast<size_t>(((n * p.c + c) * p.h + iy) * p.w + ix)];
-                            }
-                        }
-                    }
-                    dw[static_cast<size_t>((perSample ? n * size : 0) + (f * p.c + c) * 9 + tap)] +=
-                        sum;
-                }
-            }
-        }
-    }
-    return {dw.begin(), dw.end()};
 }
 
 class WinogradWeightGrad : public ::testing::TestWithParam<int> {};
