@@ -19,4 +19,16 @@ int numThreads();
 /// pool thread or on the caller's) runs inline.
 void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64_t, int64_t)>& fn);
 
+/// Work (multiply-adds, or the like) that a chunk should hold at least, about 25 to 50
+/// microseconds: waking a pool thread costs tens of microseconds on a virtual machine, and a
+/// transformer's small MatMuls at batch 1 ran slower on two threads than on one.
+inline constexpr int64_t kMinChunkWork = int64_t{1} << 20;
+
+/// parallelFor's minChunk for items of `workPerItem` each: enough items for kMinChunkWork, and
+/// at least `atLeast`.
+inline int64_t minChunkForWork(int64_t workPerItem, int64_t atLeast = 1) {
+    const int64_t items = kMinChunkWork / (workPerItem > 0 ? workPerItem : 1);
+    return items > atLeast ? items : atLeast;
+}
+
 } // namespace qs::runtime

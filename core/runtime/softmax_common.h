@@ -51,22 +51,24 @@ Result<std::vector<Tensor>> softmaxForward(const OpContext& ctx, Out out) {
     const float* x = ctx.input(0).data<float>();
     Tensor y = allocateFloat(ctx.input(0).shape());
     float* py = y.mutableData<float>();
-    parallelFor(l.outer * l.inner, 8, [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-            const int64_t base = softmaxRowBase(l, row);
-            float maxValue = -std::numeric_limits<float>::infinity();
-            for (int64_t i = 0; i < l.length; ++i) {
-                maxValue = std::max(maxValue, x[base + i * l.inner]);
-            }
-            float sum = 0.0F;
-            for (int64_t i = 0; i < l.length; ++i) {
-                sum += std::exp(x[base + i * l.inner] - maxValue);
-            }
-            for (int64_t i = 0; i < l.length; ++i) {
-                py[base + i * l.inner] = out(x[base + i * l.inner] - maxValue, sum);
-            }
-        }
-    });
+    // An exp and a few adds per element: about 8 multiply-adds' worth.
+    parallelFor(l.outer * l.inner, minChunkForWork(8 * l.length, 8),
+                [&](int64_t begin, int64_t end) {
+                    for (int64_t row = begin; row < end; ++row) {
+                        const int64_t base = softmaxRowBase(l, row);
+                        float maxValue = -std::numeric_limits<float>::infinity();
+                        for (int64_t i = 0; i < l.length; ++i) {
+                            maxValue = std::max(maxValue, x[base + i * l.inner]);
+                        }
+                        float sum = 0.0F;
+                        for (int64_t i = 0; i < l.length; ++i) {
+                            sum += std::exp(x[base + i * l.inner] - maxValue);
+                        }
+                        for (int64_t i = 0; i < l.length; ++i) {
+                            py[base + i * l.inner] = out(x[base + i * l.inner] - maxValue, sum);
+                        }
+                    }
+                });
     return std::vector<Tensor>{y};
 }
 

@@ -98,7 +98,7 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     const ConstRowMap b(ctx.input(1).data<float>(), ctx.input(1).dim(0), ctx.input(1).dim(1));
     float* py = y.mutableData<float>();
     // Split over output columns: batch-1 classifiers have M = 1 and a large N.
-    parallelFor(s.n, 64, [&](int64_t j0, int64_t j1) {
+    parallelFor(s.n, minChunkForWork(s.m * s.k, 64), [&](int64_t j0, int64_t j1) {
         Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>> block(py + j0, s.m, j1 - j0,
                                                              Eigen::OuterStride<>(s.n));
         const int64_t cols = j1 - j0;

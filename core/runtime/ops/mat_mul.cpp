@@ -105,18 +105,19 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     std::vector<std::array<int64_t, 3>> batches;
     forEachBatch(s, [&](int64_t o, int64_t ia, int64_t ib) { batches.push_back({o, ia, ib}); });
     if (batches.size() > 1) {
-        parallelFor(static_cast<int64_t>(batches.size()), 1, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) {
-                const auto [o, ia, ib] = batches[static_cast<size_t>(i)];
-                RowMap(py + o * s.m * s.n, s.m, s.n).noalias() =
-                    ConstRowMap(a + ia * s.m * s.k, s.m, s.k) *
-                    ConstRowMap(b + ib * s.k * s.n, s.k, s.n);
-            }
-        });
+        parallelFor(static_cast<int64_t>(batches.size()), minChunkForWork(s.m * s.n * s.k),
+                    [&](int64_t begin, int64_t end) {
+                        for (int64_t i = begin; i < end; ++i) {
+                            const auto [o, ia, ib] = batches[static_cast<size_t>(i)];
+                            RowMap(py + o * s.m * s.n, s.m, s.n).noalias() =
+                                ConstRowMap(a + ia * s.m * s.k, s.m, s.k) *
+                                ConstRowMap(b + ib * s.k * s.n, s.k, s.n);
+                        }
+                    });
     } else {
         const ConstRowMap am(a, s.m, s.k);
         const ConstRowMap bm(b, s.k, s.n);
-        parallelFor(s.n, 64, [&](int64_t j0, int64_t j1) {
+        parallelFor(s.n, minChunkForWork(s.m * s.k, 64), [&](int64_t j0, int64_t j1) {
             Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>(py + j0, s.m, j1 - j0,
                                                            Eigen::OuterStride<>(s.n))
                 .noalias() = am * bm.middleCols(j0, j1 - j0);

@@ -209,6 +209,15 @@ TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
     setWideGemmKernel(wideBefore);
 }
 
+// Small items are grouped until a chunk holds kMinChunkWork, large ones go one per chunk, and
+// the floor holds either way.
+TEST(ParallelFor, MinChunkForWorkGroupsSmallItems) {
+    EXPECT_EQ(minChunkForWork(1024), kMinChunkWork / 1024);
+    EXPECT_EQ(minChunkForWork(kMinChunkWork * 4), 1);
+    EXPECT_EQ(minChunkForWork(kMinChunkWork * 4, 64), 64);
+    EXPECT_EQ(minChunkForWork(0), kMinChunkWork);
+}
+
 // A parallelFor called from inside the caller's own chunk runs inline, on that thread, in one
 // piece: scheduled, its chunks would wait behind the pool threads' outer chunks.
 TEST(ParallelFor, ANestedCallFromTheCallersChunkRunsInline) {
