@@ -104,19 +104,69 @@ std::pair<graph::ValueId, int64_t> sampleCarrier(const graph::Graph& graph,
 
 } // namespace
 
-Result<void> HessianService::checkSamplesAxis(std::vector<EstimatorTarget>& targets, bool defaults,
-                                              std::vector<std::string>& notes) {
-    // Trace samples 0 and 0..1: a tensor holds the samples on its axis iff that axis is 1 and
-    // 2 long. Needs two samples; with one, the estimator's size checks are all there is.
+bool HessianService::sampleAxisCheckable() const {
+    // Two samples are needed; with one, the estimator's size checks are all there is.
     if (m_source.size().value_or(2) < 2) {
-        return success();
+        return false;
     }
     // A model with a static batch cannot run 1 and 2 samples; its batch is what it is, and one
     // sample per batch (the usual static batch) needs no split.
     const std::vector<graph::ValueId> inputs = m_executor.graph().runtimeInputs();
-    if (!inputs.empty() && runtime::staticBatchSize(m_executor.graph().value(inputs[0])) > 0) {
-        return success();
+    return inputs.empty() || runtime::staticBatchSize(m_executor.graph().value(inputs[0])) <= 0;
+}
+
+bool HessianService::unjudged(const std::vector<EstimatorTarget>& targets) const {
+    return std::any_of(targets.begin(), targets.end(), [&](const EstimatorTarget& target) {
+        return m_sampleAxis.count({target.node, target.weights}) == 0;
+    });
+}
+
+void HessianService::judgeSamplesAxis(const std::vector<EstimatorTarget>& targets,
+                                      const runtime::ForwardTrace& single,
+                                      const runtime::ForwardTrace& many, int64_t count) {
+    // A tensor holds the samples on its axis iff that axis is 1 long for one sample and
+    // `count` long for `count` of them.
+    for (const EstimatorTarget& target : targets) {
+        const auto [value, axis] = sampleCarrier(m_executor.graph(), target);
+        const Tensor& a = single.values[value.index()];
+        const Tensor& b = many.values[value.index()];
+        const auto rank = static_cast<int64_t>(a.rank());
+        const bool batchFirst =
+            a.defined() && b.defined() && rank > axis && a.dim(axis) == 1 && b.dim(axis) == count;
+        std::string reason;
+        if (!batchFirst) {
+            reason = "the samples are not on axis " + std::to_string(axis) + " of '" +
+                     m_executor.graph().value(value).name + "' (" +
+                     (a.defined() ? runtime::shapeToString(a.shape()) : "?") + " for 1 sample, " +
+                     (b.defined() ? runtime::shapeToString(b.shape()) : "?") + " for " +
+                     std::to_string(count) + ")";
+        }
+        m_sampleAxis.emplace(std::pair{target.node, target.weights}, std::move(reason));
     }
+}
+
+Result<void> HessianService::applySampleAxisVerdicts(std::vector<EstimatorTarget>& targets,
+                                                     bool defaults,
+                                                     std::vector<std::string>& notes) const {
+    std::vector<EstimatorTarget> kept;
+    for (EstimatorTarget& target : targets) {
+        const auto verdict = m_sampleAxis.find({target.node, target.weights});
+        if (verdict == m_sampleAxis.end() || verdict->second.empty()) {
+            kept.push_back(std::move(target));
+            continue;
+        }
+        if (!defaults) {
+            return Error(Errc::Unsupported,
+                         verdict->second + ": its scores cannot be split per sample")
+                .context("target node '" + target.node + "'");
+        }
+        notes.push_back("node '" + target.node + "' is left out: " + verdict->second);
+    }
+    targets = std::move(kept);
+    return success();
+}
+
+Result<void> HessianService::traceSamplesAxis(const std::vector<EstimatorTarget>& targets) {
     QS_TRY(m_source.rewind());
     Rebatcher rebatcher(m_source, {0, 1}, 2);
     QS_ASSIGN_OR_RETURN(auto chunk, rebatcher.next());
@@ -126,31 +176,29 @@ Result<void> HessianService::checkSamplesAxis(std::vector<EstimatorTarget>& targ
     }
     QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace two, m_executor.forwardWithTrace(chunk.second));
     QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardWithTrace(one));
-    std::vector<EstimatorTarget> kept;
-    for (EstimatorTarget& target : targets) {
-        const auto [value, axis] = sampleCarrier(m_executor.graph(), target);
-        const Tensor& a = single.values[value.index()];
-        const Tensor& b = two.values[value.index()];
-        const auto rank = static_cast<int64_t>(a.rank());
-        const bool batchFirst =
-            a.defined() && b.defined() && rank > axis && a.dim(axis) == 1 && b.dim(axis) == 2;
-        if (batchFirst) {
-            kept.push_back(std::move(target));
-            continue;
-        }
-        const std::string reason =
-            "the samples are not on axis " + std::to_string(axis) + " of '" +
-            m_executor.graph().value(value).name + "' (" +
-            (a.defined() ? runtime::shapeToString(a.shape()) : "?") + " for 1 sample, " +
-            (b.defined() ? runtime::shapeToString(b.shape()) : "?") + " for 2)";
-        if (!defaults) {
-            return Error(Errc::Unsupported, reason + ": its scores cannot be split per sample")
-                .context("target node '" + target.node + "'");
-        }
-        notes.push_back("node '" + target.node + "' is left out: " + reason);
-    }
-    targets = std::move(kept);
+    judgeSamplesAxis(targets, single, two, 2);
     return success();
+}
+
+std::vector<int64_t> HessianService::missingSamples(const HessianScoresRequest& request,
+                                                    const std::vector<EstimatorTarget>& targets,
+                                                    const std::string& settings) const {
+    std::vector<int64_t> wanted;
+    for (int64_t i = request.firstSample; i < request.firstSample + request.samples; ++i) {
+        if (std::any_of(targets.begin(), targets.end(), [&](const EstimatorTarget& target) {
+                return m_cache.count(key(request, settings, target, i)) == 0;
+            })) {
+            wanted.push_back(i);
+        }
+    }
+    return wanted;
+}
+
+HessianService::Key HessianService::key(const HessianScoresRequest& request,
+                                        const std::string& settings, const EstimatorTarget& target,
+                                        int64_t sample) {
+    return Key{target.node, static_cast<int>(request.mode), static_cast<int>(request.granularity),
+               settings, sample};
 }
 
 HessianService::HessianService(const runtime::Executor& executor, SampleBatchSource& source,
@@ -158,6 +206,43 @@ HessianService::HessianService(const runtime::Executor& executor, SampleBatchSou
     : m_executor(executor)
     , m_source(source)
     , m_seed(seed) {}
+
+Result<void> HessianService::settleSamplesAxis(const HessianScoresRequest& request,
+                                               std::vector<EstimatorTarget>& targets,
+                                               const std::string& settings,
+                                               std::vector<std::string>& notes) {
+    // Judged once per node: a 1-sample trace against the first Hessian batch's own trace when
+    // that has 2 samples or more (one small extra forward, in computeMissing), else against a
+    // 2-sample trace, here.
+    const bool defaults = request.targetNodes.empty();
+    QS_TRY(applySampleAxisVerdicts(targets, defaults, notes));
+    m_judgeOnFirstBatch = sampleAxisCheckable() && unjudged(targets);
+    if (m_judgeOnFirstBatch &&
+        (request.batch < 2 || missingSamples(request, targets, settings).size() < 2)) {
+        m_judgeOnFirstBatch = false;
+        QS_TRY(traceSamplesAxis(targets));
+        QS_TRY(applySampleAxisVerdicts(targets, defaults, notes));
+    }
+    if (targets.empty()) {
+        return Error(Errc::InvalidArgument, "no target holds its samples on axis 0");
+    }
+    return success();
+}
+
+std::vector<EstimatorTarget>
+HessianService::missingTargets(const HessianScoresRequest& request, const std::string& settings,
+                               const std::vector<EstimatorTarget>& targets,
+                               const std::vector<int64_t>& indices) const {
+    std::vector<EstimatorTarget> todo;
+    for (const EstimatorTarget& target : targets) {
+        if (std::any_of(indices.begin(), indices.end(), [&](int64_t i) {
+                return m_cache.count(key(request, settings, target, i)) == 0;
+            })) {
+            todo.push_back(target);
+        }
+    }
+    return todo;
+}
 
 Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
                                             Progress& progress) {
@@ -184,10 +269,8 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
                             resolveTarget(graph, name, request.mode, outputs));
         targets.push_back(std::move(target));
     }
-    QS_TRY(checkSamplesAxis(targets, request.targetNodes.empty(), result.notes));
-    if (targets.empty()) {
-        return Error(Errc::InvalidArgument, "no target holds its samples on axis 0");
-    }
+    const std::string settings = settingsKey(request, outputs);
+    QS_TRY(settleSamplesAxis(request, targets, settings, result.notes));
     const std::optional<int64_t> available = m_source.size();
     const int64_t needed = request.firstSample + request.samples;
     if (available && *available < needed) {
@@ -197,8 +280,7 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
                                                 " (samples " + std::to_string(request.firstSample) +
                                                 ".." + std::to_string(needed - 1) + ")");
     }
-    const std::string settings = settingsKey(request, outputs);
-    QS_TRY(computeMissing(request, targets, outputs, settings, progress));
+    QS_TRY(computeMissing(request, targets, outputs, settings, result.notes, progress));
 
     result.mode = request.mode;
     result.granularity = request.granularity;
@@ -228,20 +310,14 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
 }
 
 Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
-                                            const std::vector<EstimatorTarget>& targets,
+                                            std::vector<EstimatorTarget>& targets,
                                             const HessianOutputs& outputs,
-                                            const std::string& settings, Progress& progress) {
-    const auto key = [&](const EstimatorTarget& target, int64_t sample) {
-        return Key{target.node, static_cast<int>(request.mode),
-                   static_cast<int>(request.granularity), settings, sample};
+                                            const std::string& settings,
+                                            std::vector<std::string>& notes, Progress& progress) {
+    const auto keyOf = [&](const EstimatorTarget& target, int64_t sample) {
+        return key(request, settings, target, sample);
     };
-    std::vector<int64_t> wanted;
-    for (int64_t i = request.firstSample; i < request.firstSample + request.samples; ++i) {
-        if (std::any_of(targets.begin(), targets.end(),
-                        [&](const auto& target) { return m_cache.count(key(target, i)) == 0; })) {
-            wanted.push_back(i);
-        }
-    }
+    const std::vector<int64_t> wanted = missingSamples(request, targets, settings);
     if (wanted.empty()) {
         progress.report(1.0, "all scores cached");
         return success();
@@ -261,15 +337,16 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
         }
         QS_ASSIGN_OR_RETURN(auto chunk, rebatcher.next());
         const auto& [indices, inputs] = chunk;
-        // Every target missing for some sample of the chunk, in one sweep per iteration.
-        std::vector<EstimatorTarget> todo;
-        for (const EstimatorTarget& target : targets) {
-            if (std::any_of(indices.begin(), indices.end(),
-                            [&](int64_t i) { return m_cache.count(key(target, i)) == 0; })) {
-                todo.push_back(target);
-            }
-        }
         const std::string what = "batch " + std::to_string(b + 1) + "/" + std::to_string(batches);
+        QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace,
+                            m_executor.forwardWithTrace(inputs).context(what));
+        if (m_judgeOnFirstBatch) { // fetch saw to it that this batch has 2 samples or more
+            QS_TRY(judgeOnBatch(trace, inputs, static_cast<int64_t>(indices.size()),
+                                request.targetNodes.empty(), targets, notes));
+        }
+        // Every target missing for some sample of the chunk, in one sweep per iteration.
+        const std::vector<EstimatorTarget> todo =
+            missingTargets(request, settings, targets, indices);
         const auto onSweep = [&](int it) {
             ++m_stats.sweeps;
             const double done =
@@ -279,11 +356,29 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
                                       std::to_string(request.iterations));
         };
         ++m_stats.forwardPasses;
-        QS_ASSIGN_OR_RETURN(BatchScores scores, estimateBatch(m_executor, inputs, indices, todo,
+        QS_ASSIGN_OR_RETURN(BatchScores scores, estimateBatch(m_executor, trace, indices, todo,
                                                               outputs, estimator, progress, onSweep)
                                                     .context(what));
         m_stats.samplesComputed += static_cast<int64_t>(indices.size());
-        store(todo, indices, std::move(scores), key);
+        store(todo, indices, std::move(scores), keyOf);
+    }
+    return success();
+}
+
+Result<void> HessianService::judgeOnBatch(const runtime::ForwardTrace& trace,
+                                          std::span<const Tensor> inputs, int64_t count,
+                                          bool defaults, std::vector<EstimatorTarget>& targets,
+                                          std::vector<std::string>& notes) {
+    std::vector<Tensor> one;
+    for (const Tensor& input : inputs) {
+        one.push_back(runtime::sliceBatch(input, 0, 1));
+    }
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardWithTrace(one));
+    judgeSamplesAxis(targets, single, trace, count);
+    m_judgeOnFirstBatch = false;
+    QS_TRY(applySampleAxisVerdicts(targets, defaults, notes));
+    if (targets.empty()) {
+        return Error(Errc::InvalidArgument, "no target holds its samples on axis 0");
     }
     return success();
 }

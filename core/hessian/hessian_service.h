@@ -14,6 +14,8 @@
 
 #include <functional>
 #include <map>
+#include <span>
+#include <string>
 #include <tuple>
 
 namespace qs::hessian {
@@ -47,15 +49,62 @@ private:
         runtime::Shape shape;
     };
 
-    Result<void> computeMissing(const HessianScoresRequest& request,
-                                const std::vector<EstimatorTarget>& targets,
-                                const HessianOutputs& outputs, const std::string& settings,
-                                Progress& progress);
+    static Key key(const HessianScoresRequest& request, const std::string& settings,
+                   const EstimatorTarget& target, int64_t sample);
 
-    /// Refuses (explicit targets) or drops with a note (`defaults`) targets whose samples are not
-    /// on axis 0 (sequence-first attention, a flattened batch), found by tracing 1 and 2 samples.
-    Result<void> checkSamplesAxis(std::vector<EstimatorTarget>& targets, bool defaults,
-                                  std::vector<std::string>& notes);
+    /// Samples of the request for which some target has no cached score.
+    std::vector<int64_t> missingSamples(const HessianScoresRequest& request,
+                                        const std::vector<EstimatorTarget>& targets,
+                                        const std::string& settings) const;
+
+    /// Applies the known samples-axis verdicts and arranges for the missing ones: judged here
+    /// (batch 1, or fewer than 2 samples to compute) or on the first batch (m_judgeOnFirstBatch).
+    /// Error when no target is left.
+    Result<void> settleSamplesAxis(const HessianScoresRequest& request,
+                                   std::vector<EstimatorTarget>& targets,
+                                   const std::string& settings, std::vector<std::string>& notes);
+
+    /// The targets with no cached score for some sample of `indices`.
+    std::vector<EstimatorTarget> missingTargets(const HessianScoresRequest& request,
+                                                const std::string& settings,
+                                                const std::vector<EstimatorTarget>& targets,
+                                                const std::vector<int64_t>& indices) const;
+
+    /// Runs the Hessian batches of the missing samples; judges the samples axis on the first
+    /// one when m_judgeOnFirstBatch is set (and may drop targets, adding notes).
+    Result<void> computeMissing(const HessianScoresRequest& request,
+                                std::vector<EstimatorTarget>& targets,
+                                const HessianOutputs& outputs, const std::string& settings,
+                                std::vector<std::string>& notes, Progress& progress);
+
+    /// False when the samples axis cannot or need not be judged: fewer than 2 samples, or a
+    /// model with a static batch.
+    bool sampleAxisCheckable() const;
+
+    /// True when some target has no samples-axis verdict yet.
+    bool unjudged(const std::vector<EstimatorTarget>& targets) const;
+
+    /// Records, for every target without one, whether it holds the samples on axis 0 (sequence-
+    /// first attention or a flattened batch do not): its tensor's axis is 1 long in `single`
+    /// and `count` long in `many`, traces of 1 and `count` samples.
+    void judgeSamplesAxis(const std::vector<EstimatorTarget>& targets,
+                          const runtime::ForwardTrace& single, const runtime::ForwardTrace& many,
+                          int64_t count);
+
+    /// Refuses (explicit targets) or drops with a note (`defaults`) targets judged not to hold
+    /// their samples on axis 0.
+    Result<void> applySampleAxisVerdicts(std::vector<EstimatorTarget>& targets, bool defaults,
+                                         std::vector<std::string>& notes) const;
+
+    /// Judges `targets` by tracing samples 0..1 and sample 0.
+    Result<void> traceSamplesAxis(const std::vector<EstimatorTarget>& targets);
+
+    /// Judges `targets` on a Hessian batch's trace (`count` >= 2 samples) and its first sample
+    /// alone, then applies the verdicts.
+    Result<void> judgeOnBatch(const runtime::ForwardTrace& trace,
+                              std::span<const runtime::Tensor> inputs, int64_t count, bool defaults,
+                              std::vector<EstimatorTarget>& targets,
+                              std::vector<std::string>& notes);
 
     /// Caches the scores of `targets` on `indices` that are not cached yet.
     void store(const std::vector<EstimatorTarget>& targets, const std::vector<int64_t>& indices,
@@ -65,6 +114,9 @@ private:
     SampleBatchSource& m_source;
     uint64_t m_seed = 0;
     std::map<Key, Entry> m_cache;
+    /// (node, weights mode) -> empty when it holds its samples on axis 0, else why not.
+    std::map<std::pair<std::string, bool>, std::string> m_sampleAxis;
+    bool m_judgeOnFirstBatch = false; ///< set by fetch for computeMissing
     HessianServiceStats m_stats;
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/graph/metatype.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/sum_of_squares.h"
 
 #include <algorithm>
 #include <array>
@@ -128,22 +129,6 @@ void fillRademacher(std::mt19937_64& rng, float* out, int64_t count) {
     }
 }
 
-/// Sum of x[i]^2 in double, in four interleaved partial sums (one chain would wait on every add).
-double sumOfSquares(const float* x, int64_t count) {
-    std::array<double, 4> sums{};
-    int64_t i = 0;
-    for (; i + 4 <= count; i += 4) {
-        for (size_t lane = 0; lane < 4; ++lane) {
-            const auto v = static_cast<double>(x[i + static_cast<int64_t>(lane)]);
-            sums[lane] += v * v;
-        }
-    }
-    for (; i < count; ++i) {
-        sums[0] += static_cast<double>(x[i]) * x[i];
-    }
-    return (sums[0] + sums[1]) + (sums[2] + sums[3]);
-}
-
 /// Adds g^2 of one sample reduced by `granularity` into `scores` (size scoreSize).
 void reduceSquares(HessianScoresGranularity granularity, const float* g, const Shape& shape,
                    int64_t channelAxis, std::vector<double>& scores) {
@@ -151,7 +136,7 @@ void reduceSquares(HessianScoresGranularity granularity, const float* g, const S
     std::fill(scores.begin(), scores.end(), 0.0);
     switch (granularity) {
     case HessianScoresGranularity::PerTensor: {
-        scores[0] = sumOfSquares(g, count);
+        scores[0] = runtime::sumOfSquares(g, count);
         return;
     }
     case HessianScoresGranularity::PerOutputChannel: {
@@ -165,7 +150,8 @@ void reduceSquares(HessianScoresGranularity granularity, const float* g, const S
         const int64_t run = channels * inner;
         for (int64_t outer = 0; outer + run <= count; outer += run) {
             for (int64_t c = 0; c < channels; ++c) {
-                scores[static_cast<size_t>(c)] += sumOfSquares(g + outer + c * inner, inner);
+                scores[static_cast<size_t>(c)] +=
+                    runtime::sumOfSquares(g + outer + c * inner, inner);
             }
         }
         return;
@@ -393,6 +379,31 @@ Result<int64_t> prepareTarget(const runtime::ForwardTrace& trace, const Estimato
     return axis;
 }
 
+/// prepareTarget for every target, in order: their channel axes; `keep` gets their tensors.
+Result<std::vector<int64_t>> prepareTargets(const runtime::ForwardTrace& trace,
+                                            std::span<const EstimatorTarget> targets,
+                                            HessianScoresGranularity granularity, int64_t batch,
+                                            BatchScores& result, std::vector<ValueId>& keep) {
+    std::vector<int64_t> axes;
+    for (const EstimatorTarget& target : targets) {
+        QS_ASSIGN_OR_RETURN(const int64_t axis,
+                            prepareTarget(trace, target, granularity, batch, result));
+        axes.push_back(axis);
+        keep.push_back(target.tensor);
+    }
+    return axes;
+}
+
+/// Target indices by tensor index (tied weights: several nodes, one initializer).
+std::vector<std::vector<size_t>> targetsByTensor(size_t values,
+                                                 std::span<const EstimatorTarget> targets) {
+    std::vector<std::vector<size_t>> of(values);
+    for (size_t t = 0; t < targets.size(); ++t) {
+        of[targets[t].tensor.index()].push_back(t);
+    }
+    return of;
+}
+
 /// One Rademacher seed per Y value, sample b's rows drawn from rngs[b].
 std::vector<std::pair<ValueId, Tensor>> drawSeeds(const HessianOutputs& outputs,
                                                   const std::vector<Shape>& shapes,
@@ -450,35 +461,49 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<c
                                   std::span<const EstimatorTarget> targets,
                                   const HessianOutputs& outputs, const EstimatorSettings& settings,
                                   Progress& progress, const std::function<void(int)>& onSweep) {
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace, executor.forwardWithTrace(inputs));
+    return estimateBatch(executor, trace, sampleIndices, targets, outputs, settings, progress,
+                         onSweep);
+}
+
+Result<BatchScores> estimateBatch(const runtime::Executor& executor,
+                                  const runtime::ForwardTrace& trace,
+                                  std::span<const int64_t> sampleIndices,
+                                  std::span<const EstimatorTarget> targets,
+                                  const HessianOutputs& outputs, const EstimatorSettings& settings,
+                                  Progress& progress, const std::function<void(int)>& onSweep) {
     const auto batch = static_cast<int64_t>(sampleIndices.size());
-    QS_ASSIGN_OR_RETURN(runtime::ForwardTrace trace, executor.forwardWithTrace(inputs));
     QS_ASSIGN_OR_RETURN(const std::vector<Shape> yShapes, outputShapes(trace, outputs, batch));
     BatchScores result;
     std::vector<ValueId> keep;
-    std::vector<int64_t> axes;
-    for (const EstimatorTarget& target : targets) {
-        QS_ASSIGN_OR_RETURN(const int64_t axis,
-                            prepareTarget(trace, target, settings.granularity, batch, result));
-        axes.push_back(axis);
-        keep.push_back(target.tensor);
-    }
+    QS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
+                        prepareTargets(trace, targets, settings.granularity, batch, result, keep));
     std::vector<std::mt19937_64> rngs;
     for (const int64_t index : sampleIndices) {
         rngs.emplace_back(mixSeed(settings.seed, index));
     }
     const bool weights = !targets.empty() && targets[0].weights;
-    const runtime::BackwardOptions backward{.keep = keep, .perSampleBatch = weights ? batch : 0};
+    const std::vector<std::vector<size_t>> targetsOf =
+        targetsByTensor(executor.graph().numValues(), targets);
+    int it = 0;
+    // Each target's g is squared as soon as the sweep completes it, while it is in cache.
+    const runtime::BackwardOptions backward{
+        .keep = keep,
+        .perSampleBatch = weights ? batch : 0,
+        .onGradient = [&](ValueId id, const Tensor& g) -> Result<void> {
+            for (const size_t t : targetsOf[id.index()]) {
+                QS_TRY(
+                    accumulate(g, targets[t], t, axes[t], settings.granularity, it, batch, result));
+            }
+            return success();
+        }};
     std::vector<double> previous(targets.size(), 0.0);
-    for (int it = 0; it < settings.iterations; ++it) {
+    for (; it < settings.iterations; ++it) {
         if (progress.isCancelled()) {
             return Error(Errc::Cancelled, "cancelled");
         }
         const std::vector<std::pair<ValueId, Tensor>> seeds = drawSeeds(outputs, yShapes, rngs);
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> grads, executor.backward(trace, seeds, backward));
-        for (size_t t = 0; t < targets.size(); ++t) {
-            QS_TRY(accumulate(grads[targets[t].tensor.index()], targets[t], t, axes[t],
-                              settings.granularity, it, batch, result));
-        }
+        QS_TRY(executor.backward(trace, seeds, backward));
         result.iterationsRun = it + 1;
         onSweep(it + 1);
         const double change = maxRelativeChange(result.scores, previous);

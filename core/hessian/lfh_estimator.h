@@ -89,4 +89,12 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor,
                                   const HessianOutputs& outputs, const EstimatorSettings& settings,
                                   Progress& progress, const std::function<void(int)>& onSweep);
 
+/// The same on the trace of a forward pass the caller ran (of sampleIndices.size() samples).
+Result<BatchScores> estimateBatch(const runtime::Executor& executor,
+                                  const runtime::ForwardTrace& trace,
+                                  std::span<const int64_t> sampleIndices,
+                                  std::span<const EstimatorTarget> targets,
+                                  const HessianOutputs& outputs, const EstimatorSettings& settings,
+                                  Progress& progress, const std::function<void(int)>& onSweep);
+
 } // namespace qs::hessian

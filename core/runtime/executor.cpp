@@ -112,6 +112,45 @@ void accumulateInputGrads(const graph::Node& node, uint64_t mask,
     }
 }
 
+/// Marks the `keep` values (every value when it is empty); an id outside the graph is an error.
+Result<std::vector<bool>> keptValues(const graph::Graph& g, std::span<const ValueId> keep) {
+    std::vector<bool> kept(g.numValues(), keep.empty());
+    for (const ValueId id : keep) {
+        if (!id.valid() || id.index() >= g.numValues()) {
+            return Error(Errc::InvalidArgument, "backward: a kept value is not in the graph");
+        }
+        kept[id.index()] = true;
+    }
+    return kept;
+}
+
+/// Releases the gradients of the values not `kept`.
+void dropUnkept(const std::vector<bool>& kept, std::vector<Tensor>& grads) {
+    for (size_t i = 0; i < grads.size(); ++i) {
+        if (!kept[i]) {
+            grads[i] = Tensor();
+        }
+    }
+}
+
+/// Hands the gradients of plan[slot] to `onGradient` (nothing without a plan). Those without a
+/// producer (initializers, graph inputs) are freed at once; the others are freed after their
+/// producer's VJP has used them.
+Result<void> handOver(const graph::Graph& g, const std::vector<std::vector<ValueId>>& plan,
+                      size_t slot, std::vector<Tensor>& grads,
+                      const std::function<Result<void>(ValueId, const Tensor&)>& onGradient) {
+    if (plan.empty()) {
+        return success();
+    }
+    for (const ValueId id : plan[slot]) {
+        QS_TRY(onGradient(id, grads[id.index()]));
+        if (!g.value(id).producer.valid()) {
+            grads[id.index()] = Tensor();
+        }
+    }
+    return success();
+}
+
 /// True for a float (or float16-stored) initializer: weights the backward can differentiate.
 bool isFloatInitializer(const graph::Value& value) {
     return value.isInitializer() && (value.initializer->dtype() == DataType::Float ||
@@ -645,7 +684,7 @@ std::pair<Tensor, size_t> Executor::inputGradWeights(size_t step, const Tensor& 
 }
 
 Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
-                                    std::vector<Tensor>& grads, const std::vector<bool>& kept,
+                                    std::vector<Tensor>& grads, const std::vector<bool>& retained,
                                     const std::vector<bool>& wanted,
                                     const BackwardOptions& options) const {
     const graph::Node& node = m_graph.node(m_order[step]);
@@ -666,7 +705,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     // This node was the only producer of its outputs' gradients' consumers: release them.
     const auto releaseOutputGrads = [&] {
         for (const ValueId out : node.outputs) {
-            if (out.valid() && !kept[out.index()]) {
+            if (out.valid() && !retained[out.index()]) {
                 grads[out.index()] = Tensor();
             }
         }
@@ -707,32 +746,54 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     return true;
 }
 
+std::vector<std::vector<ValueId>> Executor::handOverPlan(std::span<const ValueId> keep) const {
+    // A gradient is complete once its first consumer's step (the last to run backwards) is
+    // done; one no step consumes is complete from the start (slot m_order.size()).
+    std::vector<size_t> first(m_graph.numValues(), m_order.size());
+    for (size_t step = m_order.size(); step-- > 0;) {
+        for (const ValueId in : m_graph.node(m_order[step]).inputs) {
+            if (in.valid()) {
+                first[in.index()] = step;
+            }
+        }
+    }
+    const std::vector<ValueId> all = keep.empty() ? m_graph.valueIds() : std::vector<ValueId>();
+    std::vector<std::vector<ValueId>> plan(m_order.size() + 1);
+    std::vector<bool> listed(m_graph.numValues(), false);
+    for (const ValueId id : keep.empty() ? std::span<const ValueId>(all) : keep) {
+        if (!listed[id.index()]) {
+            listed[id.index()] = true;
+            plan[first[id.index()]].push_back(id);
+        }
+    }
+    return plan;
+}
+
 Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
                                                std::span<const std::pair<ValueId, Tensor>> seeds,
                                                const BackwardOptions& options) const {
     std::vector<Tensor> grads(m_graph.numValues());
-    std::vector<bool> kept(m_graph.numValues(), options.keep.empty());
-    for (const ValueId id : options.keep) {
-        if (!id.valid() || id.index() >= m_graph.numValues()) {
-            return Error(Errc::InvalidArgument, "backward: a kept value is not in the graph");
-        }
-        kept[id.index()] = true;
-    }
+    QS_ASSIGN_OR_RETURN(const std::vector<bool> kept, keptValues(m_graph, options.keep));
     for (const auto& [id, grad] : seeds) {
         Tensor g = toCompute(grad, true);
         grads[id.index()] = grads[id.index()].defined() ? addTensors(grads[id.index()], g) : g;
     }
     const std::vector<bool> wanted = wantedGradients(kept);
+    const std::vector<std::vector<ValueId>> plan =
+        options.onGradient ? handOverPlan(options.keep) : std::vector<std::vector<ValueId>>();
+    // Handed-over gradients are released like any other.
+    const std::vector<bool> retained =
+        options.onGradient ? std::vector<bool>(m_graph.numValues(), false) : kept;
+    QS_TRY(handOver(m_graph, plan, m_order.size(), grads, options.onGradient));
     for (size_t step = m_order.size(); step-- > 0;) {
-        QS_TRY(backwardStep(step, trace, grads, kept, wanted, options));
+        QS_TRY(backwardStep(step, trace, grads, retained, wanted, options));
+        QS_TRY(handOver(m_graph, plan, step, grads, options.onGradient));
+    }
+    if (options.onGradient) {
+        return std::vector<Tensor>(m_graph.numValues()); // every kept one was handed over
     }
     if (!options.keep.empty()) {
-        // Seeds of values nobody kept are no answer either.
-        for (size_t i = 0; i < grads.size(); ++i) {
-            if (!kept[i]) {
-                grads[i] = Tensor();
-            }
-        }
+        dropUnkept(kept, grads); // seeds of values nobody kept are no answer either
     }
     return grads;
 }

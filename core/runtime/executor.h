@@ -15,6 +15,7 @@
 #include "core/support/progress.h"
 #include "core/support/result.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,12 @@ struct BackwardOptions {
     /// can give it; any other consumer of a kept initializer is an error naming the node.
     int64_t perSampleBatch = 0;
     RunStats* stats = nullptr; ///< with stats->profile set, times each op type's VJP
+    /// When set, each kept value's gradient goes here instead of into the result: once per kept
+    /// value, as soon as every consumer's VJP has added to it (undefined when none reached it);
+    /// it is freed once the sweep is done with it and backward() returns none. A caller that
+    /// reduces gradients (Hessian scores) reads each while it is still in cache, and a sweep
+    /// holds a few of them at a time instead of all.
+    std::function<Result<void>(graph::ValueId, const Tensor&)> onGradient;
 };
 
 class Executor {
@@ -109,15 +116,21 @@ private:
     Result<std::vector<Tensor>> graphOutputs(const std::vector<Tensor>& values) const;
 
     /// Back-propagates through one step, asking its VJP only for the gradients of `wanted`
-    /// inputs; false when no gradient reached it or none of its inputs' is wanted.
+    /// inputs, and releases its outputs' gradients but the `retained` ones; false when no
+    /// gradient reached it or none of its inputs' is wanted.
     Result<bool> backwardStep(size_t step, const ForwardTrace& trace, std::vector<Tensor>& grads,
-                              const std::vector<bool>& kept, const std::vector<bool>& wanted,
+                              const std::vector<bool>& retained, const std::vector<bool>& wanted,
                               const BackwardOptions& options) const;
 
     /// The dx weights of Conv step `step` (weights `w`), packed on first use for Winograd or the
     /// GEMM, and the VJP input they go to (kWinogradInputGradWeightsInput or
     /// kGemmInputGradWeightsInput); undefined for a depthwise Conv or weights not the executor's.
     std::pair<Tensor, size_t> inputGradWeights(size_t step, const Tensor& w) const;
+
+    /// For BackwardOptions::onGradient: per step, the kept values whose gradient is complete
+    /// once that step has run; the last slot (m_order.size()) holds those complete from the start.
+    std::vector<std::vector<graph::ValueId>>
+    handOverPlan(std::span<const graph::ValueId> keep) const;
 
     /// Values whose gradient backward() needs: the kept ones and every value computed from one.
     std::vector<bool> wantedGradients(const std::vector<bool>& kept) const;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace qs::hessian {
@@ -64,8 +65,9 @@ TEST(HessianService, RebatchesWithoutDroppingOrReusingSamples) {
     ASSERT_TRUE(scores.ok()) << scores.error().toString();
     EXPECT_EQ(s.service.stats().samplesComputed, 7);
     EXPECT_EQ(s.service.stats().forwardPasses, 3);
-    // One batch to probe the samples axis, then the source is streamed once, not past sample 6.
-    EXPECT_EQ(s.source.batchesRead(), 1 + 2);
+    // The samples axis is judged on the first Hessian batch: the source is streamed once, not
+    // past sample 6.
+    EXPECT_EQ(s.source.batchesRead(), 2);
     ASSERT_EQ(scores->sampleIndices, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
     // Each sample's scores are its own: those of a batch-1 service fed sample i alone.
     for (int64_t i = 0; i < 7; ++i) {
@@ -83,6 +85,49 @@ TEST(HessianService, RebatchesWithoutDroppingOrReusingSamples) {
                         expected->targets[t].perSample);
         }
     }
+}
+
+TEST(HessianService, JudgesTheSamplesAxisOnTheFirstBatchAndRemembersTheVerdict) {
+    Service s(testing::sequenceFirst(), 4, 4);
+    HessianScoresRequest defaults = request({}, 4, 2);
+    auto scores = s.fetch(defaults);
+    ASSERT_TRUE(scores.ok()) << scores.error().toString();
+    ASSERT_EQ(scores->targets.size(), 1U);
+    EXPECT_EQ(scores->targets[0].node, "mm_out");
+    const auto leftOut = [](const HessianScores& r) {
+        return std::count_if(r.notes.begin(), r.notes.end(), [](const std::string& note) {
+            return note.find("node 'mm_seq' is left out: the samples are not on axis 0") !=
+                   std::string::npos;
+        });
+    };
+    EXPECT_EQ(leftOut(*scores), 1);
+    EXPECT_EQ(s.source.batchesRead(), 1); // no probe of its own: streamed once
+    EXPECT_EQ(s.service.stats().forwardPasses, 2);
+    // Asked again: the verdict is remembered and nothing is computed.
+    auto again = s.fetch(defaults);
+    ASSERT_TRUE(again.ok()) << again.error().toString();
+    EXPECT_EQ(leftOut(*again), 1);
+    EXPECT_EQ(s.service.stats().sweeps, 2 * 3);
+    // Named, it is refused, whether judged before or not.
+    auto named = s.fetch(request({"mm_seq"}, 4, 2));
+    ASSERT_FALSE(named.ok());
+    EXPECT_NE(named.error().toString().find("cannot be split per sample"), std::string::npos);
+    EXPECT_NE(named.error().toString().find("mm_seq"), std::string::npos);
+    for (const int64_t batch : {2, 1}) {
+        Service fresh(testing::sequenceFirst(), 4, 4);
+        auto refused = fresh.fetch(request({"mm_out", "mm_seq"}, 4, batch));
+        ASSERT_FALSE(refused.ok()) << "batch " << batch;
+        EXPECT_NE(refused.error().toString().find("'mm_seq'"), std::string::npos);
+        EXPECT_EQ(fresh.service.stats().sweeps, 0) << "batch " << batch;
+    }
+    // Batch 1 cannot tell on its own batch: 1 and 2 samples are traced first, with the same
+    // verdict.
+    Service single(testing::sequenceFirst(), 4, 4);
+    auto one = single.fetch(request({}, 4, 1));
+    ASSERT_TRUE(one.ok()) << one.error().toString();
+    EXPECT_EQ(leftOut(*one), 1);
+    ASSERT_EQ(one->targets.size(), 1U);
+    expectClose(one->targets[0].perSample, scores->targets[0].perSample);
 }
 
 TEST(HessianService, CachesPerSampleAndComputesOnlyWhatIsMissing) {

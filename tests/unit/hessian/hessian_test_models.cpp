@@ -87,6 +87,18 @@ graph::Graph residualBlock() {
     return b.take();
 }
 
+graph::Graph sequenceFirst() {
+    GraphBuilder b(14);
+    const ValueId x = b.input("x", {-1, 4, 3});
+    const std::vector<int64_t> swap{1, 0, 2};
+    const ValueId t = b.op("Transpose", "to_sequence", {x}, {{"perm", swap, {}}});
+    const ValueId m = b.op("MatMul", "mm_seq", {t, weight(b, "ws", {3, 2}, 12)});
+    const ValueId back = b.op("Transpose", "to_batch", {m}, {{"perm", swap, {}}});
+    const ValueId o = b.op("MatMul", "mm_out", {back, weight(b, "wo", {2, 2}, 13)});
+    b.output(b.op("Tanh", "tanh", {o}));
+    return b.take();
+}
+
 runtime::Tensor randomInputs(const graph::Graph& graph, int64_t count, uint64_t seed) {
     const graph::Value& input = graph.value(graph.runtimeInputs()[0]);
     const runtime::Shape shape = runtime::concreteInputShape(input, count).value();

@@ -21,6 +21,11 @@ graph::Graph convReluGemm();
 /// -> Flatten -> MatMul mm (3 -> 4) -> Tanh -> y [B, 4].
 graph::Graph residualBlock();
 
+/// x [B, 4, 3] -> Transpose to [4, B, 3] -> MatMul mm_seq (3 -> 2) -> Transpose back -> MatMul
+/// mm_out (2 -> 2) -> Tanh -> y [B, 4, 2]: mm_seq's output holds the samples on axis 1, and no
+/// declared shape says so (only tracing finds it).
+graph::Graph sequenceFirst();
+
 /// linearModel with a Softmax after fc2 (output "probs"); `argmax` adds an ArgMax output too.
 graph::Graph linearWithSoftmax(bool argmax);
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 namespace qs::runtime {
@@ -225,6 +226,58 @@ TEST(Executor, PerSampleWeightGradientsEqualBatchOneRuns) {
             }
         }
     }
+}
+
+TEST(Executor, OnGradientHandsOverEachKeptGradientOnceAndComplete) {
+    auto exec = Executor::create(makeWeightedChain());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const graph::Graph& g = exec->graph();
+    const Tensor x = randomNormal({2, 2, 5, 5}, 4);
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok());
+    const ValueId y = g.outputs()[0];
+    const std::pair<ValueId, Tensor> seeds{y, randomNormal({2, 4}, 5)};
+    // conv's output has two consumers (relu, dwconv), w is a weight, y a seeded output nobody
+    // consumes, x the graph input, the side output is never reached; conv's output is listed
+    // twice.
+    const ValueId c = g.node(*g.findNode("conv")).outputs[0];
+    const ValueId side = g.outputs()[1];
+    const std::vector<ValueId> keep{c, *g.findValue("w"), y, *g.findValue("x"), side, c};
+    auto plain = exec->backward(trace.value(), std::span(&seeds, 1), keep);
+    ASSERT_TRUE(plain.ok()) << plain.error().toString();
+    std::map<uint32_t, int> calls;
+    BackwardOptions options{.keep = keep};
+    options.onGradient = [&](ValueId id, const Tensor& grad) -> Result<void> {
+        ++calls[id.index()];
+        const Tensor& expected = (*plain)[id.index()];
+        EXPECT_EQ(grad.defined(), expected.defined()) << g.value(id).name;
+        if (grad.defined() && expected.defined()) {
+            EXPECT_EQ(grad.shape(), expected.shape());
+            for (int64_t i = 0; i < expected.numElements(); ++i) {
+                // The same sums in the same order: exact.
+                EXPECT_EQ(grad.data<float>()[i], expected.data<float>()[i])
+                    << g.value(id).name << " element " << i;
+            }
+        }
+        return success();
+    };
+    auto handed = exec->backward(trace.value(), std::span(&seeds, 1), options);
+    ASSERT_TRUE(handed.ok()) << handed.error().toString();
+    EXPECT_EQ(calls.size(), 5U);
+    for (const auto& [index, count] : calls) {
+        EXPECT_EQ(count, 1) << g.value(ValueId(index)).name;
+    }
+    EXPECT_FALSE((*plain)[side.index()].defined());
+    for (const Tensor& grad : *handed) {
+        EXPECT_FALSE(grad.defined()); // handed over, not returned
+    }
+    // An error from the callback ends the sweep with it.
+    options.onGradient = [](ValueId, const Tensor&) -> Result<void> {
+        return Error(Errc::Cancelled, "stop here");
+    };
+    auto stopped = exec->backward(trace.value(), std::span(&seeds, 1), options);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().code(), Errc::Cancelled);
 }
 
 TEST(Executor, PerSampleGradientOfAnUnsupportedConsumerIsAnError) {
