@@ -3,13 +3,34 @@
 
 #include "core/runtime/softmax_common.h"
 
+#include <Eigen/Core>
+
 #include <cmath>
 
 namespace qs::runtime {
 namespace {
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
-    return softmaxForward(ctx, [](float shifted, float sum) { return std::exp(shifted) / sum; });
+    QS_ASSIGN_OR_RETURN(const SoftmaxLayout l, softmaxLayout(ctx));
+    if (l.inner != 1 || l.length == 0) {
+        return softmaxForward(ctx,
+                              [](float shifted, float sum) { return std::exp(shifted) / sum; });
+    }
+    // Contiguous rows (the attention case, axis -1): Eigen's vectorised exp, once per element
+    // into y, then one scale. The strided loop calls std::exp twice per element.
+    const float* x = ctx.input(0).data<float>();
+    Tensor y = allocateFloat(ctx.input(0).shape());
+    float* py = y.mutableData<float>();
+    const int64_t length = l.length;
+    parallelFor(l.outer, minChunkForWork(4 * length, 8), [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+            const Eigen::Map<const Eigen::ArrayXf> in(x + row * length, length);
+            Eigen::Map<Eigen::ArrayXf> out(py + row * length, length);
+            out = (in - in.maxCoeff()).exp();
+            out *= 1.0F / out.sum();
+        }
+    });
+    return std::vector<Tensor>{y};
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,

@@ -555,6 +555,81 @@ TEST(Conv, A1x1ConvWithEndPadsMatchesTheReference) {
     }
 }
 
+TEST(Softmax, ContiguousRowsMatchTheDefiningFormula) {
+    // Rows along the last axis take the vectorised path, a middle axis the strided loop; both
+    // against exp(x - max) / sum in double, including rows of large logits and a -inf entry.
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> uniform(-30.0F, 30.0F);
+    for (const int64_t length : {1, 7, 32, 100}) {
+        for (const int64_t axis : {-1, 1}) {
+            const Shape shape = axis == -1 ? Shape{3, 2, length} : Shape{3, length, 2};
+            std::vector<float> values(static_cast<size_t>(3 * length * 2));
+            for (float& v : values) {
+                v = uniform(rng);
+            }
+            const int64_t inner = axis == -1 ? 1 : 2;
+            if (length > 1) { // row 0: a -inf entry, and exp(80) overflows float unshifted
+                values[0] = -std::numeric_limits<float>::infinity();
+                values[static_cast<size_t>(inner)] = 80.0F;
+            }
+            const Tensor x = Tensor::fromVector<float>(shape, values);
+            const NodeRun run =
+                makeRun("Softmax", {x}, {graph::Attribute{"axis", int64_t{axis}, {}}});
+            auto y = run.forward();
+            ASSERT_TRUE(y.ok()) << y.error().toString();
+            const int64_t len = length;
+            for (int64_t row = 0; row < 3 * length * 2 / len; ++row) {
+                const int64_t base = (row / inner) * len * inner + row % inner;
+                float maxValue = -std::numeric_limits<float>::infinity();
+                for (int64_t i = 0; i < len; ++i) {
+                    maxValue = std::max(maxValue, values[base + i * inner]);
+                }
+                // The shift is a float subtraction in the kernels too; the rest in double.
+                const auto shifted = [&](int64_t i) {
+                    return static_cast<double>(values[base + i * inner] - maxValue);
+                };
+                double sum = 0.0;
+                for (int64_t i = 0; i < len; ++i) {
+                    sum += std::exp(shifted(i));
+                }
+                for (int64_t i = 0; i < len; ++i) {
+                    const double expected = std::exp(shifted(i)) / sum;
+                    EXPECT_NEAR((*y)[0].data<float>()[base + i * inner], expected,
+                                1e-6 * expected + 1e-38)
+                        << "length " << length << " axis " << axis << " row " << row;
+                }
+            }
+        }
+    }
+}
+
+TEST(Erf, TheVectorisedKernelStaysCloseToErfInDoubleAndWithinOne) {
+    // Dense over [-5, 5] (erf is +-1 in float beyond), plus tiny and huge arguments and NaN.
+    std::vector<float> values;
+    for (int i = -50000; i <= 50000; ++i) {
+        values.push_back(static_cast<float>(i) * 1e-4F);
+    }
+    for (const float v : {1e-30F, -1e-20F, 40.0F, -1e30F}) {
+        values.push_back(v);
+    }
+    values.push_back(std::numeric_limits<float>::quiet_NaN());
+    const auto count = static_cast<int64_t>(values.size());
+    const NodeRun run = makeRun("Erf", {Tensor::fromVector<float>({count}, values)});
+    auto y = run.forward();
+    ASSERT_TRUE(y.ok()) << y.error().toString();
+    const float* out = (*y)[0].data<float>();
+    double worst = 0.0;
+    for (int64_t i = 0; i + 1 < count; ++i) {
+        const double expected = std::erf(static_cast<double>(values[static_cast<size_t>(i)]));
+        // Relative near zero (erf(x) ~ 1.13 x), absolute elsewhere: |erf| <= 1 always.
+        const double error = std::abs(out[i] - expected) / std::max(std::abs(expected), 0.1);
+        worst = std::max(worst, error);
+        ASSERT_LE(std::abs(out[i]), 1.0F) << "erf(" << values[static_cast<size_t>(i)] << ")";
+    }
+    EXPECT_LT(worst, 4e-7); // 3.3e-7 near |x| = 3.93 with Eigen 3.4's rational approximation
+    EXPECT_TRUE(std::isnan(out[count - 1]));
+}
+
 TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
     const Shape shape{2, 3, 7, 6};
     std::mt19937 rng(5);
