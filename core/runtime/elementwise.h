@@ -37,6 +37,27 @@ Result<std::vector<Tensor>> unaryFloatForward(const OpContext& ctx, F f) {
     return std::vector<Tensor>{y};
 }
 
+/// y = f(x) for float x through an Eigen array expression: `f` maps the Eigen::Map of a run of x
+/// to the run of y (e.g. `m.exp()`), vectorised where Eigen vectorises it. Other dtypes go to
+/// `reference`, the op's scalar kernel.
+template <typename ArrayFn>
+Result<std::vector<Tensor>>
+unaryEigenForward(const OpContext& ctx, ArrayFn f,
+                  Result<std::vector<Tensor>> (*reference)(const OpContext&)) {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != graph::DataType::Float) {
+        return reference(ctx);
+    }
+    Tensor y = allocateFloat(x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.mutableData<float>();
+    parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
+        const Eigen::Map<const Eigen::ArrayXf> m(src + begin, end - begin);
+        Eigen::Map<Eigen::ArrayXf>(dst + begin, end - begin) = f(m);
+    });
+    return std::vector<Tensor>{y};
+}
+
 /// dx = dy * d(x, y) for a float unary op, where d is the derivative given input and output.
 template <typename D>
 Result<std::vector<Tensor>> unaryFloatVjp(const OpContext& ctx, std::span<const Tensor> outputs,

@@ -16,19 +16,9 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 // Fast kernel: Eigen's vectorised erf (a rational approximation, within 4e-7); GELU
 // runs it on every hidden activation of a transformer.
 Result<std::vector<Tensor>> forwardEigen(const OpContext& ctx) {
-    const Tensor& x = ctx.input(0);
-    if (x.dtype() != graph::DataType::Float) {
-        return forward(ctx);
-    }
-    Tensor y = allocateFloat(x.shape());
-    const float* src = x.data<float>();
-    float* dst = y.mutableData<float>();
-    parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
-        const Eigen::Map<const Eigen::ArrayXf> m(src + begin, end - begin);
-        // Clamped: near |x| = 4 the approximation overshoots 1 by two ulps.
-        Eigen::Map<Eigen::ArrayXf>(dst + begin, end - begin) = m.erf().min(1.0F).max(-1.0F);
-    });
-    return std::vector<Tensor>{y};
+    // Clamped: near |x| = 4 the approximation overshoots 1 by two ulps.
+    return unaryEigenForward(
+        ctx, [](const auto& m) { return m.erf().min(1.0F).max(-1.0F); }, forward);
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,

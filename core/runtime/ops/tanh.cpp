@@ -14,18 +14,8 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 
 // Fast kernel: Eigen's vectorised array expression.
 Result<std::vector<Tensor>> forwardEigen(const OpContext& ctx) {
-    const Tensor& x = ctx.input(0);
-    if (x.dtype() != graph::DataType::Float) {
-        return forward(ctx);
-    }
-    Tensor y = allocateFloat(x.shape());
-    const float* src = x.data<float>();
-    float* dst = y.mutableData<float>();
-    parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {
-        Eigen::Map<const Eigen::ArrayXf> m(src + begin, end - begin);
-        Eigen::Map<Eigen::ArrayXf>(dst + begin, end - begin) = m.tanh();
-    });
-    return std::vector<Tensor>{y};
+    return unaryEigenForward(
+        ctx, [](const auto& m) { return m.tanh(); }, forward);
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
