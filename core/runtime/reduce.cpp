@@ -3,6 +3,7 @@
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace qs::runtime {
@@ -93,6 +94,26 @@ bool reducesTrailingRuns(const ReducePlan& r, const Shape& inputShape) {
     return true;
 }
 
+/// Sums runs [begin, end) of `group` elements (run o at x + o * group) into out[o], four runs
+/// at a time: four independent chains instead of one, each added in element order, so every sum
+/// is the generic loop's to the bit. Returns the first run left (fewer than four remain).
+template <typename T>
+int64_t sumRunsByFour(const T* x, int64_t group, double init, int64_t begin, int64_t end,
+                      double* out) {
+    int64_t o = begin;
+    for (; o + 4 <= end; o += 4) {
+        const T* r = x + o * group;
+        std::array<double, 4> s{init, init, init, init};
+        for (int64_t i = 0; i < group; ++i) {
+            for (size_t k = 0; k < 4; ++k) {
+                s[k] += static_cast<double>(r[static_cast<int64_t>(k) * group + i]);
+            }
+        }
+        std::copy(s.begin(), s.end(), out + o);
+    }
+    return o;
+}
+
 template <typename T>
 Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& kind) {
     const T* x = input.data<T>();
@@ -108,7 +129,11 @@ Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& k
         const int64_t group = r.groupSize;
         parallelFor(static_cast<int64_t>(acc.size()), std::max<int64_t>(1, 16384 / group),
                     [&](int64_t begin, int64_t end) {
-                        for (int64_t o = begin; o < end; ++o) {
+                        int64_t o = begin;
+                        if (kind.plainSum) {
+                            o = sumRunsByFour(x, group, kind.init, begin, end, acc.data());
+                        }
+                        for (; o < end; ++o) {
                             double sum = kind.init;
                             const T* run = x + o * group;
                             for (int64_t i = 0; i < group; ++i) {

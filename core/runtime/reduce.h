@@ -42,6 +42,9 @@ struct ReduceKind {
     /// Fold x - max instead of x and add max back after finish, so exp never overflows
     /// (ReduceLogSumExp: lse = m + log(sum exp(x - m))).
     bool shiftByMax = false;
+    /// fold is acc + x (ReduceSum, ReduceMean): contiguous runs are then summed inline, four
+    /// runs at once, each still in the generic loop's order.
+    bool plainSum = false;
 };
 
 /// The plan of a Reduce* node: x is float32 or float64, axes from the attribute when present,

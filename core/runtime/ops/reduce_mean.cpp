@@ -20,8 +20,12 @@ double grad(double, double, double dy, double n) {
     return dy / n;
 }
 
-const ReduceKind kKind{
-    .init = 0.0, .fold = fold, .finish = finish, .grad = grad, .shiftByMax = false};
+const ReduceKind kKind{.init = 0.0,
+                       .fold = fold,
+                       .finish = finish,
+                       .grad = grad,
+                       .shiftByMax = false,
+                       .plainSum = true};
 
 const OpDef kDef{.opType = "ReduceMean",
                  .domain = "",

@@ -16,8 +16,12 @@ double grad(double, double, double dy, double) {
     return dy;
 }
 
-const ReduceKind kKind{
-    .init = 0.0, .fold = fold, .finish = nullptr, .grad = grad, .shiftByMax = false};
+const ReduceKind kKind{.init = 0.0,
+                       .fold = fold,
+                       .finish = nullptr,
+                       .grad = grad,
+                       .shiftByMax = false,
+                       .plainSum = true};
 
 const OpDef kDef{.opType = "ReduceSum",
                  .domain = "",
