@@ -347,6 +347,9 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
         // Every target missing for some sample of the chunk, in one sweep per iteration.
         const std::vector<EstimatorTarget> todo =
             missingTargets(request, settings, targets, indices);
+        if (todo.empty()) {
+            continue; // only a target the check just dropped wanted these samples
+        }
         const auto onSweep = [&](int it) {
             ++m_stats.sweeps;
             const double done =

@@ -394,6 +394,16 @@ Result<std::vector<int64_t>> prepareTargets(const runtime::ForwardTrace& trace,
     return axes;
 }
 
+/// One generator per sample, seeded by (seed, sample index): a sample's draws do not depend on
+/// its batch.
+std::vector<std::mt19937_64> sampleGenerators(uint64_t seed, std::span<const int64_t> indices) {
+    std::vector<std::mt19937_64> rngs;
+    for (const int64_t index : indices) {
+        rngs.emplace_back(mixSeed(seed, index));
+    }
+    return rngs;
+}
+
 /// Target indices by tensor index (tied weights: several nodes, one initializer).
 std::vector<std::vector<size_t>> targetsByTensor(size_t values,
                                                  std::span<const EstimatorTarget> targets) {
@@ -473,15 +483,15 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor,
                                   const HessianOutputs& outputs, const EstimatorSettings& settings,
                                   Progress& progress, const std::function<void(int)>& onSweep) {
     const auto batch = static_cast<int64_t>(sampleIndices.size());
+    if (targets.empty()) {
+        return BatchScores{}; // an empty keep would ask the sweep for every gradient
+    }
     QS_ASSIGN_OR_RETURN(const std::vector<Shape> yShapes, outputShapes(trace, outputs, batch));
     BatchScores result;
     std::vector<ValueId> keep;
     QS_ASSIGN_OR_RETURN(const std::vector<int64_t> axes,
                         prepareTargets(trace, targets, settings.granularity, batch, result, keep));
-    std::vector<std::mt19937_64> rngs;
-    for (const int64_t index : sampleIndices) {
-        rngs.emplace_back(mixSeed(settings.seed, index));
-    }
+    std::vector<std::mt19937_64> rngs = sampleGenerators(settings.seed, sampleIndices);
     const bool weights = !targets.empty() && targets[0].weights;
     const std::vector<std::vector<size_t>> targetsOf =
         targetsByTensor(executor.graph().numValues(), targets);

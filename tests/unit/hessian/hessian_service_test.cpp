@@ -120,6 +120,18 @@ TEST(HessianService, JudgesTheSamplesAxisOnTheFirstBatchAndRemembersTheVerdict) 
         EXPECT_NE(refused.error().toString().find("'mm_seq'"), std::string::npos);
         EXPECT_EQ(fresh.service.stats().sweeps, 0) << "batch " << batch;
     }
+    // mm_out cached by name, then the defaults: mm_seq alone makes every sample wanted, the
+    // first batch drops it, and nothing is left to compute.
+    Service cached(testing::sequenceFirst(), 4, 4);
+    ASSERT_TRUE(cached.fetch(request({"mm_out"}, 4, 2)).ok());
+    const HessianServiceStats before = cached.service.stats();
+    auto rest = cached.fetch(defaults);
+    ASSERT_TRUE(rest.ok()) << rest.error().toString();
+    EXPECT_EQ(leftOut(*rest), 1);
+    ASSERT_EQ(rest->targets.size(), 1U);
+    EXPECT_EQ(cached.service.stats().sweeps, before.sweeps);
+    EXPECT_EQ(cached.service.stats().forwardPasses, before.forwardPasses);
+    EXPECT_EQ(rest->targets[0].perSample, scores->targets[0].perSample);
     // Batch 1 cannot tell on its own batch: 1 and 2 samples are traced first, with the same
     // verdict.
     Service single(testing::sequenceFirst(), 4, 4);
