@@ -298,9 +298,7 @@ Result<HessianScores> HessianService::fetch(const HessianScoresRequest& request,
         scores.node = target.node;
         scores.tensor = target.tensorName;
         for (const int64_t i : result.sampleIndices) {
-            const Entry& entry =
-                m_cache.at(Key{target.node, static_cast<int>(request.mode),
-                               static_cast<int>(request.granularity), settings, i});
+            const Entry& entry = m_cache.at(key(request, settings, target, i));
             scores.shape = entry.shape;
             scores.perSample.push_back(entry.scores);
         }
