@@ -389,11 +389,28 @@ bool runsAsWinograd(const graph::Node& node, const Tensor& w) {
     return winogradApplies(p);
 }
 
+/// A MatMul's or Gemm's 2-D weight B as the packed GEMM's strips of B [k x n] (of B^T when
+/// `transposed`: B is then [n x k]), so that no call packs it again; none for any other B.
+Tensor weightStrips(const Tensor& b, bool transposed) {
+    if (!b.defined() || b.dtype() != DataType::Float || b.rank() != 2 || b.numElements() == 0) {
+        return {};
+    }
+    const int64_t k = transposed ? b.dim(1) : b.dim(0);
+    const int64_t n = transposed ? b.dim(0) : b.dim(1);
+    Tensor strips = allocateFloat({packedStripsSize(k, n)});
+    if (transposed) {
+        packTransposedRowMajorStrips(b.data<float>(), k, k, n, strips.mutableData<float>());
+    } else {
+        packRowMajorStrips(b.data<float>(), n, k, 0, n, strips.mutableData<float>());
+    }
+    return strips;
+}
+
 } // namespace
 
 // Weights of Conv steps that run as a GEMM (not depthwise) are packed into the GEMM's panel
-// layout here, once, and reach the kernel as input 4; in fp16 mode the kernel must see the
-// rounded weights, so it packs them itself.
+// layout here, once, and reach the kernel as input 4 (a MatMul's or Gemm's 2-D weight as B strips);
+// in fp16 mode the kernel must see the rounded weights, so it packs them itself.
 void Executor::prepackWeights() {
     m_packedWeights.assign(m_order.size(), Tensor());
     if (m_options.fp16) {
@@ -401,8 +418,22 @@ void Executor::prepackWeights() {
     }
     for (size_t step = 0; step < m_order.size(); ++step) {
         const graph::Node& node = m_graph.node(m_order[step]);
-        if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
-            !node.inputs[1].valid()) {
+        if (!node.isDefaultDomain() || node.inputs.size() < 2 || !node.inputs[1].valid()) {
+            continue;
+        }
+        if (node.opType == "MatMul") {
+            m_packedWeights[step] = weightStrips(m_constants[node.inputs[1].index()], false);
+            continue;
+        }
+        if (node.opType == "Gemm") {
+            // The kernel takes the strips only with alpha 1 and no transA (gemm.cpp).
+            if (node.intAttr("transA", 0) == 0 && node.floatAttr("alpha", 1.0F) == 1.0F) {
+                m_packedWeights[step] = weightStrips(m_constants[node.inputs[1].index()],
+                                                     node.intAttr("transB", 0) != 0);
+            }
+            continue;
+        }
+        if (node.opType != "Conv") {
             continue;
         }
         const Tensor& w = m_constants[node.inputs[1].index()];

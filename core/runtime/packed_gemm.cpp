@@ -689,41 +689,105 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
     }
 }
 
-void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
-                const PackColumns& packColumns, const GemmOutput& out,
-                const ConvEpilogue& epilogue) {
-    if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
+void packRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t count,
+                        float* strips) {
+    for (int64_t s = 0; s * kGemmCols < count; ++s) {
+        float* strip = strips + s * k * kGemmCols;
+        const float* src = b + j0 + s * kGemmCols;
+        const int64_t width = std::min(kGemmCols, count - s * kGemmCols);
+        if (width == kGemmCols) {
+            // A fixed-size copy compiles to two vector moves; copy_n called memmove per row.
+            for (int64_t kk = 0; kk < k; ++kk) {
+                std::memcpy(strip + kk * kGemmCols, src + kk * ldb, sizeof(float) * kGemmCols);
+            }
+            continue;
+        }
+        for (int64_t kk = 0; kk < k; ++kk) {
+            std::copy_n(src + kk * ldb, width, strip + kk * kGemmCols);
+            std::fill_n(strip + kk * kGemmCols + width, kGemmCols - width, 0.0F);
+        }
+    }
+}
+
+namespace {
+
+/// B strips for columns [j0, j0 + count): packed into `scratch` (room for them) and returned, or
+/// a pointer into strips packed ahead of time.
+using StripSource = std::function<const float*(int64_t j0, int64_t count, float* scratch)>;
+
+/// packedGemm over any StripSource; `prepacked` says the source packs nothing (no scratch), and
+/// then a product too small to pay for waking a pool thread (a transformer's projection at batch
+/// 1) runs on the caller's. Convolutions split whatever their size: at two threads and batch 1
+/// squeezenet1_1 and mobilenet_v2 were no faster with the same threshold.
+void productOverStrips(int64_t m, int64_t n, int64_t k, const float* packedA,
+                       const StripSource& stripsFor, bool prepacked, const GemmOutput& out,
+                       const ConvEpilogue& epilogue) {
+    const bool split = !prepacked || m * n * k >= 2 * kMinChunkWork;
+    const StripLayout layout{kGemmCols, k * kGemmCols};
+    if (split && numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
         // Few columns: split the rows of A instead, so that A is read once and every thread
         // gets as many tiles; B is packed once, the threads taking strips.
-        std::vector<float>& strips = stripBuffer(k, n);
-        parallelFor((n + kGemmCols - 1) / kGemmCols, 1, [&](int64_t begin, int64_t end) {
-            packColumns(begin * kGemmCols, std::min(n, end * kGemmCols) - begin * kGemmCols,
-                        strips.data() + begin * k * kGemmCols);
-        });
+        const float* strips = nullptr;
+        if (prepacked) {
+            strips = stripsFor(0, n, nullptr);
+        } else {
+            std::vector<float>& buffer = stripBuffer(k, n);
+            parallelFor((n + kGemmCols - 1) / kGemmCols, 1, [&](int64_t begin, int64_t end) {
+                stripsFor(begin * kGemmCols, std::min(n, end * kGemmCols) - begin * kGemmCols,
+                          buffer.data() + begin * k * kGemmCols);
+            });
+            strips = buffer.data();
+        }
         parallelFor((m + kGemmRows - 1) / kGemmRows, 1, [&](int64_t begin, int64_t end) {
             const int64_t row0 = begin * kGemmRows;
             GemmOutput rows = out;
             rows.c += row0 * out.ldc;
             rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
             rows.channel0 += row0;
-            columnBlockProduct(std::min(m, end * kGemmRows) - row0, k, packedA + row0 * k,
-                               strips.data(), StripLayout{kGemmCols, k * kGemmCols}, 0, n, rows,
-                               epilogue, n);
+            columnBlockProduct(std::min(m, end * kGemmRows) - row0, k, packedA + row0 * k, strips,
+                               layout, 0, n, rows, epilogue, n);
         });
         return;
     }
     const int64_t block = columnBlock(n);
     const int64_t blocks = (n + block - 1) / block;
-    parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float>& strips = stripBuffer(k, block);
+    parallelFor(blocks, split ? 1 : blocks, [&](int64_t begin, int64_t end) {
+        float* scratch = prepacked ? nullptr : stripBuffer(k, block).data();
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;
             const int64_t count = std::min(block, n - j0);
-            packColumns(j0, count, strips.data());
-            columnBlockProduct(m, k, packedA, strips.data(), StripLayout{kGemmCols, k * kGemmCols},
-                               j0, count, out, epilogue, n);
+            columnBlockProduct(m, k, packedA, stripsFor(j0, count, scratch), layout, j0, count, out,
+                               epilogue, n);
         }
     });
+}
+
+} // namespace
+
+void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
+                const PackColumns& packColumns, const GemmOutput& out,
+                const ConvEpilogue& epilogue) {
+    const StripSource pack = [&](int64_t j0, int64_t count, float* scratch) {
+        packColumns(j0, count, scratch);
+        return static_cast<const float*>(scratch);
+    };
+    productOverStrips(m, n, k, packedA, pack, false, out, epilogue);
+}
+
+int64_t packedStripsSize(int64_t k, int64_t n) {
+    return k * ((n + kGemmCols - 1) / kGemmCols) * kGemmCols;
+}
+
+void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* strips, const GemmOutput& out) {
+    thread_local std::vector<float> panels;
+    panels.resize(static_cast<size_t>(packedWeightsSize(m, k)));
+    packWeights(a, m, k, lda, panels.data());
+    // Column blocks start on strip boundaries (columnBlock rounds to kGemmCols).
+    const StripSource inPlace = [&](int64_t j0, int64_t /*count*/, float* /*scratch*/) {
+        return strips + (j0 / kGemmCols) * k * kGemmCols;
+    };
+    productOverStrips(m, n, k, panels.data(), inPlace, true, out, ConvEpilogue{});
 }
 
 namespace {
@@ -749,6 +813,11 @@ void packTransposedStrips(const float* b, int64_t ldb, int64_t k, int64_t count,
 }
 
 } // namespace
+
+void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n,
+                                  float* strips) {
+    packTransposedStrips(b, ldb, k, n, strips);
+}
 
 void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc) {

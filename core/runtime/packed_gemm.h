@@ -48,6 +48,11 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
 /// for disjoint columns.
 using PackColumns = std::function<void(int64_t j0, int64_t count, float* strips)>;
 
+/// Columns [j0, j0 + count) of row-major B [k x ..] (row stride ldb) as strips (zero past
+/// j0 + count): the PackColumns of a plain matrix, such as MatMul's right operand.
+void packRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t count,
+                        float* strips);
+
 struct GemmOutput {
     float* c = nullptr; ///< row-major [m x n], row stride ldc
     int64_t ldc = 0;
@@ -61,6 +66,20 @@ struct GemmOutput {
 void packedGemm(int64_t m, int64_t n, int64_t k, const float* packedA,
                 const PackColumns& packColumns, const GemmOutput& out,
                 const ConvEpilogue& epilogue);
+
+/// Floats of B strips for a [k x n] B (packRowMajorStrips of all n columns).
+int64_t packedStripsSize(int64_t k, int64_t n);
+
+/// C = A B (C += A B with out.accumulate) for row-major A [m x k] (row stride lda), packed into
+/// panels here, and a B packed ahead of time into strips (packRowMajorStrips or
+/// packTransposedRowMajorStrips of all n columns), such as a MatMul's or Gemm's weight: nothing of
+/// B is packed per call. A product under about two million multiply-adds stays on the caller's
+/// thread.
+void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* strips, const GemmOutput& out);
+
+/// The strips of B^T for a row-major B [n x k] (row stride ldb): column j of B^T is row j of B.
+void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n, float* strips);
 
 /// C [m x n] += A B^T for row-major A [m x k] (row stride lda) and B [n x k] (row stride ldb),
 /// both packed here (B transposed into strips): the weight gradients' dy x^T. Threads as in

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 
 namespace qs::runtime {
 
@@ -94,6 +95,36 @@ bool reducesTrailingRuns(const ReducePlan& r, const Shape& inputShape) {
     return true;
 }
 
+/// An input seen as [outer, group, inner] whose middle axis is the reduced one (the reduced axes
+/// of size > 1 are adjacent, with kept axes of size > 1 after them), as in a mean over the tokens
+/// of [batch, tokens, features].
+struct MiddleAxis {
+    int64_t outer = 1;
+    int64_t group = 1;
+    int64_t inner = 1;
+};
+
+std::optional<MiddleAxis> reducesAMiddleAxis(const ReducePlan& r, const Shape& inputShape) {
+    MiddleAxis m;
+    int stage = 0; // 0: kept axes before, 1: reduced axes, 2: kept axes after
+    for (size_t d = 0; d < inputShape.size(); ++d) {
+        if (inputShape[d] == 1) {
+            continue;
+        }
+        const bool reduced = r.keptShape[d] == 1;
+        if (reduced && stage == 2) {
+            return std::nullopt;
+        }
+        stage = reduced ? 1 : (stage == 0 ? 0 : 2);
+        (stage == 0 ? m.outer : (stage == 1 ? m.group : m.inner)) *= inputShape[d];
+    }
+    // A zero-size kept axis (no outputs) is left to the generic loop.
+    if (stage != 2 || m.outer == 0 || m.inner == 0) {
+        return std::nullopt;
+    }
+    return m;
+}
+
 /// Sums runs [begin, end) of `group` elements (run o at x + o * group) into out[o], four runs
 /// at a time: four independent chains instead of one, each added in element order, so every sum
 /// is the generic loop's to the bit. Returns the first run left (fewer than four remain).
@@ -114,6 +145,55 @@ int64_t sumRunsByFour(const T* x, int64_t group, double init, int64_t begin, int
     return o;
 }
 
+/// Run by run on the threads, each run folded in the order the generic loop folds it, so the
+/// results are the same; the odometer per element cost more than the fold.
+template <typename T>
+void reduceTrailingRuns(const T* x, int64_t group, const ReduceKind& kind,
+                        std::vector<double>& acc) {
+    parallelFor(static_cast<int64_t>(acc.size()), std::max<int64_t>(1, 16384 / group),
+                [&](int64_t begin, int64_t end) {
+                    int64_t o = begin;
+                    if (kind.plainSum) {
+                        o = sumRunsByFour(x, group, kind.init, begin, end, acc.data());
+                    }
+                    for (; o < end; ++o) {
+                        double sum = kind.init;
+                        const T* run = x + o * group;
+                        for (int64_t i = 0; i < group; ++i) {
+                            sum = kind.fold(sum, static_cast<double>(run[i]));
+                        }
+                        acc[static_cast<size_t>(o)] = sum;
+                    }
+                });
+}
+
+/// Row by row into a row of accumulators: each output still folds its elements in the generic
+/// loop's order (along the reduced axis), and a plain sum vectorises.
+template <typename T>
+void reduceMiddleAxis(const T* x, const MiddleAxis& m, const ReduceKind& kind,
+                      std::vector<double>& acc) {
+    const auto addRow = [&kind](const T* row, int64_t inner, double* out) {
+        if (kind.plainSum) {
+            for (int64_t j = 0; j < inner; ++j) {
+                out[j] += static_cast<double>(row[j]);
+            }
+            return;
+        }
+        for (int64_t j = 0; j < inner; ++j) {
+            out[j] = kind.fold(out[j], static_cast<double>(row[j]));
+        }
+    };
+    parallelFor(m.outer, std::max<int64_t>(1, 16384 / (m.group * m.inner)),
+                [&](int64_t begin, int64_t end) {
+                    for (int64_t o = begin; o < end; ++o) {
+                        const T* block = x + o * m.group * m.inner;
+                        for (int64_t g = 0; g < m.group; ++g) {
+                            addRow(block + g * m.inner, m.inner, acc.data() + o * m.inner);
+                        }
+                    }
+                });
+}
+
 template <typename T>
 Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& kind) {
     const T* x = input.data<T>();
@@ -123,25 +203,12 @@ Tensor reduceTyped(const ReducePlan& r, const Tensor& input, const ReduceKind& k
     }
     std::vector<double> acc(static_cast<size_t>(shapeNumElements(r.outShape)), kind.init);
     // An empty reduced axis (groupSize 0) leaves every output at init: the generic loop.
-    if (!kind.shiftByMax && r.groupSize > 0 && reducesTrailingRuns(r, input.shape())) {
-        // Run by run on the threads, each run folded in the order the generic loop folds it, so
-        // the results are the same; the odometer per element cost more than the fold.
-        const int64_t group = r.groupSize;
-        parallelFor(static_cast<int64_t>(acc.size()), std::max<int64_t>(1, 16384 / group),
-                    [&](int64_t begin, int64_t end) {
-                        int64_t o = begin;
-                        if (kind.plainSum) {
-                            o = sumRunsByFour(x, group, kind.init, begin, end, acc.data());
-                        }
-                        for (; o < end; ++o) {
-                            double sum = kind.init;
-                            const T* run = x + o * group;
-                            for (int64_t i = 0; i < group; ++i) {
-                                sum = kind.fold(sum, static_cast<double>(run[i]));
-                            }
-                            acc[static_cast<size_t>(o)] = sum;
-                        }
-                    });
+    const bool fast = !kind.shiftByMax && r.groupSize > 0;
+    const auto middle = fast ? reducesAMiddleAxis(r, input.shape()) : std::nullopt;
+    if (fast && reducesTrailingRuns(r, input.shape())) {
+        reduceTrailingRuns(x, r.groupSize, kind, acc);
+    } else if (middle) {
+        reduceMiddleAxis(x, *middle, kind, acc);
     } else {
         forEachReduced(r, [&](int64_t in, int64_t out) {
             const auto o = static_cast<size_t>(out);

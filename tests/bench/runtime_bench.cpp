@@ -139,7 +139,9 @@ int main(int argc, char** argv) {
             break;
         }
     }
-    const int vjpRepeats = std::max(1, repeats / 3);
+    // QS_BENCH_SKIP_VJP=1 times the forward alone (for perf record on the forward).
+    const bool skipVjp = std::getenv("QS_BENCH_SKIP_VJP") != nullptr;
+    const int vjpRepeats = skipVjp ? 0 : std::max(1, repeats / 3);
     for (int i = 0; i < vjpRepeats; ++i) {
         const auto start = Clock::now();
         auto trace = exec->forwardWithTrace(std::span(&x, 1));
@@ -163,11 +165,15 @@ int main(int argc, char** argv) {
         vjpMs.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
     if (std::getenv("QS_BENCH_PROFILE") != nullptr) {
+        // The mean of several profiled runs: one run of a 1 ms model is mostly noise.
+        const int profileRuns = std::clamp(repeats, 1, 50);
         runtime::RunStats profile;
         profile.profile = true;
-        (void)exec->run(std::span(&x, 1), &profile);
+        for (int i = 0; i < profileRuns; ++i) {
+            (void)exec->run(std::span(&x, 1), &profile);
+        }
         for (const auto& [op, seconds] : profile.secondsByOpType) {
-            std::cerr << op << ": " << seconds * 1000.0 << " ms\n";
+            std::cerr << op << ": " << seconds * 1000.0 / profileRuns << " ms\n";
         }
     }
     auto wroteIn = runtime::writeNpy(x, outDir / "input.npy");
@@ -190,7 +196,7 @@ int main(int argc, char** argv) {
     }
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const double fwdVjp = median(vjpMs);
+    const double fwdVjp = vjpMs.empty() ? 0.0 : median(vjpMs);
     std::cout << "{\"model\": \"" << model.stem().string() << "\", \"threads\": " << threads
               << ", \"batch\": " << batch << ", \"forward_ms\": " << fwd
               << ", \"forward_min_ms\": " << *std::min_element(forwardMs.begin(), forwardMs.end())

@@ -1,9 +1,11 @@
 // Gemm (ONNX since 7; C optional since 11): Y = alpha * A' B' + beta * C, with A' = A or A^T
-// (transA), B' = B or B^T (transB), C broadcast to [M, N]. Fast kernel: Eigen GEMM on row-major
-// maps, split over rows of Y; reference: the triple loop. VJP: dA' = alpha dY B'^T,
-// dB' = alpha A'^T dY, dC = beta dY summed back to C's shape.
+// (transA), B' = B or B^T (transB), C broadcast to [M, N]. Fast kernel: for a weight B with
+// alpha 1 and no transA, the packed GEMM on the strips of B' the executor packed (input 4); else
+// Eigen GEMM on row-major maps, split over columns of Y; reference: the triple loop. VJP: dA' =
+// alpha dY B'^T, dB' = alpha A'^T dY, dC = beta dY summed back to C's shape.
 
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <Eigen/Core>
@@ -91,9 +93,29 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
+/// The strips of B' the executor packed (input 4 of its private node, for a weight B when alpha
+/// is 1 and A is not transposed), or nullptr.
+Result<const float*> prepackedStrips(const OpContext& ctx, const GemmShape& s) {
+    if (!ctx.has(4)) {
+        return nullptr;
+    }
+    const Tensor& strips = ctx.input(4);
+    if (s.transA || s.alpha != 1.0F || strips.dtype() != graph::DataType::Float ||
+        strips.numElements() != packedStripsSize(s.k, s.n)) {
+        return ctx.error(Errc::InvalidArgument, "the prepacked strips do not fit B");
+    }
+    return strips.data<float>();
+}
+
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(GemmShape s, inferShape(ctx));
+    QS_ASSIGN_OR_RETURN(const float* strips, prepackedStrips(ctx, s));
     Tensor y = initialOutput(ctx, s);
+    if (strips != nullptr && s.m >= kGemmRows) { // a batch-1 classifier (M = 1) stays on Eigen
+        gemmPrepackedB(s.m, s.n, s.k, ctx.input(0).data<float>(), s.k, strips,
+                       GemmOutput{.c = y.mutableData<float>(), .ldc = s.n, .accumulate = true});
+        return std::vector<Tensor>{y};
+    }
     const ConstRowMap a(ctx.input(0).data<float>(), ctx.input(0).dim(0), ctx.input(0).dim(1));
     const ConstRowMap b(ctx.input(1).data<float>(), ctx.input(1).dim(0), ctx.input(1).dim(1));
     float* py = y.mutableData<float>();

@@ -1,9 +1,12 @@
 // MatMul (ONNX since 9): numpy matmul. Rank-1 operands are promoted ([K] -> [1, K] on the left,
 // [K, 1] on the right) and the promoted dim removed from the result; leading (batch) dims
-// broadcast. Fast kernel: one Eigen GEMM per batch; reference: the triple loop. VJP: dA = dY B^T,
-// dB = A^T dY, each summed over the batch dims its operand was broadcast along.
+// broadcast. Fast kernel: with a 2-D B, A's batch dims are folded into its rows, and a weight B
+// runs on the packed GEMM with the strips the executor packed; else one Eigen GEMM per batch;
+// reference: the triple loop. VJP: dA = dY B^T, dB = A^T dY, each summed over the
+// batch dims its operand was broadcast along.
 
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <Eigen/Core>
@@ -69,6 +72,20 @@ Result<MatMulShape> inferShape(const OpContext& ctx) {
     return s;
 }
 
+/// With a B that has no batch (a weight), A's batch dims are more rows of one GEMM: [..., M, K]
+/// is [prod(...) M, K] in memory, as the output is. One [32 B, 128] x [128, 384] product instead
+/// of 32 products of B rows (a transformer's sequence-first projections) keeps the kernel busy.
+Result<void> foldBatchIntoRows(MatMulShape& s) {
+    if (s.aBatch.empty() || shapeNumElements(s.bBatch) != 1) {
+        return {};
+    }
+    s.m *= shapeNumElements(s.aBatch);
+    s.aBatch.clear();
+    s.bBatch.clear();
+    QS_ASSIGN_OR_RETURN(s.batch, makeBroadcastPlan({Shape{}, Shape{}, Shape{}}));
+    return {};
+}
+
 /// Calls fn(outBatch, aBatch, bBatch) for every output batch.
 template <typename Fn>
 void forEachBatch(const MatMulShape& s, Fn&& fn) {
@@ -96,12 +113,41 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
+/// B's strips as the executor packed them (input 4 of its private node, for a 2-D weight B), or
+/// nullptr.
+Result<const float*> prepackedStrips(const OpContext& ctx, const MatMulShape& s) {
+    if (!ctx.has(4)) {
+        return nullptr;
+    }
+    const Tensor& strips = ctx.input(4);
+    if (ctx.input(1).rank() != 2 || strips.dtype() != graph::DataType::Float ||
+        strips.numElements() != packedStripsSize(s.k, s.n)) {
+        return ctx.error(Errc::InvalidArgument, "the prepacked strips do not fit B");
+    }
+    return strips.data<float>();
+}
+
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(MatMulShape s, inferShape(ctx));
+    QS_TRY(foldBatchIntoRows(s));
+    QS_ASSIGN_OR_RETURN(const float* strips, prepackedStrips(ctx, s));
     const float* a = ctx.input(0).data<float>();
     const float* b = ctx.input(1).data<float>();
     Tensor y = allocateFloat(s.outShape);
     float* py = y.mutableData<float>();
+    if (s.m * s.n * s.k == 0) {
+        std::fill_n(py, y.numElements(), 0.0F);
+        return std::vector<Tensor>{y};
+    }
+    if (strips != nullptr && s.m >= kGemmRows) {
+        // A weight: the packed GEMM (the AVX-512 tile where the processor has one) on the
+        // executor's strips, A's batch dims folded into its rows. Fewer rows than a panel (a
+        // vector times a matrix) would waste most of each tile: Eigen then.
+        gemmPrepackedB(s.m, s.n, s.k, a, s.k, strips, GemmOutput{.c = py, .ldc = s.n});
+        return std::vector<Tensor>{y};
+    }
+    // Products of two activations (attention's scores and context) on Eigen's GEMM, which packs
+    // both sides itself and beat the packed kernel at 32 x 32 x 32.
     std::vector<std::array<int64_t, 3>> batches;
     forEachBatch(s, [&](int64_t o, int64_t ia, int64_t ib) { batches.push_back({o, ia, ib}); });
     if (batches.size() > 1) {
@@ -114,15 +160,15 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
                                 ConstRowMap(b + ib * s.k * s.n, s.k, s.n);
                         }
                     });
-    } else {
-        const ConstRowMap am(a, s.m, s.k);
-        const ConstRowMap bm(b, s.k, s.n);
-        parallelFor(s.n, minChunkForWork(s.m * s.k, 64), [&](int64_t j0, int64_t j1) {
-            Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>(py + j0, s.m, j1 - j0,
-                                                           Eigen::OuterStride<>(s.n))
-                .noalias() = am * bm.middleCols(j0, j1 - j0);
-        });
+        return std::vector<Tensor>{y};
     }
+    const ConstRowMap am(a, s.m, s.k);
+    const ConstRowMap bm(b, s.k, s.n);
+    parallelFor(s.n, minChunkForWork(s.m * s.k, 64), [&](int64_t j0, int64_t j1) {
+        Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>(py + j0, s.m, j1 - j0,
+                                                       Eigen::OuterStride<>(s.n))
+            .noalias() = am * bm.middleCols(j0, j1 - j0);
+    });
     return std::vector<Tensor>{y};
 }
 
@@ -194,6 +240,7 @@ Tensor inputGradA(const OpContext& ctx, const MatMulShape& s,
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(MatMulShape s, inferShape(ctx));
+    QS_TRY(foldBatchIntoRows(s));
     const float* a = ctx.input(0).data<float>();
     const float* b = ctx.input(1).data<float>();
     const float* dy = outputGrads[0].data<float>();
@@ -241,6 +288,12 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {randomTensor(rng, {2, 1, 3, 4}), randomTensor(rng, {3, 4, 2})},
          {}},
         {"vector times matrix", {}, {randomTensor(rng, {4}), randomTensor(rng, {2, 4, 3})}, {}},
+        // A's batch dims fold into its rows: B has none, or only dims of 1.
+        {"batched A, 2-D B", {}, {randomTensor(rng, {2, 3, 4}), randomTensor(rng, {4, 5})}, {}},
+        {"batched A, B of one batch",
+         {},
+         {randomTensor(rng, {2, 1, 3, 4}), randomTensor(rng, {1, 4, 5})},
+         {}},
         {"matrix times vector", {}, {randomTensor(rng, {3, 4}), randomTensor(rng, {4})}, {}},
     };
 }

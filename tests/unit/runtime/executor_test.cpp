@@ -1,6 +1,7 @@
 #include "core/graph/graph_builder.h"
 #include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/op_util.h"
 #include "core/runtime/parallel.h"
 #include "core/support/assert.h"
 
@@ -536,6 +537,145 @@ TEST(Executor, FusedRunMatchesUnfusedTrace) {
     for (int64_t i = 0; i < unfused.numElements(); ++i) {
         EXPECT_NEAR((*fused)[0].data<float>()[i], unfused.data<float>()[i], 1e-5F) << i;
     }
+}
+
+// A MatMul with a weight B runs on the packed GEMM with strips the executor packs at creation;
+// the product must be the defining sum whatever the shapes' remainders (columns past a strip,
+// rows past a panel, A's batch dims folded into its rows) and on one or two threads.
+TEST(Executor, MatMulWithAWeightMatchesTheDefiningSumOnPrepackedStrips) {
+    const int threadsBefore = numThreads();
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
+
+    struct Case {
+        std::vector<int64_t> a;
+        int64_t n;
+    };
+
+    // Small products stay on one thread; [8, 64, 96] x [96, 70] is large enough to split.
+    const std::vector<Case> cases = {
+        {{5, 7}, 3}, {{3, 2, 19}, 37}, {{8, 64, 96}, 70}, {{2, 1, 13, 40}, 48}};
+    for (const Case& c : cases) {
+        const int64_t k = c.a.back();
+        std::vector<float> weights(static_cast<size_t>(k * c.n));
+        for (float& v : weights) {
+            v = uniform(rng);
+        }
+        Graph g;
+        const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims(c.a));
+        const ValueId w = g.addInitializer("w", graph::TensorData::fromValues<float>(
+                                                    DataType::Float, {k, c.n}, std::span(weights)));
+        const ValueId y = g.addValue("y", DataType::Float);
+        g.addInput(x);
+        g.addNode("matmul", "MatMul", {x, w}, {y});
+        g.addOutput(y);
+        auto exec = Executor::create(std::move(g));
+        ASSERT_TRUE(exec.ok()) << exec.error().toString();
+        Tensor input = Tensor::allocate(DataType::Float, c.a);
+        for (int64_t i = 0; i < input.numElements(); ++i) {
+            input.mutableData<float>()[i] = uniform(rng);
+        }
+        const int64_t rows = input.numElements() / k;
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            auto out = exec->run(std::span(&input, 1));
+            ASSERT_TRUE(out.ok()) << out.error().toString();
+            const Tensor& result = (*out)[0];
+            ASSERT_EQ(result.numElements(), rows * c.n);
+            for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t j = 0; j < c.n; ++j) {
+                    double sum = 0.0;
+                    for (int64_t p = 0; p < k; ++p) {
+                        sum += static_cast<double>(input.data<float>()[r * k + p]) *
+                               weights[static_cast<size_t>(p * c.n + j)];
+                    }
+                    ASSERT_NEAR(result.data<float>()[r * c.n + j], sum,
+                                1e-5 * (1.0 + std::abs(sum)))
+                        << "row " << r << ", column " << j << ", " << threads << " threads, k "
+                        << k;
+                }
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
+}
+
+// Gemm with a weight B takes the same strips (of B^T with transB) when alpha is 1, adding the
+// product to beta C; with alpha 2 it stays on Eigen. Both must give the defining sum.
+TEST(Executor, GemmWithAWeightMatchesTheDefiningSumOnPrepackedStrips) {
+    const int threadsBefore = numThreads();
+    std::mt19937 rng(19);
+    std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
+
+    struct Case {
+        int64_t m, k, n;
+        bool transB;
+        float alpha, beta;
+        bool rowBias; // C of shape [n] (else [m, n])
+    };
+
+    // M = 5 is below a panel's 6 rows: Eigen, strips or not.
+    const std::vector<Case> cases = {{5, 7, 3, true, 1.0F, 1.0F, true},
+                                     {6, 7, 3, true, 1.0F, 1.0F, true},
+                                     {33, 40, 300, true, 1.0F, 0.5F, false},
+                                     {64, 96, 70, false, 1.0F, 1.0F, true},
+                                     {9, 20, 37, true, 2.0F, 1.0F, true}};
+    const auto random = [&](int64_t count) {
+        std::vector<float> v(static_cast<size_t>(count));
+        for (float& x : v) {
+            x = uniform(rng);
+        }
+        return v;
+    };
+    for (const Case& c : cases) {
+        const std::vector<float> weights = random(c.k * c.n);
+        const std::vector<int64_t> cShape =
+            c.rowBias ? std::vector<int64_t>{c.n} : std::vector<int64_t>{c.m, c.n};
+        const std::vector<float> bias = random(c.rowBias ? c.n : c.m * c.n);
+        Graph g;
+        const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({c.m, c.k}));
+        const std::vector<int64_t> wShape =
+            c.transB ? std::vector<int64_t>{c.n, c.k} : std::vector<int64_t>{c.k, c.n};
+        const ValueId w = g.addInitializer(
+            "w", graph::TensorData::fromValues<float>(DataType::Float, wShape, std::span(weights)));
+        const ValueId cv = g.addInitializer(
+            "c", graph::TensorData::fromValues<float>(DataType::Float, cShape, std::span(bias)));
+        const ValueId y = g.addValue("y", DataType::Float);
+        g.addInput(x);
+        g.addNode("gemm", "Gemm", {x, w, cv}, {y},
+                  {intAttribute("transB", c.transB ? 1 : 0), floatAttribute("alpha", c.alpha),
+                   floatAttribute("beta", c.beta)});
+        g.addOutput(y);
+        auto exec = Executor::create(std::move(g));
+        ASSERT_TRUE(exec.ok()) << exec.error().toString();
+        const std::vector<float> values = random(c.m * c.k);
+        const Tensor input = Tensor::fromVector<float>({c.m, c.k}, values);
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            auto out = exec->run(std::span(&input, 1));
+            ASSERT_TRUE(out.ok()) << out.error().toString();
+            const Tensor& result = (*out)[0];
+            ASSERT_EQ(result.numElements(), c.m * c.n);
+            for (int64_t r = 0; r < c.m; ++r) {
+                for (int64_t j = 0; j < c.n; ++j) {
+                    double sum = 0.0;
+                    for (int64_t p = 0; p < c.k; ++p) {
+                        const size_t wi = static_cast<size_t>(c.transB ? j * c.k + p : p * c.n + j);
+                        sum += static_cast<double>(values[static_cast<size_t>(r * c.k + p)]) *
+                               weights[wi];
+                    }
+                    const double expected =
+                        c.alpha * sum +
+                        c.beta * bias[static_cast<size_t>(c.rowBias ? j : r * c.n + j)];
+                    ASSERT_NEAR(result.data<float>()[r * c.n + j], expected,
+                                1e-5 * (1.0 + std::abs(expected)))
+                        << "row " << r << ", column " << j << ", " << threads << " threads, m "
+                        << c.m << ", n " << c.n;
+                }
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
 }
 
 } // namespace

@@ -334,37 +334,66 @@ TEST(Broadcast, ThreadedBinaryOpsEqualTheIndexByIndexReference) {
     setNumThreads(0);
 }
 
-TEST(ReduceOps, TrailingRunsGiveTheGenericLoopsFloats) {
-    // Reducing the last axis of [40, 5, 600] runs run by run on the threads (200 runs, 27 per
-    // chunk at least); the same values as [40, 600, 5] reduced over axis 1 take the generic
-    // loop, which folds each output's elements in the same order. The floats must be the same,
-    // bit for bit.
-    std::mt19937 rng(13);
-    const Tensor x = randomTensor(rng, {40, 5, 600}, 0.1F, 1.0F);
-    std::vector<float> transposed(static_cast<size_t>(x.numElements()));
-    for (int64_t i = 0; i < 40; ++i) {
-        for (int64_t j = 0; j < 5; ++j) {
-            for (int64_t k = 0; k < 600; ++k) {
-                transposed[static_cast<size_t>((i * 600 + k) * 5 + j)] =
-                    x.data<float>()[(i * 5 + j) * 600 + k];
+/// x seen as [outer, group, inner], laid out as [g1, outer, inner, group / g1] with the reduced
+/// axis split in two around the kept ones: reducing axes 0 and 3 of that takes the generic loop,
+/// which folds each output's elements in the same order (along the reduced axis).
+Tensor splitAroundKeptAxes(const Tensor& x, int64_t outer, int64_t group, int64_t inner,
+                           int64_t g1) {
+    const int64_t g2 = group / g1;
+    std::vector<float> out(static_cast<size_t>(x.numElements()));
+    for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t g = 0; g < group; ++g) {
+            for (int64_t j = 0; j < inner; ++j) {
+                out[static_cast<size_t>(((g / g2 * outer + o) * inner + j) * g2 + g % g2)] =
+                    x.data<float>()[(o * group + g) * inner + j];
             }
         }
     }
-    const Tensor xt = Tensor::fromVector<float>({40, 600, 5}, transposed);
-    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceMax"}) {
-        for (const int threads : {1, 2}) {
-            setNumThreads(threads);
-            auto runs = makeRun(op, {x}, {intsAttribute("axes", {-1})}).forward();
-            auto generic = makeRun(op, {xt}, {intsAttribute("axes", {1})}).forward();
-            ASSERT_TRUE(runs.ok() && generic.ok()) << op;
-            ASSERT_EQ((*runs)[0].numElements(), 200) << op;
-            for (int64_t i = 0; i < 200; ++i) {
-                ASSERT_EQ((*runs)[0].data<float>()[i], (*generic)[0].data<float>()[i])
-                    << op << ", " << threads << " threads, output " << i;
+    return Tensor::fromVector<float>({g1, outer, inner, g2}, out);
+}
+
+TEST(ReduceOps, TrailingRunsAndMiddleAxesGiveTheGenericLoopsFloats) {
+    // Reducing the last axis of [40, 5, 600] runs run by run on the threads (200 runs, 27 per
+    // chunk at least); reducing the middle axis of [6, 33, 70] row by row into 70 accumulators
+    // (a mean over the tokens of [batch, tokens, features]). The same values with the reduced
+    // axis split around the kept ones take the generic loop. The floats must be the same, bit
+    // for bit.
+    std::mt19937 rng(13);
+
+    struct Case {
+        Shape shape;
+        int64_t axis;
+        int64_t outer, group, inner, g1;
+    };
+
+    for (const Case& c :
+         {Case{{40, 5, 600}, -1, 200, 600, 1, 20}, Case{{6, 33, 70}, 1, 6, 33, 70, 3},
+          Case{{1, 33, 70}, 1, 1, 33, 70, 11}}) {
+        const Tensor x = randomTensor(rng, c.shape, 0.1F, 1.0F);
+        const Tensor split = splitAroundKeptAxes(x, c.outer, c.group, c.inner, c.g1);
+        for (const char* op :
+             {"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "ReduceMax"}) {
+            for (const int threads : {1, 2}) {
+                setNumThreads(threads);
+                auto fast = makeRun(op, {x}, {intsAttribute("axes", {c.axis})}).forward();
+                auto generic = makeRun(op, {split}, {intsAttribute("axes", {0, 3})}).forward();
+                ASSERT_TRUE(fast.ok() && generic.ok()) << op;
+                ASSERT_EQ((*fast)[0].numElements(), c.outer * c.inner) << op;
+                for (int64_t i = 0; i < c.outer * c.inner; ++i) {
+                    ASSERT_EQ((*fast)[0].data<float>()[i], (*generic)[0].data<float>()[i])
+                        << op << ", " << threads << " threads, output " << i << " of "
+                        << shapeToString(c.shape);
+                }
             }
         }
     }
     setNumThreads(0);
+    // A zero-size kept axis after the reduced one: no outputs, nothing to divide the work by.
+    auto none = makeRun("ReduceSum", {Tensor::zeros(DataType::Float, {2, 3, 0})},
+                        {intsAttribute("axes", {1})})
+                    .forward();
+    ASSERT_TRUE(none.ok()) << none.error().toString();
+    EXPECT_EQ((*none)[0].shape(), (Shape{2, 1, 0}));
     // An empty reduced axis: every output is the fold's start value (0 for a sum).
     auto empty =
         makeRun("ReduceSum", {Tensor::zeros(DataType::Float, {3, 0})}, {intsAttribute("axes", {1})})
