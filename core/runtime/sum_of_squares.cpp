@@ -7,8 +7,11 @@
 #endif
 
 namespace qs::runtime {
+namespace {
 
-double sumOfSquares(const float* x, int64_t count) {
+/// The sum of x[i] (kSquare: of x[i]^2) over the run.
+template <bool kSquare>
+double sumRun(const float* x, int64_t count) {
     int64_t i = 0;
     double total = 0.0;
 #if defined(__AVX2__) && defined(__FMA__)
@@ -24,10 +27,17 @@ double sumOfSquares(const float* x, int64_t count) {
         const __m256d v1 = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1));
         const __m256d v2 = _mm256_cvtps_pd(_mm256_castps256_ps128(hi));
         const __m256d v3 = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1));
-        s0 = _mm256_fmadd_pd(v0, v0, s0);
-        s1 = _mm256_fmadd_pd(v1, v1, s1);
-        s2 = _mm256_fmadd_pd(v2, v2, s2);
-        s3 = _mm256_fmadd_pd(v3, v3, s3);
+        if constexpr (kSquare) {
+            s0 = _mm256_fmadd_pd(v0, v0, s0);
+            s1 = _mm256_fmadd_pd(v1, v1, s1);
+            s2 = _mm256_fmadd_pd(v2, v2, s2);
+            s3 = _mm256_fmadd_pd(v3, v3, s3);
+        } else {
+            s0 = _mm256_add_pd(v0, s0);
+            s1 = _mm256_add_pd(v1, s1);
+            s2 = _mm256_add_pd(v2, s2);
+            s3 = _mm256_add_pd(v3, s3);
+        }
     }
     const __m256d both = _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3));
     std::array<double, 4> lanes{};
@@ -38,15 +48,26 @@ double sumOfSquares(const float* x, int64_t count) {
     for (; i + 4 <= count; i += 4) {
         for (size_t lane = 0; lane < 4; ++lane) {
             const auto v = static_cast<double>(x[i + static_cast<int64_t>(lane)]);
-            sums[lane] += v * v;
+            sums[lane] += kSquare ? v * v : v;
         }
     }
     total = (sums[0] + sums[1]) + (sums[2] + sums[3]);
 #endif
     for (; i < count; ++i) {
-        total += static_cast<double>(x[i]) * x[i];
+        const auto v = static_cast<double>(x[i]);
+        total += kSquare ? v * v : v;
     }
     return total;
+}
+
+} // namespace
+
+double sumOfSquares(const float* x, int64_t count) {
+    return sumRun<true>(x, count);
+}
+
+double sumInDouble(const float* x, int64_t count) {
+    return sumRun<false>(x, count);
 }
 
 } // namespace qs::runtime

@@ -1,8 +1,9 @@
-// GlobalAveragePool (ONNX since 1): y[n, c, 1...] = mean of x[n, c, ...]. VJP: dy / (H W ...)
-// to every input position.
+// GlobalAveragePool (ONNX since 1): y[n, c, 1...] = mean of x[n, c, ...], summed in double
+// (sumInDouble's partial sums). VJP: dy / (H W ...) to every input position.
 
 #include "core/runtime/parallel.h"
 #include "core/runtime/pooling.h"
+#include "core/runtime/sum_of_squares.h"
 
 namespace qs::runtime {
 namespace {
@@ -17,11 +18,8 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     float* py = y.mutableData<float>();
     parallelFor(planes, 16, [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
-            double sum = 0.0;
-            for (int64_t i = 0; i < inner; ++i) {
-                sum += px[p * inner + i];
-            }
-            py[p] = static_cast<float>(sum / static_cast<double>(inner));
+            py[p] =
+                static_cast<float>(sumInDouble(px + p * inner, inner) / static_cast<double>(inner));
         }
     });
     return std::vector<Tensor>{y};

@@ -5,6 +5,7 @@
 #include "core/runtime/op.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/sum_of_squares.h"
 
 #include <gtest/gtest.h>
 
@@ -402,6 +403,51 @@ TEST(ReduceOps, TrailingRunsAndMiddleAxesGiveTheGenericLoopsFloats) {
     ASSERT_EQ((*empty)[0].shape(), (Shape{3, 1}));
     for (int64_t i = 0; i < 3; ++i) {
         EXPECT_EQ((*empty)[0].data<float>()[i], 0.0F);
+    }
+}
+
+TEST(SumInDouble, PartialSumsStayWithinRoundingOfTheLongDoubleSum) {
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> uniform(-3.0F, 5.0F);
+    std::vector<float> x(12547);
+    for (float& v : x) {
+        v = uniform(rng);
+    }
+    for (const int64_t count : {0, 1, 3, 15, 16, 17, 40, 12547}) {
+        long double sum = 0.0L;
+        long double squares = 0.0L;
+        long double magnitude = 0.0L;
+        for (int64_t i = 0; i < count; ++i) {
+            const long double v = x[static_cast<size_t>(i)];
+            sum += v;
+            squares += v * v;
+            magnitude += std::abs(v);
+        }
+        // Recursive summation: at most count adds, each rounding by 2^-53 of the magnitude.
+        const double bound =
+            static_cast<double>(count) * 1.2e-16 * static_cast<double>(magnitude + squares) +
+            1e-300;
+        EXPECT_NEAR(sumInDouble(x.data(), count), static_cast<double>(sum), bound) << count;
+        EXPECT_NEAR(sumOfSquares(x.data(), count), static_cast<double>(squares), bound) << count;
+    }
+}
+
+TEST(GlobalAveragePool, MeansOfLargePlanesEqualTheFloatOfTheDoubleMean) {
+    // 32 planes of 112 x 112 + ... : efficientnet_b0's first squeeze-and-excite block.
+    std::mt19937 rng(29);
+    const Tensor x = randomTensor(rng, {2, 16, 113, 111}, -1.0F, 2.0F);
+    auto out = makeRun("GlobalAveragePool", {x}, {}).forward();
+    ASSERT_TRUE(out.ok()) << out.error().toString();
+    ASSERT_EQ((*out)[0].shape(), (Shape{2, 16, 1, 1}));
+    const int64_t inner = 113 * 111;
+    for (int64_t p = 0; p < 32; ++p) {
+        long double sum = 0.0L;
+        for (int64_t i = 0; i < inner; ++i) {
+            sum += x.data<float>()[p * inner + i];
+        }
+        const auto expected = static_cast<float>(static_cast<double>(sum) / inner);
+        EXPECT_NEAR((*out)[0].data<float>()[p], expected, 1e-7F * (1.0F + std::abs(expected)))
+            << "plane " << p;
     }
 }
 
