@@ -401,7 +401,7 @@ Tensor weightStrips(const Tensor& b, bool transposed) {
     if (transposed) {
         packTransposedRowMajorStrips(b.data<float>(), k, k, n, strips.mutableData<float>());
     } else {
-        packRowMajorStrips(b.data<float>(), n, k, 0, n, strips.mutableData<float>());
+        packRowMajorStrips(b.data<float>(), n, k, n, strips.mutableData<float>());
     }
     return strips;
 }

@@ -689,12 +689,11 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
     }
 }
 
-void packRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t count,
-                        float* strips) {
-    for (int64_t s = 0; s * kGemmCols < count; ++s) {
+void packRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n, float* strips) {
+    for (int64_t s = 0; s * kGemmCols < n; ++s) {
         float* strip = strips + s * k * kGemmCols;
-        const float* src = b + j0 + s * kGemmCols;
-        const int64_t width = std::min(kGemmCols, count - s * kGemmCols);
+        const float* src = b + s * kGemmCols;
+        const int64_t width = std::min(kGemmCols, n - s * kGemmCols);
         if (width == kGemmCols) {
             // A fixed-size copy compiles to two vector moves; copy_n called memmove per row.
             for (int64_t kk = 0; kk < k; ++kk) {
@@ -790,16 +789,14 @@ void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda
     productOverStrips(m, n, k, panels.data(), inPlace, true, out, ConvEpilogue{});
 }
 
-namespace {
-
-/// Rows [0, count) of row-major B [.. x k] (row stride ldb) as strips of B^T: column j of B^T is
-/// row j of B, so each strip gathers kGemmCols rows (zero past count), a block of depth at a time
-/// so that the block's strip rows stay in L1 while the rows of B stream by.
-void packTransposedStrips(const float* b, int64_t ldb, int64_t k, int64_t count, float* strips) {
+// Each strip gathers kGemmCols rows of B (zero past n), a block of depth at a time so that the
+// block's strip rows stay in L1 while the rows of B stream by.
+void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n,
+                                  float* strips) {
     constexpr int64_t kDepthChunk = 64;
-    for (int64_t s = 0; s * kGemmCols < count; ++s) {
+    for (int64_t s = 0; s * kGemmCols < n; ++s) {
         float* strip = strips + s * k * kGemmCols;
-        const int64_t width = std::min(kGemmCols, count - s * kGemmCols);
+        const int64_t width = std::min(kGemmCols, n - s * kGemmCols);
         for (int64_t k0 = 0; k0 < k; k0 += kDepthChunk) {
             const int64_t k1 = std::min(k, k0 + kDepthChunk);
             for (int64_t jj = 0; jj < kGemmCols; ++jj) {
@@ -812,13 +809,6 @@ void packTransposedStrips(const float* b, int64_t ldb, int64_t k, int64_t count,
     }
 }
 
-} // namespace
-
-void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n,
-                                  float* strips) {
-    packTransposedStrips(b, ldb, k, n, strips);
-}
-
 void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
                 int64_t ldb, float* c, int64_t ldc) {
     if (m <= 0 || n <= 0 || k <= 0) {
@@ -828,7 +818,7 @@ void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
     packedA.resize(static_cast<size_t>(packedWeightsSize(m, k)));
     packWeights(a, m, k, lda, packedA.data());
     const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
-        packTransposedStrips(b + j0 * ldb, ldb, k, count, strips);
+        packTransposedRowMajorStrips(b + j0 * ldb, ldb, k, count, strips);
     };
     GemmOutput out{c, ldc};
     out.accumulate = true;

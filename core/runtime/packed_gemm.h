@@ -48,10 +48,13 @@ void packGroupedWeights(const float* w, int64_t filters, int64_t depth, int64_t 
 /// for disjoint columns.
 using PackColumns = std::function<void(int64_t j0, int64_t count, float* strips)>;
 
-/// Columns [j0, j0 + count) of row-major B [k x ..] (row stride ldb) as strips (zero past
-/// j0 + count): the PackColumns of a plain matrix, such as MatMul's right operand.
-void packRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t j0, int64_t count,
-                        float* strips);
+/// Row-major B [k x n] (row stride ldb) as strips of kGemmCols columns (zero past n): the
+/// packed B of a MatMul's weight.
+void packRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n, float* strips);
+
+/// The strips of B^T for a row-major B [n x k] (row stride ldb): column j of B^T is row j of B
+/// (a Gemm's weight with transB, and the weight gradients' x^T).
+void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n, float* strips);
 
 struct GemmOutput {
     float* c = nullptr; ///< row-major [m x n], row stride ldc
@@ -77,9 +80,6 @@ int64_t packedStripsSize(int64_t k, int64_t n);
 /// thread.
 void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                     const float* strips, const GemmOutput& out);
-
-/// The strips of B^T for a row-major B [n x k] (row stride ldb): column j of B^T is row j of B.
-void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n, float* strips);
 
 /// C [m x n] += A B^T for row-major A [m x k] (row stride lda) and B [n x k] (row stride ldb),
 /// both packed here (B transposed into strips): the weight gradients' dy x^T. Threads as in

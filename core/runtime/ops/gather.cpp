@@ -22,32 +22,45 @@ Result<int64_t> checkedIndex(const OpContext& ctx, int64_t i, int64_t dim) {
     return i < 0 ? i + dim : i;
 }
 
-Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+/// x seen as [outer, dim, inner] with dim the gathered axis; every index checked (even when there
+/// is nothing to gather) and made non-negative.
+struct GatherPlan {
+    int64_t outer = 1;
+    int64_t dim = 0;
+    int64_t inner = 1;
+    std::vector<int64_t> positions;
+    Shape outShape;
+};
+
+Result<GatherPlan> planGather(const OpContext& ctx) {
     const Shape& shape = ctx.input(0).shape();
     const auto rank = static_cast<int64_t>(shape.size());
     QS_ASSIGN_OR_RETURN(const int64_t axis, normalizeAxis(ctx.intAttr("axis", 0), rank, ctx));
-    const std::vector<int64_t> indices = toInt64Vector(ctx.input(1));
-    const int64_t dim = shape[static_cast<size_t>(axis)];
-    int64_t outer = 1;
+    GatherPlan g;
+    g.dim = shape[static_cast<size_t>(axis)];
     for (int64_t d = 0; d < axis; ++d) {
-        outer *= shape[static_cast<size_t>(d)];
+        g.outer *= shape[static_cast<size_t>(d)];
     }
-    const int64_t inner = shapeNumElements(shape) / std::max<int64_t>(1, outer * dim);
-    outShape.assign(shape.begin(), shape.begin() + axis);
-    outShape.insert(outShape.end(), ctx.input(1).shape().begin(), ctx.input(1).shape().end());
-    outShape.insert(outShape.end(), shape.begin() + axis + 1, shape.end());
-    // Every index is checked, even when there is nothing to gather (the fast kernel does too).
-    std::vector<int64_t> positions;
-    for (const int64_t raw : indices) {
-        QS_ASSIGN_OR_RETURN(const int64_t i, checkedIndex(ctx, raw, dim));
-        positions.push_back(i);
+    g.inner = shapeNumElements(shape) / std::max<int64_t>(1, g.outer * g.dim);
+    for (const int64_t raw : toInt64Vector(ctx.input(1))) {
+        QS_ASSIGN_OR_RETURN(const int64_t i, checkedIndex(ctx, raw, g.dim));
+        g.positions.push_back(i);
     }
+    g.outShape.assign(shape.begin(), shape.begin() + axis);
+    g.outShape.insert(g.outShape.end(), ctx.input(1).shape().begin(), ctx.input(1).shape().end());
+    g.outShape.insert(g.outShape.end(), shape.begin() + axis + 1, shape.end());
+    return g;
+}
+
+Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
+    QS_ASSIGN_OR_RETURN(const GatherPlan g, planGather(ctx));
+    outShape = g.outShape;
     std::vector<int64_t> index;
     index.reserve(static_cast<size_t>(shapeNumElements(outShape)));
-    for (int64_t o = 0; o < outer; ++o) {
-        for (const int64_t i : positions) {
-            for (int64_t k = 0; k < inner; ++k) {
-                index.push_back((o * dim + i) * inner + k);
+    for (int64_t o = 0; o < g.outer; ++o) {
+        for (const int64_t i : g.positions) {
+            for (int64_t k = 0; k < g.inner; ++k) {
+                index.push_back((o * g.dim + i) * g.inner + k);
             }
         }
     }
@@ -55,32 +68,15 @@ Result<std::vector<int64_t>> indexMap(const OpContext& ctx, Shape& outShape) {
 }
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(const GatherPlan g, planGather(ctx));
     const Tensor& x = ctx.input(0);
-    const Shape& shape = x.shape();
-    const auto rank = static_cast<int64_t>(shape.size());
-    QS_ASSIGN_OR_RETURN(const int64_t axis, normalizeAxis(ctx.intAttr("axis", 0), rank, ctx));
-    std::vector<int64_t> indices = toInt64Vector(ctx.input(1));
-    const int64_t dim = shape[static_cast<size_t>(axis)];
-    for (int64_t& i : indices) {
-        QS_ASSIGN_OR_RETURN(i, checkedIndex(ctx, i, dim));
-    }
-    int64_t outer = 1;
-    for (int64_t d = 0; d < axis; ++d) {
-        outer *= shape[static_cast<size_t>(d)];
-    }
-    const int64_t inner = shapeNumElements(shape) / std::max<int64_t>(1, outer * dim);
-    Shape outShape(shape.begin(), shape.begin() + axis);
-    outShape.insert(outShape.end(), ctx.input(1).shape().begin(), ctx.input(1).shape().end());
-    outShape.insert(outShape.end(), shape.begin() + axis + 1, shape.end());
-    Tensor y = Tensor::allocate(x.dtype(), outShape);
-    const size_t element =
-        x.numElements() > 0 ? x.byteSize() / static_cast<size_t>(x.numElements()) : 0;
-    const size_t run = static_cast<size_t>(inner) * element;
+    Tensor y = Tensor::allocate(x.dtype(), g.outShape);
+    const size_t run = static_cast<size_t>(g.inner) * runtimeElementSize(x.dtype());
     const auto* src = static_cast<const std::byte*>(x.rawData());
     auto* dst = static_cast<std::byte*>(y.mutableRawData());
-    for (int64_t o = 0; o < outer && run > 0; ++o) {
-        for (const int64_t i : indices) {
-            std::memcpy(dst, src + static_cast<size_t>(o * dim + i) * run, run);
+    for (int64_t o = 0; o < g.outer && run > 0; ++o) {
+        for (const int64_t i : g.positions) {
+            std::memcpy(dst, src + static_cast<size_t>(o * g.dim + i) * run, run);
             dst += run;
         }
     }
