@@ -99,6 +99,10 @@ struct OpDef {
     SampleFn samples = nullptr;    ///< random cases for the registry tests
     /// The VJP honours OpContext::perSampleMask for its weight input (see BackwardOptions).
     bool perSampleWeightGrads = false;
+    /// How far `forward` may stray from `reference`, relative to the output's rms, beyond the
+    /// per-element bound every op meets: for kernels whose rounding scales with the magnitudes
+    /// they sum rather than with the result (Winograd F(4x4, 3x3) sums in a transformed basis).
+    double roundingOfRms = 0.0;
 };
 
 /// The registered op for (domain, opType), or nullptr.

@@ -1,6 +1,7 @@
 #include "core/runtime/op_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace qs::runtime {
 
@@ -127,6 +128,19 @@ std::vector<int64_t> stridesOf(const Shape& shape) {
         strides[d - 1] = strides[d] * shape[d];
     }
     return strides;
+}
+
+double rootMeanSquare(const Tensor& t) {
+    const int64_t count = t.numElements();
+    if (count == 0) {
+        return 0.0;
+    }
+    double squares = 0.0;
+    for (int64_t i = 0; i < count; ++i) {
+        const double v = t.elementAsDouble(i);
+        squares += v * v;
+    }
+    return std::sqrt(squares / static_cast<double>(count));
 }
 
 Tensor randomTensor(std::mt19937& rng, Shape shape, float lo, float hi) {

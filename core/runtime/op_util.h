@@ -151,6 +151,10 @@ std::vector<int64_t> stridesOf(const Shape& shape);
 /// Uniform random float tensor in [lo, hi).
 Tensor randomTensor(std::mt19937& rng, Shape shape, float lo = -1.0F, float hi = 1.0F);
 
+/// sqrt(mean(x^2)) over the elements of `t` (0 when it has none): the scale of
+/// OpDef::roundingOfRms.
+double rootMeanSquare(const Tensor& t);
+
 /// Random float tensor whose values stay at least `gap` away from each other and from zero-ish
 /// kinks is hard; this one keeps |x| >= margin so finite differences do not cross a kink at 0.
 Tensor randomAwayFromZero(std::mt19937& rng, Shape shape, float margin = 0.05F);

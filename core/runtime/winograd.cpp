@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -17,16 +19,9 @@
 namespace qs::runtime {
 namespace {
 
-// Transforms of F(2x2, 3x3), each applied to rows and then to columns:
-//   input  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
-//   weight G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
-//   output A^T = [1 1 1 0; 0 1 -1 -1]
-// Tile (ty, tx) of an image covers output pixels (2 ty .. 2 ty + 1, 2 tx .. 2 tx + 1) and reads
-// input pixels (2 ty - pt .. + 3, 2 tx - pl .. + 3), zero outside the image.
-
-constexpr int64_t kPositions = kWinogradPositions;
-
-using TileGrid = WinogradTileGrid;
+// Both variants apply their transforms to rows and then to columns. Tile (ty, tx) of an image
+// covers output pixels (T ty .. T ty + T - 1, T tx .. T tx + T - 1) for the tile edge T and reads
+// the input pixels (T ty - pt .. + T + 1, T tx - pl .. + T + 1), zero outside the image.
 
 /// A run of tiles along one tile row of one image: tiles (ty, tx0 .. tx0 + count - 1).
 struct TileRun {
@@ -38,7 +33,7 @@ struct TileRun {
 
 /// Calls fn(offset, run) for the tile-row runs of tiles [t0, t1), offset counted from t0.
 template <typename Fn>
-void forEachTileRun(const TileGrid& grid, int64_t t0, int64_t t1, Fn fn) {
+void forEachTileRun(const WinogradTileGrid& grid, int64_t t0, int64_t t1, Fn fn) {
     for (int64_t t = t0; t < t1;) {
         const int64_t image = t / grid.perImage;
         const int64_t inImage = t % grid.perImage;
@@ -55,24 +50,6 @@ struct BlockScratch {
     std::vector<float> transformedOutput; ///< [position][filter][block tiles]
 };
 
-/// The input transform of one tile from its four input rows (each starting at the tile's first
-/// column): out[pos posStride] for the 16 positions.
-inline void inputTile(const std::array<const float*, 4>& rows, int64_t t, float* out,
-                      int64_t posStride) {
-    std::array<std::array<float, 4>, 4> r{}; // rows of d B
-    for (size_t i = 0; i < 4; ++i) {
-        const float* d = rows[i] + 2 * t;
-        r[i] = {d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]};
-    }
-    for (size_t k = 0; k < 4; ++k) {
-        const auto column = static_cast<int64_t>(k);
-        out[(0 + column) * posStride + t] = r[0][k] - r[2][k];
-        out[(4 + column) * posStride + t] = r[1][k] + r[2][k];
-        out[(8 + column) * posStride + t] = r[2][k] - r[1][k];
-        out[(12 + column) * posStride + t] = r[1][k] - r[3][k];
-    }
-}
-
 /// What the epilogue does to one output value (bias, residual, clamp).
 struct OutputEpilogue {
     float bias;
@@ -85,95 +62,378 @@ struct OutputEpilogue {
     }
 };
 
-/// The output transform of one tile (GEMM outputs m[pos ld + t]): the tile's 2 x 2 outputs.
-inline std::array<float, 4> outputTile(const float* m, int64_t ld, int64_t t) {
-    std::array<std::array<float, 2>, 4> s{}; // rows of M A
-    for (int64_t i = 0; i < 4; ++i) {
-        const float m0 = m[(i * 4 + 0) * ld + t];
-        const float m1 = m[(i * 4 + 1) * ld + t];
-        const float m2 = m[(i * 4 + 2) * ld + t];
-        const float m3 = m[(i * 4 + 3) * ld + t];
-        s[static_cast<size_t>(i)] = {m0 + m1 + m2, m1 - m2 - m3};
-    }
-    return {s[0][0] + s[1][0] + s[2][0], s[0][1] + s[1][1] + s[2][1], s[1][0] - s[2][0] - s[3][0],
-            s[1][1] - s[2][1] - s[3][1]};
-}
-
 #if defined(__AVX2__) && defined(__FMA__)
-/// Elements 0, 2, .., 14 and 1, 3, .., 15 of src[0 .. 16).
-inline void deinterleave(const float* src, __m256& even, __m256& odd) {
-    const __m256 a = _mm256_loadu_ps(src);
-    const __m256 b = _mm256_loadu_ps(src + 8);
-    // Within lanes: (a0 a2 b0 b2 | a4 a6 b4 b6); then the 64-bit pairs in order.
-    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-    const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-    even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
-    odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
-/// inputTile for tiles t .. t + 7 (reads 2 t .. 2 t + 17 of each row).
-inline void inputTiles8(const std::array<const float*, 4>& rows, int64_t t, float* out,
-                        int64_t posStride) {
-    __m256 r[4][4]; // NOLINT: std::array drops __m256 alignment attributes
-    for (size_t i = 0; i < 4; ++i) {
-        __m256 e0;
-        __m256 o0;
-        __m256 e1;
-        __m256 o1;
-        deinterleave(rows[i] + 2 * t, e0, o0);
-        deinterleave(rows[i] + 2 * t + 2, e1, o1);
-        r[i][0] = _mm256_sub_ps(e0, e1);
-        r[i][1] = _mm256_add_ps(o0, e1);
-        r[i][2] = _mm256_sub_ps(e1, o0);
-        r[i][3] = _mm256_sub_ps(o0, o1);
+/// The epilogue of eight consecutive outputs at dst (residual at res, if any).
+inline void storeWithEpilogue(__m256 v, const OutputEpilogue& e, float* dst, const float* res) {
+    v = _mm256_add_ps(v, _mm256_set1_ps(e.bias));
+    if (res != nullptr) {
+        v = _mm256_add_ps(v, _mm256_loadu_ps(res));
     }
-    for (size_t k = 0; k < 4; ++k) {
-        const auto column = static_cast<int64_t>(k);
-        _mm256_storeu_ps(out + (0 + column) * posStride + t, _mm256_sub_ps(r[0][k], r[2][k]));
-        _mm256_storeu_ps(out + (4 + column) * posStride + t, _mm256_add_ps(r[1][k], r[2][k]));
-        _mm256_storeu_ps(out + (8 + column) * posStride + t, _mm256_sub_ps(r[2][k], r[1][k]));
-        _mm256_storeu_ps(out + (12 + column) * posStride + t, _mm256_sub_ps(r[1][k], r[3][k]));
-    }
-}
-
-/// outputTile for tiles t .. t + 7, both columns inside the image: writes 16 pixels of output row
-/// 0 at dst0 + 2 t and, when dst1 is not null, of row 1 at dst1 + 2 t, epilogue applied.
-inline void outputTiles8(const float* m, int64_t ld, int64_t t, const OutputEpilogue& e,
-                         float* dst0, const float* res0, float* dst1, const float* res1) {
-    __m256 s[4][2]; // NOLINT: std::array drops __m256 alignment attributes
-    for (int64_t i = 0; i < 4; ++i) {
-        const __m256 m0 = _mm256_loadu_ps(m + (i * 4 + 0) * ld + t);
-        const __m256 m1 = _mm256_loadu_ps(m + (i * 4 + 1) * ld + t);
-        const __m256 m2 = _mm256_loadu_ps(m + (i * 4 + 2) * ld + t);
-        const __m256 m3 = _mm256_loadu_ps(m + (i * 4 + 3) * ld + t);
-        s[i][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
-        s[i][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
-    }
-    const __m256 bias = _mm256_set1_ps(e.bias);
-    const __m256 lo = _mm256_set1_ps(e.lo);
-    const __m256 hi = _mm256_set1_ps(e.hi);
-    const auto store = [&](__m256 c0, __m256 c1, float* dst, const float* res) {
-        // Interleave the tiles' two columns: (c0_0 c1_0 c0_1 c1_1 ..).
-        const __m256 lo4 = _mm256_unpacklo_ps(c0, c1);
-        const __m256 hi4 = _mm256_unpackhi_ps(c0, c1);
-        __m256 first = _mm256_add_ps(_mm256_permute2f128_ps(lo4, hi4, 0x20), bias);
-        __m256 second = _mm256_add_ps(_mm256_permute2f128_ps(lo4, hi4, 0x31), bias);
-        if (res != nullptr) {
-            first = _mm256_add_ps(first, _mm256_loadu_ps(res + 2 * t));
-            second = _mm256_add_ps(second, _mm256_loadu_ps(res + 2 * t + 8));
-        }
-        // The bound first: a NaN stays NaN (maxps/minps return the second operand for it).
-        _mm256_storeu_ps(dst + 2 * t, _mm256_min_ps(hi, _mm256_max_ps(lo, first)));
-        _mm256_storeu_ps(dst + 2 * t + 8, _mm256_min_ps(hi, _mm256_max_ps(lo, second)));
-    };
-    store(_mm256_add_ps(_mm256_add_ps(s[0][0], s[1][0]), s[2][0]),
-          _mm256_add_ps(_mm256_add_ps(s[0][1], s[1][1]), s[2][1]), dst0, res0);
-    if (dst1 != nullptr) {
-        store(_mm256_sub_ps(_mm256_sub_ps(s[1][0], s[2][0]), s[3][0]),
-              _mm256_sub_ps(_mm256_sub_ps(s[1][1], s[2][1]), s[3][1]), dst1, res1);
-    }
+    // The bound first: a NaN stays NaN (maxps/minps return the second operand for it).
+    _mm256_storeu_ps(dst,
+                     _mm256_min_ps(_mm256_set1_ps(e.hi), _mm256_max_ps(_mm256_set1_ps(e.lo), v)));
 }
 #endif
+
+/// F(2x2, 3x3): 4x4 input tiles, 16 positions.
+///   input  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+///   weight G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+///   output A^T = [1 1 1 0; 0 1 -1 -1]
+struct F2x2 {
+    static constexpr int64_t kTile = 2;
+    static constexpr int64_t kAlpha = 4;
+    static constexpr int64_t kPositions = kAlpha * kAlpha;
+    using Rows = std::array<const float*, kAlpha>;
+    using Outputs = std::array<float*, kTile>;
+    using Residuals = std::array<const float*, kTile>;
+
+    /// The input transform of tile t (its first column at rows[i] + 2 t): out[pos posStride + t].
+    static void inputTile(const Rows& rows, int64_t t, float* out, int64_t posStride) {
+        std::array<std::array<float, 4>, 4> r{}; // rows of d B
+        for (size_t i = 0; i < 4; ++i) {
+            const float* d = rows[i] + 2 * t;
+            r[i] = {d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]};
+        }
+        for (size_t k = 0; k < 4; ++k) {
+            const auto column = static_cast<int64_t>(k);
+            out[(0 + column) * posStride + t] = r[0][k] - r[2][k];
+            out[(4 + column) * posStride + t] = r[1][k] + r[2][k];
+            out[(8 + column) * posStride + t] = r[2][k] - r[1][k];
+            out[(12 + column) * posStride + t] = r[1][k] - r[3][k];
+        }
+    }
+
+    /// The output transform of tile t (GEMM outputs m[pos ld + t]): its outputs row by row.
+    static std::array<float, 4> outputTile(const float* m, int64_t ld, int64_t t) {
+        std::array<std::array<float, 2>, 4> s{}; // rows of M A
+        for (int64_t i = 0; i < 4; ++i) {
+            const float m0 = m[(i * 4 + 0) * ld + t];
+            const float m1 = m[(i * 4 + 1) * ld + t];
+            const float m2 = m[(i * 4 + 2) * ld + t];
+            const float m3 = m[(i * 4 + 3) * ld + t];
+            s[static_cast<size_t>(i)] = {m0 + m1 + m2, m1 - m2 - m3};
+        }
+        return {s[0][0] + s[1][0] + s[2][0], s[0][1] + s[1][1] + s[2][1],
+                s[1][0] - s[2][0] - s[3][0], s[1][1] - s[2][1] - s[3][1]};
+    }
+
+    /// U = G g G^T of the 3x3 filter g (row-major): position pos to at[pos panelSize].
+    static void filterTile(const std::array<float, 9>& g, float* at, int64_t panelSize) {
+        std::array<std::array<float, 3>, 4> gg{}; // G g: 4 rows of 3
+        for (size_t j = 0; j < 3; ++j) {
+            const float g0 = g[j];
+            const float g1 = g[3 + j];
+            const float g2 = g[6 + j];
+            gg[0][j] = g0;
+            gg[1][j] = 0.5F * (g0 + g1 + g2);
+            gg[2][j] = 0.5F * (g0 - g1 + g2);
+            gg[3][j] = g2;
+        }
+        for (int64_t i = 0; i < 4; ++i) {
+            const auto& [a0, a1, a2] = gg[static_cast<size_t>(i)];
+            at[(i * 4 + 0) * panelSize] = a0;
+            at[(i * 4 + 1) * panelSize] = 0.5F * (a0 + a1 + a2);
+            at[(i * 4 + 2) * panelSize] = 0.5F * (a0 - a1 + a2);
+            at[(i * 4 + 3) * panelSize] = a2;
+        }
+    }
+
+#if defined(__AVX2__) && defined(__FMA__)
+    /// Elements 0, 2, .., 14 and 1, 3, .., 15 of src[0 .. 16).
+    static void deinterleave(const float* src, __m256& even, __m256& odd) {
+        const __m256 a = _mm256_loadu_ps(src);
+        const __m256 b = _mm256_loadu_ps(src + 8);
+        // Within lanes: (a0 a2 b0 b2 | a4 a6 b4 b6); then the 64-bit pairs in order.
+        const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        even =
+            _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+        odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+
+    /// inputTile for tiles t .. t + 7 (reads 2 t .. 2 t + 17 of each row).
+    static void inputTiles8(const Rows& rows, int64_t t, float* out, int64_t posStride) {
+        __m256 r[4][4]; // NOLINT: std::array drops __m256 alignment attributes
+        for (size_t i = 0; i < 4; ++i) {
+            __m256 e0;
+            __m256 o0;
+            __m256 e1;
+            __m256 o1;
+            deinterleave(rows[i] + 2 * t, e0, o0);
+            deinterleave(rows[i] + 2 * t + 2, e1, o1);
+            r[i][0] = _mm256_sub_ps(e0, e1);
+            r[i][1] = _mm256_add_ps(o0, e1);
+            r[i][2] = _mm256_sub_ps(e1, o0);
+            r[i][3] = _mm256_sub_ps(o0, o1);
+        }
+        for (size_t k = 0; k < 4; ++k) {
+            const auto column = static_cast<int64_t>(k);
+            _mm256_storeu_ps(out + (0 + column) * posStride + t, _mm256_sub_ps(r[0][k], r[2][k]));
+            _mm256_storeu_ps(out + (4 + column) * posStride + t, _mm256_add_ps(r[1][k], r[2][k]));
+            _mm256_storeu_ps(out + (8 + column) * posStride + t, _mm256_sub_ps(r[2][k], r[1][k]));
+            _mm256_storeu_ps(out + (12 + column) * posStride + t, _mm256_sub_ps(r[1][k], r[3][k]));
+        }
+    }
+
+    /// outputTile for tiles t .. t + 7, every output column inside the image: writes 16 pixels of
+    /// each output row r with dst[r] at dst[r] + 2 t, epilogue applied.
+    static void outputTiles8(const float* m, int64_t ld, int64_t t, const OutputEpilogue& e,
+                             const Outputs& dst, const Residuals& res) {
+        __m256 s[4][2]; // NOLINT: std::array drops __m256 alignment attributes
+        for (int64_t i = 0; i < 4; ++i) {
+            const __m256 m0 = _mm256_loadu_ps(m + (i * 4 + 0) * ld + t);
+            const __m256 m1 = _mm256_loadu_ps(m + (i * 4 + 1) * ld + t);
+            const __m256 m2 = _mm256_loadu_ps(m + (i * 4 + 2) * ld + t);
+            const __m256 m3 = _mm256_loadu_ps(m + (i * 4 + 3) * ld + t);
+            s[i][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+            s[i][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+        }
+        const auto store = [&](__m256 c0, __m256 c1, float* row, const float* r) {
+            // Interleave the tiles' two columns: (c0_0 c1_0 c0_1 c1_1 ..).
+            const __m256 lo4 = _mm256_unpacklo_ps(c0, c1);
+            const __m256 hi4 = _mm256_unpackhi_ps(c0, c1);
+            storeWithEpilogue(_mm256_permute2f128_ps(lo4, hi4, 0x20), e, row + 2 * t,
+                              r != nullptr ? r + 2 * t : nullptr);
+            storeWithEpilogue(_mm256_permute2f128_ps(lo4, hi4, 0x31), e, row + 2 * t + 8,
+                              r != nullptr ? r + 2 * t + 8 : nullptr);
+        };
+        store(_mm256_add_ps(_mm256_add_ps(s[0][0], s[1][0]), s[2][0]),
+              _mm256_add_ps(_mm256_add_ps(s[0][1], s[1][1]), s[2][1]), dst[0], res[0]);
+        if (dst[1] != nullptr) {
+            store(_mm256_sub_ps(_mm256_sub_ps(s[1][0], s[2][0]), s[3][0]),
+                  _mm256_sub_ps(_mm256_sub_ps(s[1][1], s[2][1]), s[3][1]), dst[1], res[1]);
+        }
+    }
+#endif
+};
+
+/// F(4x4, 3x3) (Lavin and Gray's interpolation points 0, 1, -1, 2, -2): 6x6 input tiles, 36
+/// positions, 36 multiplications per 16 outputs against F(2x2, 3x3)'s 16 per 4.
+///   input  B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+///                 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+///   weight G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6;
+///                 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+///   output A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+/// Its transforms scale by up to 8, so its rounding error is a few times F(2x2, 3x3)'s.
+struct F4x4 {
+    static constexpr int64_t kTile = 4;
+    static constexpr int64_t kAlpha = 6;
+    static constexpr int64_t kPositions = kAlpha * kAlpha;
+    using Rows = std::array<const float*, kAlpha>;
+    using Outputs = std::array<float*, kTile>;
+    using Residuals = std::array<const float*, kTile>;
+
+    /// a b + c and c - a b, one rounding each, for floats and vectors alike: every product sits
+    /// in one of these, so no compiler contraction can make the scalar tiles round differently
+    /// from the vector ones (a tile takes either path depending on where its block starts, and
+    /// results must not depend on the batch).
+    static float fmadd(float a, float b, float c) { return std::fma(a, b, c); }
+
+    static float fnmadd(float a, float b, float c) { return std::fma(-a, b, c); }
+
+    static float splat(float /*like*/, float v) { return v; }
+#if defined(__AVX2__) && defined(__FMA__)
+    static __m256 fmadd(__m256 a, __m256 b, __m256 c) {
+        return _mm256_fmadd_ps(a, b, c);
+    }
+
+    static __m256 fnmadd(__m256 a, __m256 b, __m256 c) {
+        return _mm256_fnmadd_ps(a, b, c);
+    }
+
+    static __m256 splat(__m256 /*like*/, float v) {
+        return _mm256_set1_ps(v);
+    }
+#endif
+
+    /// k = B^T d for six values d (floats or vectors of them: the same formulas for both paths).
+    template <typename V>
+    static void inputTransform(const V* d, V* k) {
+        const V four = splat(V{}, 4.0F);
+        const V five = splat(V{}, 5.0F);
+        const V two = splat(V{}, 2.0F);
+        const V t1 = fnmadd(four, d[2], d[4]); // d4 - 4 d2
+        const V t2 = fnmadd(four, d[1], d[3]); // d3 - 4 d1
+        const V t3 = d[4] - d[2];
+        const V t4 = d[3] - d[1];
+        k[0] = fmadd(four, d[0], fnmadd(five, d[2], d[4]));
+        k[1] = t1 + t2;
+        k[2] = t1 - t2;
+        k[3] = fmadd(two, t4, t3);
+        k[4] = fnmadd(two, t4, t3);
+        k[5] = fmadd(four, d[1], fnmadd(five, d[3], d[5]));
+    }
+
+    /// o = A^T m for six values m.
+    template <typename V>
+    static void outputTransform(const V* m, V* o) {
+        const V sum12 = m[1] + m[2];
+        const V diff12 = m[1] - m[2];
+        const V sum34 = m[3] + m[4];
+        const V diff34 = m[3] - m[4];
+        o[0] = m[0] + sum12 + sum34;
+        o[1] = fmadd(splat(V{}, 2.0F), diff34, diff12);
+        o[2] = fmadd(splat(V{}, 4.0F), sum34, sum12);
+        o[3] = fmadd(splat(V{}, 8.0F), diff34, diff12) + m[5];
+    }
+
+    /// V = B^T d B of 6 x 6 tiles given as rows[i][k] = (d B)[i][k]: position k' 6 + k of each
+    /// tile to out[pos posStride] (vectors: eight tiles at once).
+    template <typename V, typename Store>
+    static void columnTransforms(const V (&r)[6][6], Store store) { // NOLINT: C array of vectors
+        for (size_t k = 0; k < 6; ++k) {
+            V column[6]; // NOLINT: C array of vectors
+            V out[6];    // NOLINT
+            for (size_t i = 0; i < 6; ++i) {
+                column[i] = r[i][k];
+            }
+            inputTransform(column, out);
+            for (size_t i = 0; i < 6; ++i) {
+                store(static_cast<int64_t>(i * 6 + k), out[i]);
+            }
+        }
+    }
+
+    static void inputTile(const Rows& rows, int64_t t, float* out, int64_t posStride) {
+        float r[6][6]; // NOLINT: rows of d B
+        for (size_t i = 0; i < 6; ++i) {
+            inputTransform(rows[i] + 4 * t, r[i]);
+        }
+        columnTransforms(r, [&](int64_t pos, float v) { out[pos * posStride + t] = v; });
+    }
+
+    /// Outputs of tile t row by row (16).
+    static std::array<float, 16> outputTile(const float* m, int64_t ld, int64_t t) {
+        float s[6][4]; // NOLINT: rows of M A
+        for (int64_t i = 0; i < 6; ++i) {
+            float row[6]; // NOLINT
+            for (int64_t j = 0; j < 6; ++j) {
+                row[j] = m[(i * 6 + j) * ld + t];
+            }
+            outputTransform(row, s[i]);
+        }
+        std::array<float, 16> y{};
+        for (size_t c = 0; c < 4; ++c) {
+            float column[6]; // NOLINT
+            float o[4];      // NOLINT
+            for (size_t i = 0; i < 6; ++i) {
+                column[i] = s[i][c];
+            }
+            outputTransform(column, o);
+            for (size_t r = 0; r < 4; ++r) {
+                y[r * 4 + c] = o[r];
+            }
+        }
+        return y;
+    }
+
+    static void filterTile(const std::array<float, 9>& g, float* at, int64_t panelSize) {
+        // In double: the weights are transformed once, and 1/6, 1/12 and 1/24 are not exact.
+        const auto transform = [](double g0, double g1, double g2) {
+            return std::array<double, 6>{g0 / 4.0,
+                                         -(g0 + g1 + g2) / 6.0,
+                                         -(g0 - g1 + g2) / 6.0,
+                                         g0 / 24.0 + g1 / 12.0 + g2 / 6.0,
+                                         g0 / 24.0 - g1 / 12.0 + g2 / 6.0,
+                                         g2};
+        };
+        std::array<std::array<double, 6>, 3> columns{}; // G g, column j
+        for (size_t j = 0; j < 3; ++j) {
+            columns[j] = transform(g[j], g[3 + j], g[6 + j]);
+        }
+        for (size_t i = 0; i < 6; ++i) {
+            const std::array<double, 6> row =
+                transform(columns[0][i], columns[1][i], columns[2][i]);
+            for (size_t k = 0; k < 6; ++k) {
+                at[static_cast<int64_t>(i * 6 + k) * panelSize] = static_cast<float>(row[k]);
+            }
+        }
+    }
+
+#if defined(__AVX2__) && defined(__FMA__)
+    /// Four floats at p in the low lane and four at p + 16 in the high one.
+    static __m256 loadLanes(const float* p) {
+        return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)), _mm_loadu_ps(p + 16),
+                                    1);
+    }
+
+    /// Transposes the 4x4 blocks of a, b, c, d lane by lane.
+    static void transposeLanes(__m256& a, __m256& b, __m256& c, __m256& d) {
+        const __m256 t0 = _mm256_unpacklo_ps(a, b); // a0 b0 a1 b1
+        const __m256 t1 = _mm256_unpackhi_ps(a, b); // a2 b2 a3 b3
+        const __m256 t2 = _mm256_unpacklo_ps(c, d); // c0 d0 c1 d1
+        const __m256 t3 = _mm256_unpackhi_ps(c, d); // c2 d2 c3 d3
+        a = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+        b = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+        c = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+        d = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+
+    /// inputTile for tiles t .. t + 7 (reads 4 t .. 4 t + 35 of each row). Lanes load tiles
+    /// (t + j, t + 4 + j), so the lane-wise transpose leaves each column with the tiles in order.
+    static void inputTiles8(const Rows& rows, int64_t t, float* out, int64_t posStride) {
+        __m256 r[6][6]; // NOLINT: rows of d B
+        for (size_t i = 0; i < 6; ++i) {
+            const float* s = rows[i] + 4 * t;
+            __m256 d[6]; // NOLINT: column j of the eight tiles
+            d[0] = loadLanes(s);
+            d[1] = loadLanes(s + 4);
+            d[2] = loadLanes(s + 8);
+            d[3] = loadLanes(s + 12);
+            const __m256 next = loadLanes(s + 16);
+            // Columns 4 and 5 are columns 0 and 1 of the tiles one further on.
+            const __m256 u0 = _mm256_unpacklo_ps(d[1], d[2]);
+            const __m256 u1 = _mm256_unpacklo_ps(d[3], next);
+            d[4] = _mm256_shuffle_ps(u0, u1, _MM_SHUFFLE(1, 0, 1, 0));
+            d[5] = _mm256_shuffle_ps(u0, u1, _MM_SHUFFLE(3, 2, 3, 2));
+            transposeLanes(d[0], d[1], d[2], d[3]);
+            inputTransform(d, r[i]);
+        }
+        columnTransforms(
+            r, [&](int64_t pos, __m256 v) { _mm256_storeu_ps(out + pos * posStride + t, v); });
+    }
+
+    /// outputTile for tiles t .. t + 7, every output column inside the image: writes 32 pixels
+    /// of each output row r with dst[r] at dst[r] + 4 t, epilogue applied.
+    static void outputTiles8(const float* m, int64_t ld, int64_t t, const OutputEpilogue& e,
+                             const Outputs& dst, const Residuals& res) {
+        __m256 s[6][4]; // NOLINT: rows of M A
+        for (int64_t i = 0; i < 6; ++i) {
+            __m256 row[6]; // NOLINT
+            for (int64_t j = 0; j < 6; ++j) {
+                row[j] = _mm256_loadu_ps(m + (i * 6 + j) * ld + t);
+            }
+            outputTransform(row, s[i]);
+        }
+        __m256 y[4][4]; // NOLINT: y[r][c], output row r, column c of each tile
+        for (size_t c = 0; c < 4; ++c) {
+            __m256 column[6]; // NOLINT
+            __m256 o[4];      // NOLINT
+            for (size_t i = 0; i < 6; ++i) {
+                column[i] = s[i][c];
+            }
+            outputTransform(column, o);
+            for (size_t r = 0; r < 4; ++r) {
+                y[r][c] = o[r];
+            }
+        }
+        for (size_t r = 0; r < 4; ++r) {
+            if (dst[r] == nullptr) {
+                continue;
+            }
+            // Lane-wise transpose: (tile t + j | tile t + 4 + j), four columns each.
+            transposeLanes(y[r][0], y[r][1], y[r][2], y[r][3]);
+            float* row = dst[r] + 4 * t;
+            const float* residual = res[r] != nullptr ? res[r] + 4 * t : nullptr;
+            const auto at = [&](int64_t i) { return residual != nullptr ? residual + i : nullptr; };
+            storeWithEpilogue(_mm256_permute2f128_ps(y[r][0], y[r][1], 0x20), e, row, at(0));
+            storeWithEpilogue(_mm256_permute2f128_ps(y[r][2], y[r][3], 0x20), e, row + 8, at(8));
+            storeWithEpilogue(_mm256_permute2f128_ps(y[r][0], y[r][1], 0x31), e, row + 16, at(16));
+            storeWithEpilogue(_mm256_permute2f128_ps(y[r][2], y[r][3], 0x31), e, row + 24, at(24));
+        }
+    }
+#endif
+};
 
 /// Input rows iy0 .. iy0 + count - 1 of one plane, each behind `pl` zero columns and zero-filled
 /// to `width` columns; rows outside the plane are zeros. Tiles then read it without bounds checks.
@@ -195,63 +455,74 @@ void padRows(const Conv2d& p, const float* plane, int64_t iy0, int64_t count, in
 
 /// Input transform of `count` tiles along one tile row whose first input row starts at `first`
 /// in a padded plane (row stride `width`): position pos of tile t goes to out[pos posStride + t].
+template <typename F>
 void transformInputRun(const float* first, int64_t width, int64_t count, float* out,
                        int64_t posStride) {
-    const std::array<const float*, 4> rows{first, first + width, first + 2 * width,
-                                           first + 3 * width};
+    typename F::Rows rows{};
+    for (size_t i = 0; i < rows.size(); ++i) {
+        rows[i] = first + static_cast<int64_t>(i) * width;
+    }
     int64_t t = 0;
 #if defined(__AVX2__) && defined(__FMA__)
     for (; t + 8 <= count; t += 8) {
-        inputTiles8(rows, t, out, posStride);
+        F::inputTiles8(rows, t, out, posStride);
     }
     if (t < count && count >= 8) {
         // The last tiles as one more vector that overlaps the previous one.
-        inputTiles8(rows, count - 8, out, posStride);
+        F::inputTiles8(rows, count - 8, out, posStride);
         t = count;
     }
 #endif
     for (; t < count; ++t) {
-        inputTile(rows, t, out, posStride);
+        F::inputTile(rows, t, out, posStride);
     }
 }
 
-/// Output transform of one tile run of one filter (16 rows of the GEMM outputs at `m`, row stride
-/// `ld`) into the output plane, epilogue included.
+/// Output transform of one tile run of one filter (the positions' rows of the GEMM outputs at
+/// `m`, row stride `ld`) into the output plane, epilogue included.
+template <typename F>
 void transformOutputRun(const Conv2d& p, const float* m, int64_t ld, const TileRun& run,
                         int64_t filter, const ConvEpilogue& epilogue, float* y) {
-    const int64_t pixels = p.outPixels();
-    const int64_t planeOffset = (run.image * p.m + filter) * pixels;
+    constexpr int64_t kTile = F::kTile;
+    const int64_t planeOffset = (run.image * p.m + filter) * p.outPixels();
     const OutputEpilogue e{epilogue.bias != nullptr ? epilogue.bias[filter] : 0.0F, epilogue.lo,
                            epilogue.hi};
-    const int64_t oy = 2 * run.ty;
-    const int64_t x0 = 2 * run.tx0;
-    float* dst0 = y + planeOffset + oy * p.ow + x0;
-    float* dst1 = oy + 1 < p.oh ? dst0 + p.ow : nullptr;
-    const float* res0 =
-        epilogue.residual != nullptr ? epilogue.residual + planeOffset + oy * p.ow + x0 : nullptr;
-    const float* res1 = res0 != nullptr && dst1 != nullptr ? res0 + p.ow : nullptr;
-    // Tiles whose two output columns both lie inside the image.
-    const int64_t whole = std::min(run.count, (p.ow - x0) / 2);
+    const int64_t oy = kTile * run.ty;
+    const int64_t x0 = kTile * run.tx0;
+    typename F::Outputs dst{};
+    typename F::Residuals res{};
+    for (size_t r = 0; r < dst.size(); ++r) {
+        const int64_t offset = planeOffset + (oy + static_cast<int64_t>(r)) * p.ow + x0;
+        if (oy + static_cast<int64_t>(r) < p.oh) {
+            dst[r] = y + offset;
+            res[r] = epilogue.residual != nullptr ? epilogue.residual + offset : nullptr;
+        }
+    }
+    // Tiles whose output columns all lie inside the image.
+    const int64_t whole = std::min(run.count, (p.ow - x0) / kTile);
     int64_t t = 0;
 #if defined(__AVX2__) && defined(__FMA__)
     for (; t + 8 <= whole; t += 8) {
-        outputTiles8(m, ld, t, e, dst0, res0, dst1, res1);
+        F::outputTiles8(m, ld, t, e, dst, res);
     }
     if (t < whole && whole >= 8) {
         // Overlaps the previous vector: its tiles are written again with the same values (the
         // residual is never the output itself).
-        outputTiles8(m, ld, whole - 8, e, dst0, res0, dst1, res1);
+        F::outputTiles8(m, ld, whole - 8, e, dst, res);
         t = whole;
     }
 #endif
-    const auto at = [](const float* res, int64_t i) { return res != nullptr ? res + i : nullptr; };
     for (; t < run.count; ++t) {
-        const std::array<float, 4> v = outputTile(m, ld, t);
-        const int64_t columns = t < whole ? 2 : 1;
-        for (int64_t c = 0; c < columns; ++c) {
-            dst0[2 * t + c] = e(v[static_cast<size_t>(c)], at(res0, 2 * t + c));
-            if (dst1 != nullptr) {
-                dst1[2 * t + c] = e(v[static_cast<size_t>(2 + c)], at(res1, 2 * t + c));
+        const auto v = F::outputTile(m, ld, t);
+        const int64_t columns = std::min(kTile, p.ow - x0 - kTile * t);
+        for (size_t r = 0; r < dst.size(); ++r) {
+            if (dst[r] == nullptr) {
+                continue;
+            }
+            for (int64_t c = 0; c < columns; ++c) {
+                const int64_t at = kTile * t + c;
+                dst[r][at] = e(v[r * kTile + static_cast<size_t>(c)],
+                               res[r] != nullptr ? res[r] + at : nullptr);
             }
         }
     }
@@ -268,29 +539,32 @@ int64_t roundUpToStrip(int64_t n) {
     return ((n + kGemmCols - 1) / kGemmCols) * kGemmCols;
 }
 
-/// Tiles per block: up to 4 MiB of transformed input and output (16 (channels + filters) floats
-/// per tile), at least one strip, in blocks of equal size so that no block runs all 16 GEMMs over
-/// the weights for a few leftover tiles. Blocks larger than the 1 MiB L2 measured faster than
-/// L2-sized ones (ResNet-18's 3x3 layers, one thread): each block streams all transformed
-/// weights, and the transformed tiles stream well from L3.
-int64_t tilesPerBlock(const Conv2d& p, int64_t total) {
+/// Tiles per block: up to 4 MiB of transformed input and output (positions x (channels +
+/// filters) floats per tile), at least one strip, in blocks of equal size so that no block runs
+/// all the GEMMs over the weights for a few leftover tiles. Blocks larger than the 1 MiB L2
+/// measured faster than L2-sized ones (ResNet-18's 3x3 layers, one thread): each block streams
+/// all transformed weights, and the transformed tiles stream well from L3.
+int64_t tilesPerBlock(const Conv2d& p, int64_t positions, int64_t total) {
     constexpr int64_t kBudget = int64_t{4} << 20;
-    const int64_t perTile = kPositions * (p.c + p.m) * static_cast<int64_t>(sizeof(float));
+    const int64_t perTile = positions * (p.c + p.m) * static_cast<int64_t>(sizeof(float));
     const int64_t most = std::max(kGemmCols, kBudget / perTile);
     const int64_t blocks = (total + most - 1) / most;
     return (total + blocks - 1) / blocks;
 }
 
-/// Tiles [t0, t1) of the batch: input transform, 16 GEMMs, output transform. `inner` splits each
-/// stage over the threads (used when there are fewer blocks than threads).
-void runBlock(const Conv2d& p, const TileGrid& grid, const float* x, const float* packedWeights,
-              const ConvEpilogue& epilogue, float* y, int64_t t0, int64_t t1, bool inner,
-              BlockScratch& scratch) {
+/// Tiles [t0, t1) of the batch: input transform, one GEMM per position, output transform.
+/// `inner` splits each stage over the threads (used when there are fewer blocks than threads).
+template <typename F>
+void runBlock(const Conv2d& p, const WinogradTileGrid& grid, const float* x,
+              const float* packedWeights, const ConvEpilogue& epilogue, float* y, int64_t t0,
+              int64_t t1, bool inner, BlockScratch& scratch) {
+    constexpr int64_t kTile = F::kTile;
+    constexpr int64_t kPositions = F::kPositions;
     const int64_t tiles = t1 - t0;
     // Row stride of the transformed input: whole strips, and an odd number of them so that the
     // rows the GEMM reads one after another do not share cache sets.
     const int64_t ldv = roundUpToStrip(tiles) | kGemmCols;
-    // The 16 positions of a tile are written (input) and read (output) together: their strides
+    // The positions of a tile are written (input) and read (output) together: their strides
     // are 4 KiB plus one cache line, so that they fall into different cache sets.
     const int64_t inputStride = positionStride(p.c * ldv);
     const int64_t outputStride = positionStride(p.m * tiles);
@@ -302,8 +576,9 @@ void runBlock(const Conv2d& p, const TileGrid& grid, const float* x, const float
     forEachTileRun(grid, t0, t1,
                    [&runs](int64_t offset, const TileRun& run) { runs.emplace_back(offset, run); });
     const int64_t threads = inner ? numThreads() : 1;
-    // Padded input rows: tile column tx reads padded columns 2 tx .. 2 tx + 3.
-    const int64_t width = 2 * grid.cols + 2;
+    // Padded input rows: tile column tx reads padded columns T tx .. T tx + T + 1; the vector
+    // transform of F(4x4, 3x3) reads two columns more.
+    const int64_t width = kTile * (grid.cols + 1);
 
     const auto inputChannels = [&](int64_t c0, int64_t c1) {
         thread_local std::vector<float> padded;
@@ -316,14 +591,16 @@ void runBlock(const Conv2d& p, const TileGrid& grid, const float* x, const float
                     ++j;
                 }
                 const int64_t ty0 = runs[i].second.ty;
-                const int64_t rows = 2 * (runs[j - 1].second.ty - ty0) + 4;
+                const int64_t rows = kTile * (runs[j - 1].second.ty - ty0) + F::kAlpha;
                 padded.resize(static_cast<size_t>(rows * width));
-                padRows(p, x + (image * p.c + ch) * p.h * p.w, 2 * ty0 - p.pt, rows, width,
+                padRows(p, x + (image * p.c + ch) * p.h * p.w, kTile * ty0 - p.pt, rows, width,
                         padded.data());
                 for (; i < j; ++i) {
                     const auto& [offset, run] = runs[i];
-                    const float* first = padded.data() + 2 * (run.ty - ty0) * width + 2 * run.tx0;
-                    transformInputRun(first, width, run.count, v + ch * ldv + offset, inputStride);
+                    const float* first =
+                        padded.data() + kTile * (run.ty - ty0) * width + kTile * run.tx0;
+                    transformInputRun<F>(first, width, run.count, v + ch * ldv + offset,
+                                         inputStride);
                 }
             }
         }
@@ -339,7 +616,8 @@ void runBlock(const Conv2d& p, const TileGrid& grid, const float* x, const float
     const auto outputFilters = [&](int64_t f0, int64_t f1) {
         for (int64_t f = f0; f < f1; ++f) {
             for (const auto& [offset, run] : runs) {
-                transformOutputRun(p, mOut + f * tiles + offset, outputStride, run, f, epilogue, y);
+                transformOutputRun<F>(p, mOut + f * tiles + offset, outputStride, run, f, epilogue,
+                                      y);
             }
         }
     };
@@ -354,6 +632,72 @@ void runBlock(const Conv2d& p, const TileGrid& grid, const float* x, const float
     }
 }
 
+template <typename F>
+void convolve(const Conv2d& p, const float* x, const float* packedWeights,
+              const ConvEpilogue& epilogue, float* y, int64_t blockTiles) {
+    const WinogradTileGrid grid(p, F::kTile);
+    const int64_t total = p.n * grid.perImage;
+    const int64_t block = blockTiles > 0 ? blockTiles : tilesPerBlock(p, F::kPositions, total);
+    const int64_t blocks = (total + block - 1) / block;
+    if (blocks < numThreads()) {
+        thread_local BlockScratch scratch;
+        for (int64_t b = 0; b < blocks; ++b) {
+            runBlock<F>(p, grid, x, packedWeights, epilogue, y, b * block,
+                        std::min(total, (b + 1) * block), true, scratch);
+        }
+        return;
+    }
+    parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+        // Reused across calls: fresh pages would cost page faults on every convolution.
+        thread_local BlockScratch scratch;
+        for (int64_t b = begin; b < end; ++b) {
+            runBlock<F>(p, grid, x, packedWeights, epilogue, y, b * block,
+                        std::min(total, (b + 1) * block), false, scratch);
+        }
+    });
+}
+
+/// The variant `tile` asks for, or the one winogradTileFor picks for these weights.
+WinogradTile resolve(WinogradTile tile, int64_t filters, int64_t channels) {
+    return tile == WinogradTile::automatic ? winogradTileFor(filters, channels) : tile;
+}
+
+int64_t positionsOf(WinogradTile tile) {
+    return tile == WinogradTile::f4x4 ? F4x4::kPositions : F2x2::kPositions;
+}
+
+/// U = G g G^T of every (filter, channel) 3x3 filter g = taps(f, c) (row-major), written straight
+/// into the positions' GEMM panels (packWeights' layout: panel of kGemmRows filters, then
+/// channel, then the filter within the panel; padding filters zero).
+template <typename F, typename Taps>
+void packTransformed(int64_t filters, int64_t channels, Taps taps, float* packed) {
+    const int64_t panelSize = packedWeightsSize(filters, channels);
+    if (filters % kGemmRows != 0) {
+        std::fill(packed, packed + F::kPositions * panelSize, 0.0F);
+    }
+    // Panels on the threads: a model's Winograd weights take tens of milliseconds to transform,
+    // paid when the executor is created (and on the first backward sweep for dx's).
+    const int64_t panels = (filters + kGemmRows - 1) / kGemmRows;
+    parallelFor(panels, 1, [&](int64_t p0, int64_t p1) {
+        for (int64_t f = p0 * kGemmRows; f < std::min(filters, p1 * kGemmRows); ++f) {
+            float* panel = packed + (f / kGemmRows) * kGemmRows * channels + f % kGemmRows;
+            for (int64_t c = 0; c < channels; ++c) {
+                F::filterTile(taps(f, c), panel + c * kGemmRows, panelSize);
+            }
+        }
+    });
+}
+
+template <typename Taps>
+void packTransformed(WinogradTile tile, int64_t filters, int64_t channels, Taps taps,
+                     float* packed) {
+    if (resolve(tile, filters, channels) == WinogradTile::f4x4) {
+        packTransformed<F4x4>(filters, channels, taps, packed);
+    } else {
+        packTransformed<F2x2>(filters, channels, taps, packed);
+    }
+}
+
 } // namespace
 
 bool winogradApplies(const Conv2d& p) {
@@ -361,65 +705,19 @@ bool winogradApplies(const Conv2d& p) {
            p.group == 1 && p.c >= 16 && p.m >= 16;
 }
 
-int64_t winogradWeightsSize(int64_t filters, int64_t channels) {
-    return kPositions * packedWeightsSize(filters, channels);
+WinogradTile winogradTileFor(int64_t filters, int64_t channels) {
+    return filters * channels <= kWinogradLargeTileMostWeights ? WinogradTile::f4x4
+                                                               : WinogradTile::f2x2;
 }
 
-namespace {
-
-/// Filter f's transformed taps, channel by channel, into packTransformed's layout.
-template <typename Taps>
-void packFilter(int64_t f, int64_t channels, int64_t panelSize, const Taps& taps, float* packed) {
-    float* panel = packed + (f / kGemmRows) * kGemmRows * channels + f % kGemmRows;
-    for (int64_t c = 0; c < channels; ++c) {
-        const std::array<float, 9> g = taps(f, c);
-        // G g: 4 rows of 3.
-        std::array<std::array<float, 3>, 4> gg{};
-        for (size_t j = 0; j < 3; ++j) {
-            const float g0 = g[j];
-            const float g1 = g[3 + j];
-            const float g2 = g[6 + j];
-            gg[0][j] = g0;
-            gg[1][j] = 0.5F * (g0 + g1 + g2);
-            gg[2][j] = 0.5F * (g0 - g1 + g2);
-            gg[3][j] = g2;
-        }
-        // (G g) G^T: 4 x 4, position i 4 + k.
-        float* at = panel + c * kGemmRows;
-        for (int64_t i = 0; i < 4; ++i) {
-            const auto& [a0, a1, a2] = gg[static_cast<size_t>(i)];
-            at[(i * 4 + 0) * panelSize] = a0;
-            at[(i * 4 + 1) * panelSize] = 0.5F * (a0 + a1 + a2);
-            at[(i * 4 + 2) * panelSize] = 0.5F * (a0 - a1 + a2);
-            at[(i * 4 + 3) * panelSize] = a2;
-        }
-    }
+int64_t winogradWeightsSize(int64_t filters, int64_t channels, WinogradTile tile) {
+    return positionsOf(resolve(tile, filters, channels)) * packedWeightsSize(filters, channels);
 }
 
-/// U = G g G^T of every (filter, channel) 3x3 filter g = taps(f, c) (row-major), written straight
-/// into the 16 positions' GEMM panels (packWeights' layout: panel of kGemmRows filters, then
-/// channel, then the filter within the panel; padding filters zero).
-template <typename Taps>
-void packTransformed(int64_t filters, int64_t channels, Taps taps, float* packed) {
-    const int64_t panelSize = packedWeightsSize(filters, channels);
-    if (filters % kGemmRows != 0) {
-        std::fill(packed, packed + kPositions * panelSize, 0.0F);
-    }
-    // Panels on the threads: a model's Winograd weights take tens of milliseconds to transform,
-    // paid when the executor is created (and on the first backward sweep for dx's).
-    const int64_t panels = (filters + kGemmRows - 1) / kGemmRows;
-    parallelFor(panels, 1, [&](int64_t p0, int64_t p1) {
-        for (int64_t f = p0 * kGemmRows; f < std::min(filters, p1 * kGemmRows); ++f) {
-            packFilter(f, channels, panelSize, taps, packed);
-        }
-    });
-}
-
-} // namespace
-
-void packWinogradWeights(const float* w, int64_t filters, int64_t channels, float* packed) {
+void packWinogradWeights(const float* w, int64_t filters, int64_t channels, float* packed,
+                         WinogradTile tile) {
     packTransformed(
-        filters, channels,
+        tile, filters, channels,
         [&](int64_t f, int64_t c) {
             std::array<float, 9> g{};
             std::copy_n(w + (f * channels + c) * 9, 9, g.begin());
@@ -429,27 +727,12 @@ void packWinogradWeights(const float* w, int64_t filters, int64_t channels, floa
 }
 
 void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
-                    const ConvEpilogue& epilogue, float* y, int64_t blockTiles) {
-    const TileGrid grid(p);
-    const int64_t total = p.n * grid.perImage;
-    const int64_t block = blockTiles > 0 ? blockTiles : tilesPerBlock(p, total);
-    const int64_t blocks = (total + block - 1) / block;
-    if (blocks < numThreads()) {
-        thread_local BlockScratch scratch;
-        for (int64_t b = 0; b < blocks; ++b) {
-            runBlock(p, grid, x, packedWeights, epilogue, y, b * block,
-                     std::min(total, (b + 1) * block), true, scratch);
-        }
-        return;
+                    const ConvEpilogue& epilogue, float* y, int64_t blockTiles, WinogradTile tile) {
+    if (resolve(tile, p.m, p.c) == WinogradTile::f4x4) {
+        convolve<F4x4>(p, x, packedWeights, epilogue, y, blockTiles);
+    } else {
+        convolve<F2x2>(p, x, packedWeights, epilogue, y, blockTiles);
     }
-    parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
-        // Reused across calls: fresh pages would cost page faults on every convolution.
-        thread_local BlockScratch scratch;
-        for (int64_t b = begin; b < end; ++b) {
-            runBlock(p, grid, x, packedWeights, epilogue, y, b * block,
-                     std::min(total, (b + 1) * block), false, scratch);
-        }
-    });
 }
 
 namespace {
@@ -480,15 +763,15 @@ bool winogradInputGradApplies(const Conv2d& p, bool weightsPacked) {
            (weightsPacked || p.oh * p.ow >= 784);
 }
 
-int64_t winogradInputGradWeightsSize(int64_t filters, int64_t channels) {
-    return winogradWeightsSize(channels, filters);
+int64_t winogradInputGradWeightsSize(int64_t filters, int64_t channels, WinogradTile tile) {
+    return winogradWeightsSize(channels, filters, tile);
 }
 
-void packWinogradInputGradWeights(const float* w, int64_t filters, int64_t channels,
-                                  float* packed) {
+void packWinogradInputGradWeights(const float* w, int64_t filters, int64_t channels, float* packed,
+                                  WinogradTile tile) {
     // Filter c of dx's convolution, channel m: w[m, c] turned by 180 degrees.
     packTransformed(
-        channels, filters,
+        tile, channels, filters,
         [&](int64_t f, int64_t c) {
             const float* src = w + (c * channels + f) * 9;
             return std::array<float, 9>{src[8], src[7], src[6], src[5], src[4],
@@ -498,15 +781,15 @@ void packWinogradInputGradWeights(const float* w, int64_t filters, int64_t chann
 }
 
 void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* dx,
-                       const float* packed) {
+                       const float* packed, WinogradTile tile) {
     const Conv2d q = inputGradGeometry(p);
     if (packed == nullptr) {
         thread_local std::vector<float> scratch;
-        scratch.resize(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c)));
-        packWinogradInputGradWeights(w, p.m, p.c, scratch.data());
+        scratch.resize(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c, tile)));
+        packWinogradInputGradWeights(w, p.m, p.c, scratch.data(), tile);
         packed = scratch.data();
     }
-    winogradConv2d(q, dy, packed, ConvEpilogue{}, dx);
+    winogradConv2d(q, dy, packed, ConvEpilogue{}, dx, 0, tile);
 }
 
 } // namespace qs::runtime

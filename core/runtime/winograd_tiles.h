@@ -1,5 +1,5 @@
-// The tile grid of Winograd F(2x2, 3x3), shared by the forward/dx kernel (winograd.cpp) and the
-// weight gradient (winograd_weight_grad.cpp): each tile covers 2x2 output pixels.
+// The tile grid of Winograd F(T x T, 3x3), shared by the forward/dx kernel (winograd.cpp) and the
+// weight gradient (winograd_weight_grad.cpp): each tile covers T x T output pixels.
 #pragma once
 
 #include "core/runtime/im2col.h"
@@ -14,9 +14,9 @@ struct WinogradTileGrid {
     int64_t cols;
     int64_t perImage;
 
-    explicit WinogradTileGrid(const Conv2d& p)
-        : rows((p.oh + 1) / 2)
-        , cols((p.ow + 1) / 2)
+    WinogradTileGrid(const Conv2d& p, int64_t tile)
+        : rows((p.oh + tile - 1) / tile)
+        , cols((p.ow + tile - 1) / tile)
         , perImage(rows * cols) {}
 };
 

@@ -18,7 +18,7 @@
 namespace qs::runtime {
 namespace {
 
-constexpr int64_t kPositions = kWinogradPositions;
+constexpr int64_t kPositions = 16; // of F(2x2, 3x3)
 
 /// Floats between two positions' matrices of `size` floats: never a multiple of 4 KiB, whose 16
 /// streams would share L1 sets (4K aliasing made the transforms 3 times slower).
@@ -170,12 +170,12 @@ struct WeightGradScratch {
 } // namespace
 
 bool winogradWeightGradApplies(const Conv2d& p) {
-    return winogradApplies(p) && TileGrid(p).perImage >= 49;
+    return winogradApplies(p) && TileGrid(p, 2).perImage >= 49;
 }
 
 void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample) {
-    const TileGrid grid(p);
+    const TileGrid grid(p, 2);
     thread_local WeightGradScratch scratch;
     const int64_t vStride = positionStride(p.c * grid.perImage);
     const int64_t dmStride = positionStride(p.m * grid.perImage);

@@ -1,6 +1,6 @@
-// Winograd F(2x2, 3x3) against the defining sum, block by block (the op samples run it with the
-// automatic block size only, which holds every small image in one block), and its input gradient
-// (the op samples' planes are below the size where the VJP uses it).
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) against the defining sum, block by block (the op samples
+// run it with the automatic block size only, which holds every small image in one block), and
+// its input gradient (the op samples' planes are below the size where the VJP uses it).
 #include "core/runtime/parallel.h"
 #include "core/runtime/winograd.h"
 #include "tests/unit/runtime/direct_conv.h"
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace qs::runtime {
@@ -85,11 +86,23 @@ std::vector<float> randomVector(std::mt19937& rng, int64_t size) {
     return v;
 }
 
-class WinogradTest : public ::testing::TestWithParam<int> {};
+/// The error bound against the defining sum: F(4x4, 3x3)'s transforms scale by up to 8 and its
+/// weight transform by 1/6 and 1/24, so it rounds several times more than F(2x2, 3x3).
+double tolerance(WinogradTile tile, double expected) {
+    const double scale = tile == WinogradTile::f4x4 ? 10.0 : 1.0;
+    return scale * (1e-5 + 1e-5 * std::abs(expected));
+}
+
+const char* nameOf(WinogradTile tile) {
+    return tile == WinogradTile::f4x4 ? "F(4x4, 3x3)" : "F(2x2, 3x3)";
+}
+
+class WinogradTest : public ::testing::TestWithParam<std::tuple<int, WinogradTile>> {};
 
 TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
     const int threadsBefore = numThreads();
-    setNumThreads(GetParam());
+    const auto [threads, tile] = GetParam();
+    setNumThreads(threads);
     std::mt19937 rng(7);
     // Blocks of 1, 5, 16 and 37 tiles cut tile rows and images at every place, including a
     // block that ends one tile into the next image.
@@ -97,18 +110,20 @@ TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
         {1, 16, 8, 8, 16, 1, 1, 1, 1},   // even output, one image
         {2, 16, 7, 9, 18, 1, 1, 1, 1},   // odd output, batch 2
         {3, 17, 5, 23, 16, 0, 2, 2, 0},  // asymmetric pads, rows of 12 tiles
-        {1, 24, 11, 40, 19, 2, 1, 0, 1}, // rows of 20 tiles: vector loop with an overlapping tail
+        {1, 24, 11, 40, 19, 2, 1, 0, 1}, // rows of 20 (F(4x4): 10) tiles: an overlapping tail
+        {2, 16, 14, 37, 16, 1, 1, 1, 1}, // F(4x4): 9 whole tiles and a 1-column one per row
+        {1, 16, 9, 66, 17, 1, 1, 1, 1},  // F(4x4): two vectors of 8 tiles and a 2-column one
     };
     for (const Case& k : cases) {
         const Conv2d p = geometry(k);
-        SCOPED_TRACE(::testing::Message()
-                     << "n " << k.n << " c " << k.c << " " << k.h << "x" << k.w << " m " << k.m);
+        SCOPED_TRACE(::testing::Message() << nameOf(tile) << " n " << k.n << " c " << k.c << " "
+                                          << k.h << "x" << k.w << " m " << k.m);
         const std::vector<float> x = randomVector(rng, p.n * p.c * p.h * p.w);
         const std::vector<float> w = randomVector(rng, p.m * p.c * 9);
         const std::vector<float> bias = randomVector(rng, p.m);
         const std::vector<float> residual = randomVector(rng, p.n * p.m * p.oh * p.ow);
-        std::vector<float> packed(static_cast<size_t>(winogradWeightsSize(p.m, p.c)));
-        packWinogradWeights(w.data(), p.m, p.c, packed.data());
+        std::vector<float> packed(static_cast<size_t>(winogradWeightsSize(p.m, p.c, tile)));
+        packWinogradWeights(w.data(), p.m, p.c, packed.data(), tile);
         for (const bool fused : {false, true}) {
             ConvEpilogue e;
             if (fused) {
@@ -117,9 +132,9 @@ TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
             const std::vector<float> expected = directConv(p, x, w, e);
             for (const int64_t block : {0, 1, 5, 16, 37}) {
                 std::vector<float> y(expected.size(), std::nanf(""));
-                winogradConv2d(p, x.data(), packed.data(), e, y.data(), block);
+                winogradConv2d(p, x.data(), packed.data(), e, y.data(), block, tile);
                 for (size_t i = 0; i < y.size(); ++i) {
-                    ASSERT_NEAR(y[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i]))
+                    ASSERT_NEAR(y[i], expected[i], tolerance(tile, expected[i]))
                         << "block " << block << (fused ? " fused" : "") << " element " << i;
                 }
             }
@@ -128,9 +143,15 @@ TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
     setNumThreads(threadsBefore);
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, WinogradTest, ::testing::Values(1, 2));
+INSTANTIATE_TEST_SUITE_P(ThreadsAndTiles, WinogradTest,
+                         ::testing::Combine(::testing::Values(1, 2),
+                                            ::testing::Values(WinogradTile::f2x2,
+                                                              WinogradTile::f4x4)));
 
-TEST(Winograd, InputGradMatchesTheDirectSum) {
+class WinogradInputGrad : public ::testing::TestWithParam<WinogradTile> {};
+
+TEST_P(WinogradInputGrad, MatchesTheDirectSum) {
+    const WinogradTile tile = GetParam();
     std::mt19937 rng(11);
     const std::vector<Case> cases = {
         {1, 16, 8, 8, 16, 1, 1, 1, 1},   // same-size output
@@ -140,20 +161,21 @@ TEST(Winograd, InputGradMatchesTheDirectSum) {
     };
     for (const Case& k : cases) {
         const Conv2d p = geometry(k);
-        SCOPED_TRACE(::testing::Message()
-                     << "n " << k.n << " c " << k.c << " " << k.h << "x" << k.w << " m " << k.m);
+        SCOPED_TRACE(::testing::Message() << nameOf(tile) << " n " << k.n << " c " << k.c << " "
+                                          << k.h << "x" << k.w << " m " << k.m);
         const std::vector<float> w = randomVector(rng, p.m * p.c * 9);
         const std::vector<float> dy = randomVector(rng, p.n * p.m * p.oh * p.ow);
         const std::vector<float> expected = directInputGrad(p, dy, w);
         std::vector<float> dx(expected.size(), std::nanf(""));
-        winogradInputGrad(p, w.data(), dy.data(), dx.data());
+        winogradInputGrad(p, w.data(), dy.data(), dx.data(), nullptr, tile);
         for (size_t i = 0; i < dx.size(); ++i) {
-            ASSERT_NEAR(dx[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
+            ASSERT_NEAR(dx[i], expected[i], tolerance(tile, expected[i])) << "element " << i;
         }
     }
 }
 
-TEST(Winograd, InputGradWithPackedWeightsMatchesTheDirectSum) {
+TEST_P(WinogradInputGrad, WithPackedWeightsMatchesTheDirectSum) {
+    const WinogradTile tile = GetParam();
     std::mt19937 rng(12);
     // Planes below 28 x 28: the sweep's packed weights make them worth it.
     for (const Case& k : {Case{2, 16, 7, 7, 20, 1, 1, 1, 1}, Case{1, 18, 5, 9, 16, 2, 0, 0, 1}}) {
@@ -161,15 +183,33 @@ TEST(Winograd, InputGradWithPackedWeightsMatchesTheDirectSum) {
         ASSERT_TRUE(winogradInputGradApplies(p, true));
         const std::vector<float> w = randomVector(rng, p.m * p.c * 9);
         const std::vector<float> dy = randomVector(rng, p.n * p.m * p.oh * p.ow);
-        std::vector<float> packed(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c)));
-        packWinogradInputGradWeights(w.data(), p.m, p.c, packed.data());
+        std::vector<float> packed(
+            static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c, tile)));
+        packWinogradInputGradWeights(w.data(), p.m, p.c, packed.data(), tile);
         const std::vector<float> expected = directInputGrad(p, dy, w);
         std::vector<float> dx(expected.size(), std::nanf(""));
-        winogradInputGrad(p, w.data(), dy.data(), dx.data(), packed.data());
+        winogradInputGrad(p, w.data(), dy.data(), dx.data(), packed.data(), tile);
         for (size_t i = 0; i < dx.size(); ++i) {
-            ASSERT_NEAR(dx[i], expected[i], 1e-5 + 1e-5 * std::abs(expected[i])) << "element " << i;
+            ASSERT_NEAR(dx[i], expected[i], tolerance(tile, expected[i])) << "element " << i;
         }
     }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiles, WinogradInputGrad,
+                         ::testing::Values(WinogradTile::f2x2, WinogradTile::f4x4));
+
+TEST(Winograd, TheLargeTileServesLayersWithFewWeights) {
+    EXPECT_EQ(winogradTileFor(64, 64), WinogradTile::f4x4);
+    EXPECT_EQ(winogradTileFor(128, 128), WinogradTile::f4x4);
+    EXPECT_EQ(winogradTileFor(256, 64), WinogradTile::f4x4);
+    EXPECT_EQ(winogradTileFor(256, 128), WinogradTile::f2x2);
+    EXPECT_EQ(winogradTileFor(256, 256), WinogradTile::f2x2);
+    // 36 positions against 16, the same panels each.
+    EXPECT_EQ(winogradWeightsSize(64, 64),
+              36 * winogradWeightsSize(64, 64, WinogradTile::f2x2) / 16);
+    EXPECT_EQ(winogradWeightsSize(256, 256), winogradWeightsSize(256, 256, WinogradTile::f2x2));
+    // dx's convolution gets the forward's variant.
+    EXPECT_EQ(winogradInputGradWeightsSize(32, 512), winogradWeightsSize(512, 32));
 }
 
 class WinogradWeightGrad : public ::testing::TestWithParam<int> {};
