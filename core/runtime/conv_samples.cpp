@@ -117,9 +117,10 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
     return out;
 }
 
-/// Winograd F(2x2, 3x3) samples (3x3, stride 1, at least 16 channels and filters): odd output
-/// sizes (a last tile half outside), no pads and asymmetric pads, rows of more than 8 tiles (the
-/// vector loop and its overlapping last step), batch 2 and the fused epilogue.
+/// Winograd samples (3x3, stride 1, at least 16 channels and filters; weights this small run
+/// F(4x4, 3x3), winograd_test.cpp covers F(2x2, 3x3)): odd output sizes (a last tile partly
+/// outside), no pads and asymmetric pads, rows of more than 8 tiles (the vector loop and its
+/// overlapping last step), batch 2 and the fused epilogue.
 std::vector<OpSample> winogradSamples(std::mt19937& rng, ConvReference reference) {
     std::vector<OpSample> out;
     out.push_back({"winograd pad 1 odd output batch 2",

@@ -33,7 +33,7 @@ inline constexpr int64_t kWinogradLargeTileMostWeights = int64_t{128} * 128;
 WinogradTile winogradTileFor(int64_t filters, int64_t channels);
 
 /// True when `p` runs through Winograd: 3x3 kernel, stride 1, dilation 1, one group, and enough
-/// filters and channels that the 16 smaller GEMMs still fill the micro-kernel.
+/// filters and channels that the smaller GEMMs (one per tile position) still fill the micro-kernel.
 bool winogradApplies(const Conv2d& p);
 
 /// Floats packWinogradWeights writes for `filters` x `channels` 3x3 filters.

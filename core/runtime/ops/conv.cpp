@@ -229,7 +229,8 @@ Result<const float*> prepackedWeights(const OpContext& ctx, int64_t expected) {
     return packed.data<float>();
 }
 
-/// Winograd F(2x2, 3x3) with the executor's transformed weights, else transformed here.
+/// Winograd (winogradTileFor's variant) with the executor's transformed weights, else transformed
+/// here.
 Result<std::vector<Tensor>> winogradForward(const OpContext& ctx, const Conv2d& p,
                                             const ConvEpilogue& e, Tensor y) {
     QS_ASSIGN_OR_RETURN(const float* prepacked,

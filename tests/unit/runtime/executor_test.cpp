@@ -429,11 +429,7 @@ TEST(Executor, WinogradSweepGradientsAreExactDirectionalDerivatives) {
     // The two take different kernels (F(4x4, 3x3) with packed weights, a GEMM without), whose
     // rounding scales with the magnitudes summed, not with the result: bounded by the rms. Wrong
     // weights would miss by about the rms itself.
-    double squares = 0.0;
-    for (int64_t i = 0; i < want.numElements(); ++i) {
-        squares += static_cast<double>(want.data<float>()[i]) * want.data<float>()[i];
-    }
-    const double rms = std::sqrt(squares / static_cast<double>(want.numElements()));
+    const double rms = rootMeanSquare(want);
     for (int64_t i = 0; i < want.numElements(); ++i) {
         ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i],
                     1e-5 * rms + 1e-4 * std::abs(want.data<float>()[i]))
