@@ -146,7 +146,42 @@ void depthwiseFlat(const float* src, const int64_t* offsets, int taps, const flo
             localWeights[t] = pset1<Packet>(w[t]);
         }
     }
+    const auto weight = [&](int t) {
+        if constexpr (kTaps > 0) {
+            return localWeights[t];
+        } else {
+            return pset1<Packet>(w[t]);
+        }
+    };
+    const auto offset = [&](int t) {
+        if constexpr (kTaps > 0) {
+            return localOffsets[static_cast<size_t>(t)];
+        } else {
+            return offsets[t];
+        }
+    };
     int64_t f = 0;
+    // Four vectors at a time: four independent chains of multiply-adds share each tap's weight
+    // and offset, so neither the adds' latency nor the loads of w and offsets bound the loop
+    // (5x5 taps run here). Each output still sums its taps in order, as below.
+    for (; f + 4 * kLanes <= count; f += 4 * kLanes) {
+        Packet acc0 = pset1<Packet>(bias);
+        Packet acc1 = acc0;
+        Packet acc2 = acc0;
+        Packet acc3 = acc0;
+        for (int t = 0; t < n; ++t) {
+            const Packet wt = weight(t);
+            const float* s = src + offset(t) + f;
+            acc0 = pmadd(wt, ploadu<Packet>(s), acc0);
+            acc1 = pmadd(wt, ploadu<Packet>(s + kLanes), acc1);
+            acc2 = pmadd(wt, ploadu<Packet>(s + 2 * kLanes), acc2);
+            acc3 = pmadd(wt, ploadu<Packet>(s + 3 * kLanes), acc3);
+        }
+        pstoreu(out + f, acc0);
+        pstoreu(out + f + kLanes, acc1);
+        pstoreu(out + f + 2 * kLanes, acc2);
+        pstoreu(out + f + 3 * kLanes, acc3);
+    }
     for (; f + kLanes <= count; f += kLanes) {
         Packet acc = pset1<Packet>(bias);
         for (int t = 0; t < n; ++t) {

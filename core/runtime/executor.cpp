@@ -2,6 +2,7 @@
 
 #include "core/runtime/conv_backward.h"
 #include "core/runtime/conv_kernels.h"
+#include "core/runtime/fused_tail.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
@@ -261,6 +262,20 @@ ValueId residualOf(const graph::Graph& g, const graph::Node& add, ValueId value)
     return residual;
 }
 
+/// The rank of a Conv's output: its weight's (0, so only rank-0 constants fuse, when the weight
+/// is no initializer and the output's rank is unknown).
+size_t convOutputRank(const graph::Graph& g, const graph::Node& conv) {
+    const graph::TensorShape& shape = g.value(conv.outputs[0]).shape;
+    if (shape.rankKnown) {
+        return shape.rank();
+    }
+    if (conv.inputs.size() > 1 && conv.inputs[1].valid() &&
+        g.value(conv.inputs[1]).isInitializer()) {
+        return g.value(conv.inputs[1]).initializer->dims().size();
+    }
+    return 0;
+}
+
 } // namespace
 
 Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
@@ -455,11 +470,12 @@ void Executor::prepackWeights() {
     }
 }
 
-// Fusion: Conv -> [Add(conv, r)] -> [Relu | Clip with constant bounds] runs as one Conv whose
-// epilogue adds r and clamps (conv_kernels.h). Each fused value must feed only the next node of
-// the chain and be no graph output; r must be computed before the Conv runs and have the Conv
-// output's shape (proved from the graph's shapes; the kernel checks it again). Values freed by the
-// skipped steps are still freed there, so the lifetime plan stays valid.
+// Fusion: Conv -> [Add(conv, r)] -> [Relu | Clip with constant bounds] -> [element-wise tail]
+// runs as one Conv whose epilogue adds r and clamps (conv_kernels.h), then applies the tail
+// (fused_tail.h: SiLU, decomposed HardSwish, scalar affine steps). Each fused value must feed only
+// the next node of the chain and be no graph output; r must be computed before the Conv runs and
+// have the Conv output's shape (proved from the graph's shapes; the kernel checks it again).
+// Values freed by the skipped steps are still freed there, so the lifetime plan stays valid.
 void Executor::planFusions() {
     const graph::Graph& g = m_graph;
     m_fusedNodeOf.assign(m_order.size(), -1);
@@ -497,6 +513,13 @@ void Executor::planFusions() {
             fused.attributes.push_back(floatAttribute(std::string(kFusedMaxAttr), bounds->second));
             absorbed.push_back(g.value(last).consumers[0].node);
             last = next->outputs[0];
+        }
+        const TailMatch tail = matchFusedTail(g, last, convOutputRank(g, conv));
+        if (!tail.steps.empty()) {
+            fused.attributes.push_back(
+                graph::Attribute{std::string(kFusedTailAttr), encodeTail(tail.steps), {}});
+            absorbed.insert(absorbed.end(), tail.absorbed.begin(), tail.absorbed.end());
+            last = tail.last;
         }
         if (absorbed.empty()) {
             continue;

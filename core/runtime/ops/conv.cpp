@@ -14,6 +14,7 @@
 #include "core/runtime/conv_geometry.h"
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/conv_samples.h"
+#include "core/runtime/fused_tail.h"
 #include "core/runtime/im2col.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
@@ -97,6 +98,23 @@ ConvEpilogue epilogueOf(const OpContext& ctx) {
     return e;
 }
 
+/// The element-wise tail the executor fused after the epilogue (empty for a plain Conv).
+Result<FusedTail> tailOf(const OpContext& ctx) {
+    const graph::Attribute* attr = ctx.node.attribute(kFusedTailAttr);
+    if (attr == nullptr) {
+        return FusedTail{};
+    }
+    const auto* encoded = std::get_if<std::vector<float>>(&attr->value);
+    if (encoded == nullptr) {
+        return ctx.error(Errc::InvalidArgument, "the fused tail is not a list of floats");
+    }
+    auto tail = decodeTail(*encoded);
+    if (!tail.ok()) {
+        return ctx.error(Errc::InvalidArgument, tail.error().message());
+    }
+    return std::move(*tail);
+}
+
 // Reference kernel: the defining sum, for any number of spatial dims.
 /// Index helpers of the reference: row-major strides of the input, output and kernel windows.
 struct WindowIndex {
@@ -129,6 +147,7 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
     const ConvEpilogue e = epilogueOf(ctx);
+    QS_ASSIGN_OR_RETURN(const FusedTail tail, tailOf(ctx));
     Tensor y = allocateFloat(s.outShape);
     float* out = y.mutableData<float>();
     const int64_t cPerGroup = s.channels / s.group;
@@ -159,6 +178,7 @@ Result<std::vector<Tensor>> reference(const OpContext& ctx) {
             }
         }
     }
+    applyFusedTailReference(tail, out, y.numElements());
     return std::vector<Tensor>{y};
 }
 
@@ -231,8 +251,8 @@ Result<const float*> prepackedWeights(const OpContext& ctx, int64_t expected) {
 
 /// Winograd (winogradTileFor's variant) with the executor's transformed weights, else transformed
 /// here.
-Result<std::vector<Tensor>> winogradForward(const OpContext& ctx, const Conv2d& p,
-                                            const ConvEpilogue& e, Tensor y) {
+Result<void> winogradForward(const OpContext& ctx, const Conv2d& p, const ConvEpilogue& e,
+                             Tensor& y) {
     QS_ASSIGN_OR_RETURN(const float* prepacked,
                         prepackedWeights(ctx, winogradWeightsSize(p.m, p.c)));
     thread_local std::vector<float> packed;
@@ -242,7 +262,7 @@ Result<std::vector<Tensor>> winogradForward(const OpContext& ctx, const Conv2d& 
         prepacked = packed.data();
     }
     winogradConv2d(p, ctx.input(0).data<float>(), prepacked, e, y.mutableData<float>());
-    return std::vector<Tensor>{y};
+    return success();
 }
 
 // Fast kernel.
@@ -253,13 +273,13 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     }
     const Conv2d p = as2d(s);
     const ConvEpilogue e = epilogueOf(ctx);
+    QS_ASSIGN_OR_RETURN(const FusedTail tail, tailOf(ctx));
     Tensor y = allocateFloat(s.outShape);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
     if (winogradApplies(p)) {
-        return winogradForward(ctx, p, e, y);
-    }
-    if (p.isDepthwise()) {
+        QS_TRY(winogradForward(ctx, p, e, y));
+    } else if (p.isDepthwise()) {
         depthwiseConv2d(p, x, w, e, y.mutableData<float>());
     } else {
         QS_ASSIGN_OR_RETURN(
@@ -267,6 +287,7 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
             prepackedWeights(ctx, packedGroupedWeightsSize(p.m, p.colRows(), p.group)));
         gemmConv2d(p, x, w, prepacked, e, y.mutableData<float>());
     }
+    applyFusedTail(tail, y.mutableData<float>(), y.numElements());
     return std::vector<Tensor>{y};
 }
 
@@ -275,6 +296,11 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
     QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
     if (s.geo.rank() > 2) {
         return ctx.error(Errc::Unsupported, "gradients of 3-D convolutions are not implemented");
+    }
+    if (ctx.node.attribute(kFusedTailAttr) != nullptr) {
+        return ctx.error(Errc::Unsupported,
+                         "the executor's fused element-wise tail has no VJP (backward sweeps "
+                         "run the unfused graph)");
     }
     const Conv2d p = as2d(s);
     const float* x = ctx.input(0).data<float>();

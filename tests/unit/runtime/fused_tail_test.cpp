@@ -1,0 +1,274 @@
+#include "core/graph/graph_builder.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/fused_tail.h"
+#include "core/runtime/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace qs::runtime {
+namespace {
+
+using graph::DataType;
+using graph::Graph;
+using graph::TensorShape;
+using graph::ValueId;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+/// Builds graphs of one 1x1 Conv over [1, 4, 5, 5] followed by whatever a test adds.
+class TailGraph {
+public:
+    TailGraph() {
+        m_x = m_g.addValue("x", DataType::Float, m_shape);
+        m_g.addInput(m_x);
+        m_conv = value("conv");
+        m_g.addNode("conv", "Conv", {m_x, constant("w", {4, 4, 1, 1}, 0.5F)}, {m_conv});
+    }
+
+    ValueId value(const std::string& name) { return m_g.addValue(name, DataType::Float, m_shape); }
+
+    /// A constant of `dims` whose elements are `v`, `v` + 0.25, ...
+    ValueId constant(const std::string& name, const std::vector<int64_t>& dims, float v) {
+        int64_t count = 1;
+        for (const int64_t d : dims) {
+            count *= d;
+        }
+        std::vector<float> values(static_cast<size_t>(count));
+        for (float& e : values) {
+            e = v;
+            v += 0.25F;
+        }
+        return m_g.addInitializer(
+            name, graph::TensorData::fromValues<float>(DataType::Float, dims, std::span(values)));
+    }
+
+    /// out = op(inputs...), a fresh value.
+    ValueId node(const std::string& name, const std::string& op, std::vector<ValueId> inputs) {
+        const ValueId out = value(name + "_out");
+        m_g.addNode(name, op, std::move(inputs), {out});
+        return out;
+    }
+
+    Graph& graph() { return m_g; }
+
+    ValueId conv() const { return m_conv; }
+
+private:
+    Graph m_g;
+    TensorShape m_shape = TensorShape::ofDims({1, 4, 5, 5});
+    ValueId m_x;
+    ValueId m_conv;
+};
+
+TEST(FusedTail, SiluIsOneGateWhicheverOperandOrderTheMulHas) {
+    for (const bool convFirst : {true, false}) {
+        TailGraph t;
+        const ValueId s = t.node("sigmoid", "Sigmoid", {t.conv()});
+        const ValueId y =
+            t.node("mul", "Mul", convFirst ? std::vector{t.conv(), s} : std::vector{s, t.conv()});
+        t.graph().addOutput(y);
+        const TailMatch match = matchFusedTail(t.graph(), t.conv(), 4);
+        const FusedTail expected = {{TailOp::save}, {TailOp::sigmoid}, {TailOp::mulSaved}};
+        EXPECT_EQ(match.steps, expected);
+        EXPECT_EQ(match.absorbed.size(), 2U);
+        EXPECT_EQ(match.last, y);
+    }
+}
+
+// PaddlePaddle's PP-LCNet: a scalar affine block, HardSwish decomposed into Add 3, Clip [0, 6],
+// Mul and Div 6, and another scalar affine block (ppocr_det's backbone, 24 times).
+TEST(FusedTail, PaddleAffineHardSwishAffineIsOneTail) {
+    TailGraph t;
+    const ValueId scaled = t.node("scale", "Mul", {t.constant("a", {1}, 1.5F), t.conv()});
+    const ValueId shifted = t.node("shift", "Add", {scaled, t.constant("b", {1}, -0.5F)});
+    const ValueId plus3 = t.node("plus3", "Add", {shifted, t.constant("three", {}, 3.0F)});
+    const ValueId clipped =
+        t.node("clip", "Clip", {plus3, t.constant("zero", {}, 0.0F), t.constant("six", {}, 6.0F)});
+    const ValueId gated = t.node("gate", "Mul", {shifted, clipped});
+    const ValueId hswish = t.node("div6", "Div", {gated, t.constant("six2", {}, 6.0F)});
+    const ValueId scaled2 = t.node("scale2", "Mul", {t.constant("c", {1}, 0.75F), hswish});
+    const ValueId y = t.node("shift2", "Sub", {t.constant("d", {1}, 2.0F), scaled2});
+    t.graph().addOutput(y);
+    const TailMatch match = matchFusedTail(t.graph(), t.conv(), 4);
+    const FusedTail expected = {
+        {TailOp::mulConst, 1.5F}, {TailOp::addConst, -0.5F},   {TailOp::save},
+        {TailOp::addConst, 3.0F}, {TailOp::clamp, 0.0F, 6.0F}, {TailOp::mulSaved},
+        {TailOp::divConst, 6.0F}, {TailOp::mulConst, 0.75F},   {TailOp::subFromConst, 2.0F}};
+    EXPECT_EQ(match.steps, expected);
+    EXPECT_EQ(match.absorbed.size(), 8U);
+    EXPECT_EQ(match.last, y);
+}
+
+TEST(FusedTail, StopsWhereAValueIsNeededElsewhereOrIsNotElementWise) {
+    {
+        // The gate's value is a graph output: the Sigmoid must run on its own.
+        TailGraph t;
+        const ValueId s = t.node("sigmoid", "Sigmoid", {t.conv()});
+        t.graph().addOutput(t.node("mul", "Mul", {t.conv(), s}));
+        t.graph().addOutput(s);
+        EXPECT_TRUE(matchFusedTail(t.graph(), t.conv(), 4).steps.empty());
+    }
+    {
+        // A third reader of the Conv's output.
+        TailGraph t;
+        const ValueId s = t.node("sigmoid", "Sigmoid", {t.conv()});
+        t.graph().addOutput(t.node("mul", "Mul", {t.conv(), s}));
+        t.graph().addOutput(t.node("relu", "Relu", {t.conv()}));
+        EXPECT_TRUE(matchFusedTail(t.graph(), t.conv(), 4).steps.empty());
+    }
+    {
+        // A per-channel constant broadcasts per element, not as one number; constant / v is no
+        // step; the chain stops at the first op that is neither.
+        TailGraph t;
+        const ValueId relu = t.node("relu", "Relu", {t.conv()});
+        const ValueId scaled = t.node("scale", "Mul", {relu, t.constant("a", {1, 4, 1, 1}, 1.0F)});
+        t.graph().addOutput(scaled);
+        const TailMatch match = matchFusedTail(t.graph(), t.conv(), 4);
+        EXPECT_EQ(match.steps, (FusedTail{{TailOp::clamp, 0.0F, kInf}}));
+        EXPECT_EQ(match.last, relu);
+
+        TailGraph u;
+        u.graph().addOutput(u.node("inv", "Div", {u.constant("one", {}, 1.0F), u.conv()}));
+        EXPECT_TRUE(matchFusedTail(u.graph(), u.conv(), 4).steps.empty());
+    }
+    {
+        // A one-element constant of higher rank than the value would broadcast it up.
+        TailGraph t;
+        t.graph().addOutput(
+            t.node("scale", "Mul", {t.conv(), t.constant("a", {1, 1, 1, 1, 1}, 2.0F)}));
+        EXPECT_TRUE(matchFusedTail(t.graph(), t.conv(), 4).steps.empty());
+    }
+}
+
+TEST(FusedTail, EncodesAndDecodesAndRefusesMalformedTails) {
+    const FusedTail tail = {
+        {TailOp::hardSigmoid, 0.2F, 0.5F}, {TailOp::save}, {TailOp::sigmoid}, {TailOp::mulSaved}};
+    const auto decoded = decodeTail(encodeTail(tail));
+    ASSERT_TRUE(decoded.ok()) << decoded.error().toString();
+    EXPECT_EQ(*decoded, tail);
+    EXPECT_FALSE(decodeTail(std::vector<float>{0.0F, 1.0F}).ok());
+    EXPECT_FALSE(decodeTail(std::vector<float>{42.0F, 0.0F, 0.0F}).ok());
+    EXPECT_FALSE(decodeTail(std::vector<float>{1.5F, 0.0F, 0.0F}).ok());
+    const auto unsaved = decodeTail(encodeTail({{TailOp::mulSaved}}));
+    ASSERT_FALSE(unsaved.ok());
+    EXPECT_NE(unsaved.error().message().find("never saved"), std::string::npos);
+}
+
+// The blocked, threaded kernel against the one-element-at-a-time reference: every op, counts
+// that leave partial blocks, one and two threads.
+TEST(FusedTail, KernelMatchesTheReference) {
+    const int threadsBefore = numThreads();
+    const FusedTail tail = {{TailOp::mulConst, 1.25F},
+                            {TailOp::subConst, 0.5F},
+                            {TailOp::save},
+                            {TailOp::sigmoid},
+                            {TailOp::mulSaved},
+                            {TailOp::addConst, 0.1F},
+                            {TailOp::save},
+                            {TailOp::addConst, 3.0F},
+                            {TailOp::clamp, 0.0F, 6.0F},
+                            {TailOp::mulSaved},
+                            {TailOp::divConst, 6.0F},
+                            {TailOp::subFromConst, 1.0F},
+                            {TailOp::save},
+                            {TailOp::hardSigmoid, 0.2F, 0.5F},
+                            {TailOp::mulSaved},
+                            {TailOp::clamp, -2.0F, kInf}};
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0F, 4.0F);
+    for (const int threads : {1, 2}) {
+        setNumThreads(threads);
+        for (const int64_t count :
+             {int64_t{1}, int64_t{1000}, int64_t{3 * 1024 + 17}, int64_t{40 * 1024 + 5}}) {
+            std::vector<float> fast(static_cast<size_t>(count));
+            for (float& v : fast) {
+                v = normal(rng);
+            }
+            std::vector<float> reference = fast;
+            applyFusedTail(tail, fast.data(), count);
+            applyFusedTailReference(tail, reference.data(), count);
+            for (int64_t i = 0; i < count; ++i) {
+                const float r = reference[static_cast<size_t>(i)];
+                EXPECT_NEAR(fast[static_cast<size_t>(i)], r, 1e-5F + 1e-5F * std::abs(r))
+                    << "element " << i << " of " << count << ", " << threads << " threads";
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
+}
+
+/// Conv -> SiLU -> Conv -> scalar Mul -> decomposed HardSwish (Paddle's form).
+Graph makeTailModel() {
+    TailGraph t;
+    const ValueId s = t.node("sigmoid", "Sigmoid", {t.conv()});
+    const ValueId silu = t.node("silu", "Mul", {t.conv(), s});
+    const ValueId conv2 = t.value("conv2");
+    t.graph().addNode("conv2", "Conv", {silu, t.constant("w2", {4, 4, 1, 1}, -0.4F)}, {conv2});
+    const ValueId scaled = t.node("scale", "Mul", {t.constant("a", {1}, 1.5F), conv2});
+    const ValueId plus3 = t.node("plus3", "Add", {scaled, t.constant("three", {}, 3.0F)});
+    const ValueId clipped =
+        t.node("clip", "Clip", {plus3, t.constant("zero", {}, 0.0F), t.constant("six", {}, 6.0F)});
+    const ValueId gated = t.node("gate", "Mul", {scaled, clipped});
+    t.graph().addOutput(t.node("div6", "Div", {gated, t.constant("six2", {}, 6.0F)}));
+    return std::move(t.graph());
+}
+
+/// Whether any element of `t` sits on a bound of [0, 6].
+bool touchesBounds(const Tensor& t) {
+    const float* v = t.data<float>();
+    return std::any_of(v, v + t.numElements(), [](float e) { return e == 0.0F || e == 6.0F; });
+}
+
+/// The fused sigmoid divides through a refined reciprocal: within a few ulp of Sigmoid's.
+void expectWithinAFewUlp(const Tensor& fused, const Tensor& unfused) {
+    ASSERT_EQ(fused.numElements(), unfused.numElements());
+    for (int64_t i = 0; i < unfused.numElements(); ++i) {
+        const float u = unfused.data<float>()[i];
+        EXPECT_NEAR(fused.data<float>()[i], u, 1e-6F * std::max(1.0F, std::abs(u))) << i;
+    }
+}
+
+Tensor randomModelInput() {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0F, 2.0F);
+    Tensor x = Tensor::allocate(DataType::Float, {1, 4, 5, 5});
+    std::generate_n(x.mutableData<float>(), x.numElements(), [&] { return normal(rng); });
+    return x;
+}
+
+// The executor fuses SiLU after one Conv and the Paddle chain after another: only Convs run, and
+// the values fusion never materialises lower the peak.
+TEST(FusedTail, ExecutorRunsOnlyTheConvs) {
+    auto exec = Executor::create(makeTailModel());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const Tensor x = randomModelInput();
+    RunStats stats;
+    stats.profile = true;
+    ASSERT_TRUE(exec->run(std::span(&x, 1), &stats).ok());
+    ASSERT_EQ(stats.secondsByOpType.size(), 1U);
+    EXPECT_EQ(stats.secondsByOpType.begin()->first, "Conv");
+    // Unfused, the Conv output, the Sigmoid and the product are live at once.
+    EXPECT_LT(stats.peakActivationBytes, size_t{300} * sizeof(float));
+}
+
+// ... and its outputs equal the node-by-node trace's.
+TEST(FusedTail, ExecutorTailsMatchTheUnfusedTrace) {
+    auto exec = Executor::create(makeTailModel());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const Tensor x = randomModelInput();
+    auto fused = exec->run(std::span(&x, 1));
+    ASSERT_TRUE(fused.ok()) << fused.error().toString();
+    auto trace = exec->forwardWithTrace(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok()) << trace.error().toString();
+    EXPECT_TRUE(touchesBounds(trace->values[exec->graph().findValue("clip_out")->index()]))
+        << "the test's clip never bites";
+    expectWithinAFewUlp((*fused)[0], trace->values[exec->graph().outputs()[0].index()]);
+}
+
+} // namespace
+} // namespace qs::runtime
