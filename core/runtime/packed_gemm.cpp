@@ -830,4 +830,32 @@ void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const 
     columnBlockProduct(m, k, packedA, b, StripLayout{ldb, kGemmCols}, 0, n, out, epilogue, n);
 }
 
+bool packedGemmReadsBInPlace(int64_t m, int64_t n, int64_t ldb) {
+    return n >= kGemmCols && ldb % 128 != 0 &&
+           !(numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows);
+}
+
+void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
+                         int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue) {
+    const int64_t whole = (n / kGemmCols) * kGemmCols;
+    const int64_t block = columnBlock(whole);
+    const int64_t blocks = (whole + block - 1) / block;
+    const StripLayout inPlace{ldb, kGemmCols};
+    parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
+            const int64_t j0 = blockIndex * block;
+            columnBlockProduct(m, k, packedA, b + j0, inPlace, j0, std::min(block, whole - j0), out,
+                               epilogue, n);
+        }
+    });
+    if (whole == n) {
+        return;
+    }
+    // The last strip would read past B's rows: packed, zero past n.
+    std::vector<float>& strip = stripBuffer(k, kGemmCols);
+    packRowMajorStrips(b + whole, ldb, k, n - whole, strip.data());
+    columnBlockProduct(m, k, packedA, strip.data(), StripLayout{kGemmCols, k * kGemmCols}, whole,
+                       n - whole, out, epilogue, n);
+}
+
 } // namespace qs::runtime

@@ -228,6 +228,11 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
             const GemmOutput out{y + outOffset, pixels,
                                  e.residual != nullptr ? e.residual + outOffset : nullptr,
                                  grp * p.mg()};
+            if (p.isPointwise() && packedGemmReadsBInPlace(p.mg(), pixels, pixels)) {
+                packedGemmRowMajorB(p.mg(), pixels, rows, prepacked + grp * panelSize, xg, pixels,
+                                    out, e);
+                continue;
+            }
             const Im2colSource source(p, xg, sourceCopy);
             const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
                 source.packStrips(j0, j0 + count, strips);

@@ -182,6 +182,38 @@ TEST_P(GemmAddABtTest, AddsAtimesBTransposedToC) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
 
+// A pointwise convolution reads its input as B in place: every whole strip of columns straight
+// from the rows of B (row stride ldb, wider than n, as an image's rows are not), the last partial
+// strip packed. The same tiles as packing every strip, so the same bits, with the fused epilogue,
+// on one and two threads; and where it does not apply.
+TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
+    const int threadsBefore = numThreads();
+    setNumThreads(GetParam());
+    std::mt19937 rng(43);
+    for (const GemmCase g : {GemmCase{24, 784, 96}, GemmCase{7, 300, 5}, GemmCase{13, 1100, 49},
+                             GemmCase{5, 40, 20}}) {
+        SCOPED_TRACE(::testing::Message() << g.m << " x " << g.n << " x " << g.k);
+        const std::vector<float> a = randomVector(rng, g.m * g.k);
+        const std::vector<float> b = randomVector(rng, g.k * g.n);
+        const std::vector<float> bias = randomVector(rng, g.m);
+        const ConvEpilogue e{bias.data(), nullptr, 0.0F, 0.5F};
+        const std::vector<float> packed = runPackedGemm(g, a, b, e, {});
+        std::vector<float> packedA(static_cast<size_t>(packedWeightsSize(g.m, g.k)));
+        packWeights(a.data(), g.m, g.k, g.k, packedA.data());
+        ASSERT_TRUE(packedGemmReadsBInPlace(g.m, g.n, g.n));
+        std::vector<float> inPlace(static_cast<size_t>(g.m * g.n), std::nanf(""));
+        packedGemmRowMajorB(g.m, g.n, g.k, packedA.data(), b.data(), g.n,
+                            GemmOutput{inPlace.data(), g.n}, e);
+        for (size_t i = 0; i < packed.size(); ++i) {
+            ASSERT_EQ(inPlace[i], packed[i]) << "element " << i;
+        }
+    }
+    EXPECT_FALSE(packedGemmReadsBInPlace(8, 15, 15)) << "no whole strip";
+    EXPECT_FALSE(packedGemmReadsBInPlace(8, 256, 256)) << "rows sharing cache sets";
+    EXPECT_EQ(packedGemmReadsBInPlace(32, 200, 200), GetParam() == 1) << "the row split";
+    setNumThreads(threadsBefore);
+}
+
 // A NaN in A reaches every column of its row as NaN through full tiles, the odd strip and the
 // edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both kernels: the
 // intrinsics return their second operand for a NaN, so the bound must come first.
