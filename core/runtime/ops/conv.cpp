@@ -206,6 +206,14 @@ Conv2d as2d(const ConvShape& s) {
     return p;
 }
 
+/// This thread's buffer for Im2colSource's copy of an image. A function, not a thread_local
+/// inside gemmConv2d: images run on pool threads, and a block-scope thread_local is constructed
+/// (and later destroyed) only on threads that pass its declaration.
+std::vector<float>& sourceCopyBuffer() {
+    thread_local std::vector<float> copy;
+    return copy;
+}
+
 /// Grouped convolution as one packed GEMM per (image, group): weights packed into row panels
 /// (by the executor ahead of time, else here), B strips packed from the image (im2col on the fly,
 /// from a padded copy unless pointwise: Im2colSource), the epilogue applied per finished tile.
@@ -214,7 +222,6 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
     thread_local std::vector<float> packed;
-    thread_local std::vector<float> sourceCopy;
     if (prepacked == nullptr) {
         packed.resize(static_cast<size_t>(packedGroupedWeightsSize(p.m, rows, p.group)));
         packGroupedWeights(w, p.m, rows, p.group, packed.data());
@@ -233,7 +240,7 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
                                     out, e);
                 continue;
             }
-            const Im2colSource source(p, xg, sourceCopy);
+            const Im2colSource source(p, xg, sourceCopyBuffer());
             const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
                 source.packStrips(j0, j0 + count, strips);
             };
