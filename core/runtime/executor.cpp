@@ -276,6 +276,20 @@ size_t convOutputRank(const graph::Graph& g, const graph::Node& conv) {
     return 0;
 }
 
+/// Folds the element-wise tail after `last` into `fused` (fused_tail.h): its steps as an
+/// attribute, its nodes into `absorbed`, and `last` moved to the tail's output.
+void absorbTail(const graph::Graph& g, graph::Node& fused, ValueId& last,
+                std::vector<NodeId>& absorbed) {
+    const TailMatch tail = matchFusedTail(g, last, convOutputRank(g, fused));
+    if (tail.steps.empty()) {
+        return;
+    }
+    fused.attributes.push_back(
+        graph::Attribute{std::string(kFusedTailAttr), encodeTail(tail.steps), {}});
+    absorbed.insert(absorbed.end(), tail.absorbed.begin(), tail.absorbed.end());
+    last = tail.last;
+}
+
 } // namespace
 
 Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
@@ -514,12 +528,10 @@ void Executor::planFusions() {
             absorbed.push_back(g.value(last).consumers[0].node);
             last = next->outputs[0];
         }
-        const TailMatch tail = matchFusedTail(g, last, convOutputRank(g, conv));
-        if (!tail.steps.empty()) {
-            fused.attributes.push_back(
-                graph::Attribute{std::string(kFusedTailAttr), encodeTail(tail.steps), {}});
-            absorbed.insert(absorbed.end(), tail.absorbed.begin(), tail.absorbed.end());
-            last = tail.last;
+        // Not in fp16 mode: unfused, every step would round to half precision and read constants
+        // rounded to it.
+        if (!m_options.fp16) {
+            absorbTail(g, fused, last, absorbed);
         }
         if (absorbed.empty()) {
             continue;

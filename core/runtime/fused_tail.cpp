@@ -10,6 +10,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -252,7 +253,8 @@ constexpr int64_t kTailBlock = 1024;
 /// the step's time, and the refined quotient is within 2 ulp of it.
 __m256 sigmoidPacket(__m256 x) {
     const __m256 small = _mm256_cmp_ps(x, _mm256_set1_ps(-9.0F), _CMP_LT_OQ);
-    const __m256 c = _mm256_min_ps(x, _mm256_set1_ps(15.7243833541870117F));
+    // The bound first: min returns its second operand for a NaN, which must stay NaN.
+    const __m256 c = _mm256_min_ps(_mm256_set1_ps(15.7243833541870117F), x);
     const __m256 c2 = _mm256_mul_ps(c, c);
     __m256 p = _mm256_fmadd_ps(c2, _mm256_set1_ps(4.37031012579801e-11F),
                                _mm256_set1_ps(1.15627324459942e-07F));
@@ -282,15 +284,24 @@ __m256 sigmoidPacket(__m256 x) {
 #endif
 
 void sigmoidBlock(float* v, int64_t n) {
-    int64_t i = 0;
 #ifdef __AVX2__
+    int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         _mm256_storeu_ps(v + i, sigmoidPacket(_mm256_loadu_ps(v + i)));
     }
+    if (i < n) {
+        // The last few through the same packet function: where blocks end depends on the
+        // thread count and the tensor's size, and every element must round alike.
+        alignas(32) std::array<float, 8> rest{};
+        std::copy(v + i, v + n, rest.begin());
+        _mm256_store_ps(rest.data(), sigmoidPacket(_mm256_load_ps(rest.data())));
+        std::copy(rest.begin(), rest.begin() + (n - i), v + i);
+    }
+#else
+    // Sigmoid's own fast kernel, Eigen's logistic, whose scalar and packet paths agree.
+    Eigen::Map<Eigen::ArrayXf> all(v, n);
+    all = all.logistic();
 #endif
-    // The tail, and builds without AVX2: Sigmoid's own fast kernel, Eigen's logistic.
-    Eigen::Map<Eigen::ArrayXf> rest(v + i, n - i);
-    rest = rest.logistic();
 }
 
 /// One step over one block; each arithmetic step is the unfused op's float expression.

@@ -30,21 +30,22 @@ void forEachClippedWindow(const PoolShape& s, Fn fn) {
     }
 }
 
+/// 2-D, no dilation and no negative pad (which the padded rows of forward2d cannot hold).
 bool hasClippedWindows(const PoolShape& s) {
     const ConvGeometry& g = s.geo;
-    return g.rank() == 2 && g.dilations[0] == 1 && g.dilations[1] == 1;
+    return g.rank() == 2 && g.dilations[0] == 1 && g.dilations[1] == 1 &&
+           std::all_of(g.padsBegin.begin(), g.padsBegin.end(), [](int64_t p) { return p >= 0; }) &&
+           std::all_of(g.padsEnd.begin(), g.padsEnd.end(), [](int64_t p) { return p >= 0; });
 }
 
 constexpr float kLowest = -std::numeric_limits<float>::infinity();
 
 /// cols[ix] = the maximum of plane rows [y0, y1) at column ix (-inf for no rows), vectorised.
 void maxOverRows(const float* plane, int64_t w, int64_t y0, int64_t y1, float* cols) {
-    if (y0 >= y1) {
-        std::fill(cols, cols + w, kLowest);
-        return;
-    }
-    std::copy(plane + y0 * w, plane + (y0 + 1) * w, cols);
-    for (int64_t iy = y0 + 1; iy < y1; ++iy) {
+    // Seeded with -inf and folded by std::max(acc, x), which keeps acc for a NaN x: a NaN is
+    // ignored wherever it sits, as by the reference's `x > best`.
+    std::fill(cols, cols + w, kLowest);
+    for (int64_t iy = y0; iy < y1; ++iy) {
         const float* src = plane + iy * w;
         for (int64_t ix = 0; ix < w; ++ix) {
             cols[ix] = std::max(cols[ix], src[ix]);

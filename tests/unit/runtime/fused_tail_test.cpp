@@ -189,17 +189,57 @@ TEST(FusedTail, KernelMatchesTheReference) {
             for (float& v : fast) {
                 v = normal(rng);
             }
+            // NaN and infinities go through every step as the unfused ops take them.
+            fast[0] = std::nanf("");
+            fast[fast.size() / 2] = kInf;
+            fast.back() = -kInf;
             std::vector<float> reference = fast;
             applyFusedTail(tail, fast.data(), count);
             applyFusedTailReference(tail, reference.data(), count);
             for (int64_t i = 0; i < count; ++i) {
                 const float r = reference[static_cast<size_t>(i)];
-                EXPECT_NEAR(fast[static_cast<size_t>(i)], r, 1e-5F + 1e-5F * std::abs(r))
+                const float f = fast[static_cast<size_t>(i)];
+                if (std::isnan(r) || std::isnan(f)) {
+                    EXPECT_TRUE(std::isnan(r) && std::isnan(f)) << f << " vs " << r << ", " << i;
+                    continue;
+                }
+                EXPECT_NEAR(f, r, 1e-5F + 1e-5F * std::abs(r))
                     << "element " << i << " of " << count << ", " << threads << " threads";
             }
         }
     }
     setNumThreads(threadsBefore);
+}
+
+// Each element rounds alike whichever thread's range and block it falls in: 1, 2 and 3 threads,
+// and a prefix of the tensor (another batch size), give the same bits.
+TEST(FusedTail, ResultsDoNotDependOnThreadsOrSize) {
+    const int threadsBefore = numThreads();
+    const FusedTail silu = {{TailOp::save}, {TailOp::sigmoid}, {TailOp::mulSaved}};
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0F, 3.0F);
+    std::vector<float> input(static_cast<size_t>(3 * 16 * 1024 + 13));
+    for (float& v : input) {
+        v = normal(rng);
+    }
+    std::vector<std::vector<float>> results;
+    for (const int threads : {1, 2, 3}) {
+        setNumThreads(threads);
+        results.push_back(input);
+        applyFusedTail(silu, results.back().data(), static_cast<int64_t>(input.size()));
+    }
+    std::vector<float> prefix(input.begin(), input.begin() + 16 * 1024 + 5);
+    applyFusedTail(silu, prefix.data(), static_cast<int64_t>(prefix.size()));
+    setNumThreads(threadsBefore);
+    // A NaN stays NaN through a bare sigmoid, in a whole vector and in the remainder.
+    std::vector<float> nans(11, 0.5F);
+    nans[2] = std::nanf("");
+    nans[9] = std::nanf("");
+    applyFusedTail({{TailOp::sigmoid}}, nans.data(), static_cast<int64_t>(nans.size()));
+    EXPECT_TRUE(std::isnan(nans[2]) && std::isnan(nans[9])) << nans[2] << " " << nans[9];
+    EXPECT_EQ(results[1], results[0]);
+    EXPECT_EQ(results[2], results[0]);
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), results[0].begin()));
 }
 
 /// Conv -> SiLU -> Conv -> scalar Mul -> decomposed HardSwish (Paddle's form).
@@ -254,6 +294,19 @@ TEST(FusedTail, ExecutorRunsOnlyTheConvs) {
     EXPECT_EQ(stats.secondsByOpType.begin()->first, "Conv");
     // Unfused, the Conv output, the Sigmoid and the product are live at once.
     EXPECT_LT(stats.peakActivationBytes, size_t{300} * sizeof(float));
+}
+
+// In fp16 mode every unfused op rounds its output (and reads constants rounded) to half
+// precision, which a tail in float would skip: tails stay unfused there.
+TEST(FusedTail, Fp16ModeKeepsTheTailsUnfused) {
+    auto exec = Executor::create(makeTailModel(), {.fp16 = true});
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const Tensor x = randomModelInput();
+    RunStats stats;
+    stats.profile = true;
+    ASSERT_TRUE(exec->run(std::span(&x, 1), &stats).ok());
+    EXPECT_EQ(stats.secondsByOpType.count("Sigmoid"), 1U);
+    EXPECT_EQ(stats.secondsByOpType.count("Div"), 1U);
 }
 
 // ... and its outputs equal the node-by-node trace's.

@@ -706,6 +706,30 @@ TEST(Erf, TheVectorisedKernelStaysCloseToErfInDoubleAndWithinOne) {
     EXPECT_TRUE(std::isnan(out[count - 1]));
 }
 
+// The separable forward ignores a NaN wherever it sits in a window (as the reference's `x > best`
+// does), and a negative pad (a crop, which ONNX does not forbid) takes the reference loops.
+TEST(MaxPool, NaNsAndNegativePadsFollowTheReference) {
+    std::mt19937 rng(3);
+    Tensor x = randomDistinct(rng, {1, 2, 7, 9});
+    x.mutableData<float>()[0] = std::nanf("");  // first row and column of a window
+    x.mutableData<float>()[40] = std::nanf(""); // inside one
+    for (const std::vector<int64_t>& pads :
+         {std::vector<int64_t>{1, 1, 1, 1}, std::vector<int64_t>{0, -1, 1, 0}}) {
+        const NodeRun run =
+            makeRun("MaxPool", {x},
+                    {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
+                     intsAttribute("pads", pads)});
+        auto fast = run.forward();
+        auto ref = findOp("MaxPool")->reference(run.context());
+        ASSERT_TRUE(fast.ok() && ref.ok());
+        ASSERT_EQ((*fast)[0].shape(), (*ref)[0].shape());
+        for (int64_t i = 0; i < (*ref)[0].numElements(); ++i) {
+            EXPECT_EQ((*fast)[0].data<float>()[i], (*ref)[0].data<float>()[i])
+                << "pads " << pads[1] << ", element " << i;
+        }
+    }
+}
+
 TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
     const Shape shape{2, 3, 7, 6};
     std::mt19937 rng(5);
