@@ -185,12 +185,7 @@ void depthwiseFlat(const float* src, const int64_t* offsets, int taps, const flo
     for (; f + kLanes <= count; f += kLanes) {
         Packet acc = pset1<Packet>(bias);
         for (int t = 0; t < n; ++t) {
-            if constexpr (kTaps > 0) {
-                acc = pmadd(localWeights[t],
-                            ploadu<Packet>(src + localOffsets[static_cast<size_t>(t)] + f), acc);
-            } else {
-                acc = pmadd(pset1<Packet>(w[t]), ploadu<Packet>(src + offsets[t] + f), acc);
-            }
+            acc = pmadd(weight(t), ploadu<Packet>(src + offset(t) + f), acc);
         }
         pstoreu(out + f, acc);
     }

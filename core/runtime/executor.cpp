@@ -182,61 +182,6 @@ std::pair<uint64_t, uint64_t> gradientMasks(const graph::Graph& g, const graph::
     return {mask, perSample};
 }
 
-/// The only consumer of `id`, when it has exactly one and is no graph output.
-const graph::Node* soleConsumer(const graph::Graph& g, ValueId id) {
-    const graph::Value& value = g.value(id);
-    const auto& outputs = g.outputs();
-    if (value.consumers.size() != 1 ||
-        std::find(outputs.begin(), outputs.end(), id) != outputs.end()) {
-        return nullptr;
-    }
-    return &g.node(value.consumers[0].node);
-}
-
-/// A scalar float initializer feeding input `port` of `node` (Clip bounds).
-std::optional<float> constantScalar(const graph::Graph& g, const graph::Node& node, size_t port) {
-    if (port >= node.inputs.size() || !node.inputs[port].valid()) {
-        return std::nullopt;
-    }
-    const graph::Value& value = g.value(node.inputs[port]);
-    if (!value.isInitializer() || value.initializer->dtype() != DataType::Float) {
-        return std::nullopt;
-    }
-    const Tensor tensor = Tensor::wrap(value.initializer);
-    if (tensor.numElements() != 1) {
-        return std::nullopt;
-    }
-    return tensor.data<float>()[0];
-}
-
-/// Clamp bounds of a Relu or a Clip whose bounds are constants.
-std::optional<std::pair<float, float>> activationBounds(const graph::Graph& g,
-                                                        const graph::Node& node) {
-    if (!node.isDefaultDomain()) {
-        return std::nullopt;
-    }
-    constexpr float kInf = std::numeric_limits<float>::infinity();
-    if (node.opType == "Relu") {
-        return std::pair{0.0F, kInf};
-    }
-    if (node.opType != "Clip") {
-        return std::nullopt;
-    }
-    float lo = node.floatAttr("min", -kInf);
-    float hi = node.floatAttr("max", kInf);
-    for (size_t port = 1; port < node.inputs.size(); ++port) {
-        if (!node.inputs[port].valid()) {
-            continue;
-        }
-        const std::optional<float> bound = constantScalar(g, node, port);
-        if (!bound) {
-            return std::nullopt;
-        }
-        (port == 1 ? lo : hi) = *bound;
-    }
-    return std::pair{lo, hi};
-}
-
 /// Shapes the graph proves equal: known rank, every dim a number or a named symbol.
 bool provablySameShape(const graph::TensorShape& a, const graph::TensorShape& b) {
     if (!a.rankKnown || !(a == b)) {
@@ -521,7 +466,8 @@ void Executor::planFusions() {
             last = next->outputs[0];
             next = soleConsumer(g, last);
         }
-        const auto bounds = next != nullptr ? activationBounds(g, *next) : std::nullopt;
+        const auto bounds =
+            next != nullptr ? clampBounds(g, *next, convOutputRank(g, conv)) : std::nullopt;
         if (bounds) {
             fused.attributes.push_back(floatAttribute(std::string(kFusedMinAttr), bounds->first));
             fused.attributes.push_back(floatAttribute(std::string(kFusedMaxAttr), bounds->second));

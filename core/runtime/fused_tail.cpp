@@ -30,7 +30,7 @@ bool isGraphOutput(const graph::Graph& g, ValueId id) {
 }
 
 /// The only consumer of `id`, when it has exactly one and is no graph output.
-std::optional<NodeId> soleConsumer(const graph::Graph& g, ValueId id) {
+std::optional<NodeId> soleConsumerId(const graph::Graph& g, ValueId id) {
     const graph::Value& value = g.value(id);
     if (value.consumers.size() != 1 || isGraphOutput(g, id)) {
         return std::nullopt;
@@ -54,23 +54,6 @@ std::optional<float> scalarConstant(const graph::Graph& g, const graph::Node& no
         return std::nullopt;
     }
     return tensor.data<float>()[0];
-}
-
-/// Clip's bounds when they are attributes (before opset 11) or constant inputs.
-std::optional<TailStep> clipStep(const graph::Graph& g, const graph::Node& node, size_t rank) {
-    constexpr float kInf = std::numeric_limits<float>::infinity();
-    TailStep step{TailOp::clamp, node.floatAttr("min", -kInf), node.floatAttr("max", kInf)};
-    for (size_t port = 1; port < node.inputs.size(); ++port) {
-        if (!node.inputs[port].valid()) {
-            continue;
-        }
-        const std::optional<float> bound = scalarConstant(g, node, port, rank);
-        if (!bound) {
-            return std::nullopt;
-        }
-        (port == 1 ? step.a : step.b) = *bound;
-    }
-    return step;
 }
 
 /// A binary op of `v` and a one-element constant, as a step.
@@ -106,11 +89,12 @@ std::optional<TailStep> unaryStep(const graph::Graph& g, const graph::Node& node
         return std::nullopt;
     }
     const bool firstIsV = node.inputs[0] == v;
-    if (node.opType == "Relu" && firstIsV && node.inputs.size() == 1) {
-        return TailStep{TailOp::clamp, 0.0F, std::numeric_limits<float>::infinity()};
-    }
-    if (node.opType == "Clip" && firstIsV) {
-        return clipStep(g, node, rank);
+    if ((node.opType == "Relu" || node.opType == "Clip") && firstIsV) {
+        const auto bounds = clampBounds(g, node, rank);
+        if (!bounds) {
+            return std::nullopt;
+        }
+        return TailStep{TailOp::clamp, bounds->first, bounds->second};
     }
     if (node.opType == "Sigmoid" && firstIsV) {
         return TailStep{TailOp::sigmoid};
@@ -152,7 +136,7 @@ std::optional<TailMatch> matchGate(const graph::Graph& g, ValueId v, size_t rank
             match.steps.push_back(*step);
             match.absorbed.push_back(nextId);
             cur = next.outputs[0];
-            const std::optional<NodeId> after = soleConsumer(g, cur);
+            const std::optional<NodeId> after = soleConsumerId(g, cur);
             if (!after) {
                 break;
             }
@@ -178,6 +162,37 @@ float sigmoidReference(float v) {
 }
 
 } // namespace
+
+const graph::Node* soleConsumer(const graph::Graph& g, ValueId id) {
+    const std::optional<NodeId> consumer = soleConsumerId(g, id);
+    return consumer ? &g.node(*consumer) : nullptr;
+}
+
+std::optional<std::pair<float, float>> clampBounds(const graph::Graph& g, const graph::Node& node,
+                                                   size_t rank) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    if (!node.isDefaultDomain()) {
+        return std::nullopt;
+    }
+    if (node.opType == "Relu") {
+        return std::pair{0.0F, kInf};
+    }
+    if (node.opType != "Clip") {
+        return std::nullopt;
+    }
+    std::pair bounds{node.floatAttr("min", -kInf), node.floatAttr("max", kInf)};
+    for (size_t port = 1; port < node.inputs.size(); ++port) {
+        if (!node.inputs[port].valid()) {
+            continue;
+        }
+        const std::optional<float> bound = scalarConstant(g, node, port, rank);
+        if (!bound) {
+            return std::nullopt;
+        }
+        (port == 1 ? bounds.first : bounds.second) = *bound;
+    }
+    return bounds;
+}
 
 std::vector<float> encodeTail(const FusedTail& tail) {
     std::vector<float> out;
@@ -226,7 +241,7 @@ TailMatch matchFusedTail(const graph::Graph& g, ValueId from, size_t rank) {
             match.last = gate->last;
             continue;
         }
-        const std::optional<NodeId> nextId = soleConsumer(g, match.last);
+        const std::optional<NodeId> nextId = soleConsumerId(g, match.last);
         if (!nextId) {
             break;
         }
@@ -251,7 +266,8 @@ constexpr int64_t kTailBlock = 1024;
 /// Eigen's logistic (a rational function of degree 9 over 10 for x >= -9, exp(x) below), with
 /// its division as a reciprocal estimate refined by one Newton step: the division was a third of
 /// the step's time, and the refined quotient is within 2 ulp of it.
-__m256 sigmoidPacket(__m256 x) {
+// Always inlined: called from two places, it was not, and reloaded its constants per vector.
+[[gnu::always_inline]] inline __m256 sigmoidPacket(__m256 x) {
     const __m256 small = _mm256_cmp_ps(x, _mm256_set1_ps(-9.0F), _CMP_LT_OQ);
     // The bound first: min returns its second operand for a NaN, which must stay NaN.
     const __m256 c = _mm256_min_ps(_mm256_set1_ps(15.7243833541870117F), x);
@@ -274,12 +290,8 @@ __m256 sigmoidPacket(__m256 x) {
     if (_mm256_movemask_ps(small) == 0) {
         return logistic;
     }
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, x);
-    for (float& lane : lanes) {
-        lane = std::exp(lane);
-    }
-    return _mm256_blendv_ps(logistic, _mm256_load_ps(lanes), small);
+    // Below -9 the logistic is exp(x) to float precision: Eigen's vectorised exp, as in Eigen's.
+    return _mm256_blendv_ps(logistic, Eigen::internal::pexp<Eigen::internal::Packet8f>(x), small);
 }
 #endif
 

@@ -14,8 +14,10 @@
 #include "core/support/result.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace qs::runtime {
@@ -52,6 +54,15 @@ std::vector<float> encodeTail(const FusedTail& tail);
 /// The tail of a node attribute; an error for a malformed one (wrong length, unknown op, a
 /// mulSaved without a save before it).
 Result<FusedTail> decodeTail(std::span<const float> encoded);
+
+/// The only consumer of `id`, when it has exactly one and `id` is no graph output: a value that
+/// fusion may leave unmaterialised (the executor's Conv epilogue uses it too).
+const graph::Node* soleConsumer(const graph::Graph& g, graph::ValueId id);
+
+/// The bounds a Relu, or a Clip whose bounds are attributes (before opset 11) or one-element
+/// float constants of rank <= `rank`, clamps to; nullopt for any other node.
+std::optional<std::pair<float, float>> clampBounds(const graph::Graph& g, const graph::Node& node,
+                                                   size_t rank);
 
 /// What matchFusedTail found after a value: the steps, the nodes they replace (in graph order)
 /// and the value the last of them produces.
