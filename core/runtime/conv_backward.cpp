@@ -403,7 +403,9 @@ Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const 
     }
     if (winogradInputGradApplies(p, packed.winograd != nullptr)) {
         Tensor dx = allocateFloat(shape);
-        winogradInputGrad(p, w, dy, dx.mutableData<float>(), packed.winograd);
+        winogradInputGrad(p, w, dy, dx.mutableData<float>(), packed.winograd,
+                          packed.winograd != nullptr ? packed.winogradTile
+                                                     : WinogradTile::automatic);
         return dx;
     }
     const float* gemmWeights = packed.gemm;

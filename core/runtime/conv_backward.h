@@ -4,6 +4,7 @@
 #include "core/runtime/conv_geometry.h"
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/tensor.h"
+#include "core/runtime/winograd.h"
 
 namespace qs::runtime {
 
@@ -35,8 +36,9 @@ inline constexpr size_t kGemmInputGradWeightsInput = 5;
 
 /// dx's weights, packed ahead of time (by the executor, once for every sweep), or null.
 struct PackedInputGradWeights {
-    const float* winograd = nullptr; ///< packWinogradInputGradWeights
-    const float* gemm = nullptr;     ///< packGemmInputGradWeights
+    const float* winograd = nullptr; ///< packWinogradInputGradWeights for `winogradTile`
+    WinogradTile winogradTile = WinogradTile::automatic;
+    const float* gemm = nullptr; ///< packGemmInputGradWeights
 };
 
 /// dx of the convolution: the direct depthwise kernel where it applies, else the scatter (both

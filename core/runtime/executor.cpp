@@ -654,7 +654,8 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     return out;
 }
 
-std::pair<Tensor, size_t> Executor::inputGradWeights(size_t step, const Tensor& w) const {
+std::pair<Tensor, size_t> Executor::inputGradWeights(size_t step, const Tensor& x,
+                                                     const Tensor& w) const {
     const graph::Node& node = m_graph.node(m_order[step]);
     if (node.opType != "Conv" || !node.isDefaultDomain() || node.inputs.size() < 2 ||
         !node.inputs[1].valid()) {
@@ -673,26 +674,29 @@ std::pair<Tensor, size_t> Executor::inputGradWeights(size_t step, const Tensor& 
     if (!winograd && w.dim(1) == 1 && w.dim(0) == group) {
         return {};
     }
+    const WinogradTile tile =
+        winograd && x.rank() == 4
+            ? sweptInputGradTile(x.dim(0), x.dim(2), x.dim(3), w.dim(0), w.dim(1))
+            : WinogradTile::f2x2;
     const std::lock_guard lock(m_inputGradWeights->mutex);
-    std::vector<Tensor>& packed = m_inputGradWeights->packed;
+    auto& packed = m_inputGradWeights->packed;
     if (packed.size() != m_order.size()) {
-        packed.assign(m_order.size(), Tensor());
+        packed.assign(m_order.size(), {});
     }
-    if (!packed[step].defined()) {
+    Tensor& slot = packed[step][tile == WinogradTile::f4x4 ? 1 : 0];
+    if (!slot.defined()) {
         if (winograd) {
-            Tensor t = allocateFloat({winogradInputGradWeightsSize(w.dim(0), w.dim(1))});
+            slot = allocateFloat({winogradInputGradWeightsSize(w.dim(0), w.dim(1), tile)});
             packWinogradInputGradWeights(w.data<float>(), w.dim(0), w.dim(1),
-                                         t.mutableData<float>());
-            packed[step] = std::move(t);
+                                         slot.mutableData<float>(), tile);
         } else {
             const int64_t depth = w.numElements() / w.dim(0);
-            Tensor t = allocateFloat({gemmInputGradWeightsSize(w.dim(0), depth, group)});
+            slot = allocateFloat({gemmInputGradWeightsSize(w.dim(0), depth, group)});
             packGemmInputGradWeights(w.data<float>(), w.dim(0), depth, group,
-                                     t.mutableData<float>());
-            packed[step] = std::move(t);
+                                     slot.mutableData<float>());
         }
     }
-    return {packed[step], winograd ? kWinogradInputGradWeightsInput : kGemmInputGradWeightsInput};
+    return {slot, winograd ? kWinogradInputGradWeightsInput : kGemmInputGradWeightsInput};
 }
 
 Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
@@ -737,7 +741,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
         inputs.push_back(traced(in));
     }
     if ((mask & 1U) != 0 && inputs.size() >= 2) {
-        if (auto [packed, index] = inputGradWeights(step, inputs[1]); packed.defined()) {
+        if (auto [packed, index] = inputGradWeights(step, inputs[0], inputs[1]); packed.defined()) {
             inputs.resize(index);
             inputs.push_back(std::move(packed));
         }

@@ -15,6 +15,7 @@
 #include "core/support/progress.h"
 #include "core/support/result.h"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -125,7 +126,7 @@ private:
     /// The dx weights of Conv step `step` (weights `w`), packed on first use for Winograd or the
     /// GEMM, and the VJP input they go to (kWinogradInputGradWeightsInput or
     /// kGemmInputGradWeightsInput); undefined for a depthwise Conv or weights not the executor's.
-    std::pair<Tensor, size_t> inputGradWeights(size_t step, const Tensor& w) const;
+    std::pair<Tensor, size_t> inputGradWeights(size_t step, const Tensor& x, const Tensor& w) const;
 
     /// For BackwardOptions::onGradient: per step, the kept values whose gradient is complete
     /// once that step has run; the last slot (m_order.size()) holds those complete from the start.
@@ -156,10 +157,11 @@ private:
     std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
 
     /// Per step: a Conv's dx weights (packWinogradInputGradWeights or packGemmInputGradWeights),
-    /// packed on the first backward sweep that needs them and shared by copies of the executor.
+    /// packed on the first backward sweep that needs them and shared by copies of the executor;
+    /// Winograd weights per variant (sweptInputGradTile depends on the batch).
     struct InputGradWeights {
         std::mutex mutex;
-        std::vector<Tensor> packed;
+        std::vector<std::array<Tensor, 2>> packed; ///< [F(2x2, 3x3) or GEMM, F(4x4, 3x3)]
     };
 
     std::shared_ptr<InputGradWeights> m_inputGradWeights;

@@ -59,6 +59,17 @@ void winogradConv2d(const Conv2d& p, const float* x, const float* packedWeights,
 /// shrinks.
 bool winogradInputGradApplies(const Conv2d& p, bool weightsPacked = false);
 
+/// The variant of dx's weights that a backward sweep of `images` x `height` x `width` inputs runs
+/// with weights packed once for many sweeps (the executor's cache): F(4x4, 3x3) once its tiles
+/// over all images fill a GEMM panel (32 and more), else winogradTileFor's. A Hessian run sweeps
+/// the same weights tens of times, so F(4x4, 3x3)'s 4x memory is paid once while each sweep
+/// multiplies 1.8 times less than F(2x2, 3x3) on ResNet's 7 x 7 and 28 x 28 stages (which the
+/// forward keeps on F(2x2, 3x3) for its resident memory): resnet18 at batch 8, a sweep 3-9 %
+/// faster, and the first sweep about 60 ms slower (113 MB of weights instead of 50). At batch 1
+/// a 7 x 7 plane has 4 such tiles, and GEMMs of 4 columns ran slower than F(2x2, 3x3).
+WinogradTile sweptInputGradTile(int64_t images, int64_t height, int64_t width, int64_t filters,
+                                int64_t channels);
+
 /// Floats packWinogradInputGradWeights writes for weights [filters, channels, 3, 3].
 int64_t winogradInputGradWeightsSize(int64_t filters, int64_t channels,
                                      WinogradTile tile = WinogradTile::automatic);

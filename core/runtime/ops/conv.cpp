@@ -346,9 +346,11 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
                        ? ctx.input(index).data<float>()
                        : nullptr;
         };
+        const WinogradTile swept = sweptInputGradTile(p.n, p.h, p.w, p.m, p.c);
         const PackedInputGradWeights packed{
-            .winograd =
-                packedInput(kWinogradInputGradWeightsInput, winogradInputGradWeightsSize(p.m, p.c)),
+            .winograd = packedInput(kWinogradInputGradWeightsInput,
+                                    winogradInputGradWeightsSize(p.m, p.c, swept)),
+            .winogradTile = swept,
             .gemm = packedInput(kGemmInputGradWeightsInput,
                                 gemmInputGradWeightsSize(p.m, p.colRows(), p.group))};
         grads[0] = convInputGrad(p, ctx.input(0).shape(), w, dy, packed);

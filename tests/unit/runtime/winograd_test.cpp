@@ -212,6 +212,55 @@ TEST(Winograd, TheLargeTileServesLayersWithFewWeights) {
     EXPECT_EQ(winogradInputGradWeightsSize(32, 512), winogradWeightsSize(512, 32));
 }
 
+TEST(Winograd, SweptInputGradTakesTheLargeTileOnceItsTilesFillAPanel) {
+    // resnet18's 512-channel stage: 7 x 7 planes are 4 F(4x4) tiles per image.
+    EXPECT_EQ(sweptInputGradTile(8, 7, 7, 512, 512), WinogradTile::f4x4);
+    EXPECT_EQ(sweptInputGradTile(7, 7, 7, 512, 512), WinogradTile::f2x2);
+    EXPECT_EQ(sweptInputGradTile(1, 28, 28, 256, 256), WinogradTile::f4x4);
+    // Below 32 tiles: the forward's variant, F(4x4) for few weights.
+    EXPECT_EQ(sweptInputGradTile(1, 14, 14, 256, 256), WinogradTile::f2x2);
+    EXPECT_EQ(sweptInputGradTile(1, 7, 7, 64, 64), WinogradTile::f4x4);
+}
+
+TEST(Winograd, PackedWeightsOfEveryFilterCountMatchOneFilterAtATime) {
+    // The transforms run eight filters at a time across channel boundaries; a filter's packed
+    // positions must not depend on its neighbours (the all-but-one-zero filters below).
+    for (const WinogradTile tile : {WinogradTile::f2x2, WinogradTile::f4x4}) {
+        for (const int64_t filters : {1, 5, 6, 7, 13}) {
+            const int64_t channels = 3;
+            std::mt19937 rng(static_cast<unsigned>(filters));
+            std::normal_distribution<float> normal;
+            std::vector<float> w(static_cast<size_t>(filters * channels * 9));
+            for (float& v : w) {
+                v = normal(rng);
+            }
+            std::vector<float> all(
+                static_cast<size_t>(winogradWeightsSize(filters, channels, tile)));
+            packWinogradWeights(w.data(), filters, channels, all.data(), tile);
+            for (int64_t f = 0; f < filters; ++f) {
+                for (int64_t c = 0; c < channels; ++c) {
+                    std::vector<float> only(w.size(), 0.0F);
+                    const size_t at = static_cast<size_t>((f * channels + c) * 9);
+                    std::copy_n(w.begin() + static_cast<std::ptrdiff_t>(at), 9,
+                                only.begin() + static_cast<std::ptrdiff_t>(at));
+                    std::vector<float> one(all.size());
+                    packWinogradWeights(only.data(), filters, channels, one.data(), tile);
+                    // Every entry of `one` is zero but (f, c)'s, which must equal `all`'s.
+                    int written = 0;
+                    for (size_t i = 0; i < one.size(); ++i) {
+                        if (one[i] != 0.0F) {
+                            ASSERT_EQ(one[i], all[i]) << "filter " << f << ", channel " << c;
+                            ++written;
+                        }
+                    }
+                    EXPECT_GE(written, tile == WinogradTile::f4x4 ? 30 : 12)
+                        << "filter " << f << ", channel " << c;
+                }
+            }
+        }
+    }
+}
+
 class WinogradWeightGrad : public ::testing::TestWithParam<int> {};
 
 TEST_P(WinogradWeightGrad, MatchesTheDirectSumSummedAndPerSample) {
