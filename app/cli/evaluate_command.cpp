@@ -128,7 +128,9 @@ Result<ModelEvaluation> evaluateModel(const std::string& path, const EvaluateOpt
     QS_ASSIGN_OR_RETURN(graph::Graph graph, onnx::importModel(path));
     QS_ASSIGN_OR_RETURN(const size_t index, outputIndex(graph, options.outputName));
     const int64_t batch = batchFor(options, graph, data.samples);
-    QS_ASSIGN_OR_RETURN(runtime::Executor executor, runtime::Executor::create(std::move(graph)));
+    QS_ASSIGN_OR_RETURN(
+        runtime::Executor executor,
+        runtime::Executor::create(std::move(graph), {.releasePackedWeights = true}));
     StderrProgressBar bar;
     NullProgress quiet;
     const bool manyBatches = (data.samples + batch - 1) / batch > 1;

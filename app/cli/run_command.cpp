@@ -157,8 +157,10 @@ Result<void> runModel(const RunOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
     runtime::setNumThreads(options.threads);
     QS_ASSIGN_OR_RETURN(graph::Graph graph, loadGraph(options));
-    QS_ASSIGN_OR_RETURN(runtime::Executor executor,
-                        runtime::Executor::create(std::move(graph), {.fp16 = options.fp16}));
+    QS_ASSIGN_OR_RETURN(
+        runtime::Executor executor,
+        runtime::Executor::create(std::move(graph),
+                                  {.fp16 = options.fp16, .releasePackedWeights = true}));
     QS_ASSIGN_OR_RETURN(const runtime::Dataset dataset,
                         runtime::loadDataset(executor.graph(), datasetRequest(options)));
     const int64_t batches = runtime::BatchStream(dataset).batchCount();

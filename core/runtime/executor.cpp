@@ -16,6 +16,10 @@
 #include <optional>
 #include <unordered_map>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace qs::runtime {
 
 using graph::DataType;
@@ -255,6 +259,9 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     exec.planLifetimes();
     exec.planFusions();
     exec.prepackWeights();
+    if (options.releasePackedWeights) {
+        exec.releasePackedOriginals();
+    }
     exec.m_inputGradWeights = std::make_shared<InputGradWeights>();
     return exec;
 }
@@ -427,6 +434,50 @@ void Executor::prepackWeights() {
         packGroupedWeights(w.data<float>(), w.dim(0), depth, group, packed.mutableData<float>());
         m_packedWeights[step] = std::move(packed);
     }
+}
+
+void Executor::releasePackedOriginals() {
+    std::vector<bool> packedStep(m_graph.numNodes(), false);
+    std::vector<bool> readElsewhere(m_graph.numValues(), false);
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        const graph::Node& node = m_graph.node(m_order[step]);
+        packedStep[m_order[step].index()] =
+            m_packedWeights[step].defined() && node.opType == "Conv";
+        for (const ValueId in : node.implicitInputs) {
+            readElsewhere[in.index()] = true;
+        }
+    }
+    for (const ValueId out : m_graph.outputs()) {
+        readElsewhere[out.index()] = true;
+    }
+    bool released = false;
+    for (const ValueId id : m_graph.valueIds()) {
+        graph::Value& value = m_graph.value(id);
+        if (!value.isInitializer() || value.consumers.empty() || readElsewhere[id.index()]) {
+            continue;
+        }
+        // Conv kernels with packed weights read only the weight's dims (ops/conv.cpp).
+        const bool onlyPacked = std::ranges::all_of(value.consumers, [&](const graph::Use& use) {
+            return use.port == 1 && packedStep[use.node.index()];
+        });
+        if (!onlyPacked) {
+            continue;
+        }
+        const graph::TensorPtr& bytes = value.initializer;
+        value.initializer =
+            std::make_shared<const graph::TensorData>(bytes->dtype(), bytes->dims(), std::string());
+        m_constants[id.index()] =
+            Tensor::withoutData(m_constants[id.index()].dtype(), m_constants[id.index()].shape());
+        released = true;
+    }
+    m_weightsReleased = released;
+#if defined(__GLIBC__)
+    // The weights' bytes were allocated while parsing, among smaller blocks: hand the freed
+    // pages back to the system instead of keeping them in the heap.
+    if (released) {
+        malloc_trim(0);
+    }
+#endif
 }
 
 // Fusion: Conv -> [Add(conv, r)] -> [Relu | Clip with constant bounds] -> [element-wise tail]
@@ -622,6 +673,11 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
 }
 
 Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) const {
+    if (m_weightsReleased) {
+        return Error(Errc::InvalidArgument,
+                     "this executor released its packed Conv weights (forward only): gradients "
+                     "need an executor created without releasePackedWeights");
+    }
     ForwardTrace trace;
     trace.values = m_constants;
     QS_TRY(bindInputs(inputs, trace.values));
@@ -653,6 +709,26 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
     });
     return out;
 }
+
+namespace {
+
+/// Moves the gradients of `node`'s outputs that are released after its step out of `grads`,
+/// leaving `outputGrads` their only holder; returns OpContext::reusableOutputGrads: those nothing
+/// else shares (not a caller's seed, not kept), which the VJP may turn into an input's gradient.
+uint64_t handOverOutputGrads(const graph::Node& node, const std::vector<bool>& retained,
+                             const std::vector<Tensor>& outputGrads, std::vector<Tensor>& grads) {
+    uint64_t reusable = 0;
+    for (size_t i = 0; i < node.outputs.size() && i < 64; ++i) {
+        const ValueId out = node.outputs[i];
+        if (out.valid() && !retained[out.index()]) {
+            grads[out.index()] = Tensor();
+            reusable |= outputGrads[i].soleOwner() ? uint64_t{1} << i : 0;
+        }
+    }
+    return reusable;
+}
+
+} // namespace
 
 std::pair<Tensor, size_t> Executor::inputGradWeights(size_t step, const Tensor& x,
                                                      const Tensor& w) const {
@@ -747,6 +823,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
         }
     }
     OpContext ctx{node, inputs, m_opset, mask};
+    ctx.reusableOutputGrads = handOverOutputGrads(node, retained, outputGrads, grads);
     ctx.perSampleMask = perSample;
     ctx.perSampleBatch = options.perSampleBatch;
     RunStats* stats = options.stats;
@@ -788,6 +865,11 @@ std::vector<std::vector<ValueId>> Executor::handOverPlan(std::span<const ValueId
 Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
                                                std::span<const std::pair<ValueId, Tensor>> seeds,
                                                const BackwardOptions& options) const {
+    if (m_weightsReleased) {
+        return Error(Errc::InvalidArgument,
+                     "this executor released its packed Conv weights (forward only): gradients "
+                     "need an executor created without releasePackedWeights");
+    }
     std::vector<Tensor> grads(m_graph.numValues());
     QS_ASSIGN_OR_RETURN(const std::vector<bool> kept, keptValues(m_graph, options.keep));
     for (const auto& [id, grad] : seeds) {

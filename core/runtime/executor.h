@@ -30,6 +30,12 @@ namespace qs::runtime {
 struct ExecutorOptions {
     /// Store weights and activations as float16 between ops; kernels accumulate in float.
     bool fp16 = false;
+    /// Forward only: once a Conv's weights are packed for its kernel (GEMM panels or Winograd),
+    /// the originals are released when nothing else reads them; their values keep dtype and
+    /// dims but no bytes, in graph() too. ONNX Runtime frees prepacked initializers the same
+    /// way; without it a forward holds every Conv weight twice (resnet50: 90 MB more).
+    /// forwardWithTrace() and backward() then fail. No effect with fp16, which packs nothing.
+    bool releasePackedWeights = false;
 };
 
 /// Figures from one run.
@@ -142,6 +148,9 @@ private:
     /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
     void prepackWeights();
 
+    /// releasePackedWeights: drops the Conv weights only packed copies read.
+    void releasePackedOriginals();
+
     /// A Conv step's fused node, or nullptr.
     const graph::Node* fusedNode(size_t step) const;
 
@@ -155,6 +164,7 @@ private:
     std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
     std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
     std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
+    bool m_weightsReleased = false;        ///< releasePackedOriginals() dropped some weight
 
     /// Per step: a Conv's dx weights (packWinogradInputGradWeights or packGemmInputGradWeights),
     /// packed on the first backward sweep that needs them and shared by copies of the executor;

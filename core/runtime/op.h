@@ -31,6 +31,14 @@ struct OpContext {
     /// the samples being axis 0 of the data input (only ops with perSampleWeightGrads see it).
     uint64_t perSampleMask = 0;
     int64_t perSampleBatch = 0;
+    /// Bit i set: output i's gradient is handed over, held by nothing else, so the VJP may
+    /// write an input's gradient of the same shape into it instead of a new buffer (an
+    /// element-wise mask then reads and writes one stream less, and touches no fresh pages).
+    uint64_t reusableOutputGrads = 0;
+
+    bool reusesOutputGrad(size_t index) const {
+        return index < 64 && ((reusableOutputGrads >> index) & 1U) != 0;
+    }
 
     bool wantsGrad(size_t index) const { return index < 64 && ((gradMask >> index) & 1U) != 0; }
 

@@ -136,6 +136,14 @@ Tensor Tensor::zeros(DataType dtype, Shape shape) {
     return out;
 }
 
+Tensor Tensor::withoutData(DataType dtype, Shape shape) {
+    Tensor out;
+    out.m_dtype = dtype;
+    out.m_shape = std::move(shape);
+    out.m_count = shapeNumElements(out.m_shape);
+    return out;
+}
+
 Tensor Tensor::wrap(graph::TensorPtr data) {
     if (data->dtype() == DataType::Int4 || data->dtype() == DataType::UInt4) {
         // ONNX packs two 4-bit elements per byte, low nibble first; kernels want one per byte.

@@ -107,6 +107,10 @@ public:
     /// (int4/uint4) are unpacked into int8/uint8, one byte per element (a copy).
     static Tensor wrap(graph::TensorPtr data);
 
+    /// Dtype and dims without elements (data() is null): what stays of a weight the executor
+    /// released once its kernel's packed copy was made (ExecutorOptions::releasePackedWeights).
+    static Tensor withoutData(graph::DataType dtype, Shape shape);
+
     /// A new tensor holding `values`.
     template <typename T>
     static Tensor fromValues(const Shape& shape, std::span<const T> values) {
@@ -145,6 +149,11 @@ public:
 
     /// False for wrapped initializers.
     bool writable() const { return m_writable; }
+
+    /// Writable storage that no other tensor shares (a gradient the executor may hand over).
+    bool soleOwner() const {
+        return m_writable && m_holder != nullptr && m_holder.use_count() == 1;
+    }
 
     /// Identity of the storage, for counting live bytes once per buffer.
     const void* storageId() const { return m_holder.get(); }

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string_view>
@@ -93,10 +94,12 @@ int main(int argc, char** argv) {
     if (!graph.ok()) {
         return fail(graph.error());
     }
-    auto exec = runtime::Executor::create(std::move(*graph));
-    if (!exec.ok()) {
-        return fail(exec.error());
+    // As `quantscope-cli run` creates it: Conv weights released once packed.
+    auto created = runtime::Executor::create(std::move(*graph), {.releasePackedWeights = true});
+    if (!created.ok()) {
+        return fail(created.error());
     }
+    std::optional<runtime::Executor> exec(std::move(*created));
     const graph::Value& input = exec->graph().value(exec->inputIds()[0]);
     auto shape = runtime::concreteInputShape(input, batch);
     if (!shape.ok()) {
@@ -124,6 +127,21 @@ int main(int argc, char** argv) {
     }
     rusage forwardUsage{};
     getrusage(RUSAGE_SELF, &forwardUsage);
+    // QS_BENCH_SKIP_VJP=1 times the forward alone (for perf record on the forward).
+    const bool skipVjp = std::getenv("QS_BENCH_SKIP_VJP") != nullptr;
+    if (!skipVjp || std::getenv("QS_BENCH_PROFILE") != nullptr) {
+        // Gradients need the weights the forward executor released: one that keeps them.
+        exec.reset();
+        auto kept = onnx::importModel(model);
+        if (!kept.ok()) {
+            return fail(kept.error());
+        }
+        auto keeping = runtime::Executor::create(std::move(*kept));
+        if (!keeping.ok()) {
+            return fail(keeping.error());
+        }
+        exec.emplace(std::move(*keeping));
+    }
     // Forward + VJP to every Conv output: seed the final output with ones and back-propagate;
     // the backward pass computes activation gradients at every Conv output on the way.
     std::vector<double> vjpMs;
@@ -139,8 +157,6 @@ int main(int argc, char** argv) {
             break;
         }
     }
-    // QS_BENCH_SKIP_VJP=1 times the forward alone (for perf record on the forward).
-    const bool skipVjp = std::getenv("QS_BENCH_SKIP_VJP") != nullptr;
     const int vjpRepeats = skipVjp ? 0 : std::max(1, repeats / 3);
     for (int i = 0; i < vjpRepeats; ++i) {
         const auto start = Clock::now();

@@ -90,7 +90,7 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     if (x.dtype() != graph::DataType::Float) {
         return ctx.error(Errc::Unsupported, "gradients need a float input");
     }
-    Tensor dx = allocateFloat(x.shape());
+    Tensor dx = ctx.reusesOutputGrad(0) ? outputGrads[0] : allocateFloat(x.shape());
     const float* px = x.data<float>();
     const float* dy = outputGrads[0].data<float>();
     float* out = dx.mutableData<float>();

@@ -23,7 +23,7 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     const Tensor& x = ctx.input(0);
-    Tensor dx = allocateFloat(x.shape());
+    Tensor dx = ctx.reusesOutputGrad(0) ? outputGrads[0] : allocateFloat(x.shape());
     const float* src = x.data<float>();
     const float* dy = outputGrads[0].data<float>();
     float* dst = dx.mutableData<float>();

@@ -543,6 +543,55 @@ TEST(Executor, FusedRunMatchesUnfusedTrace) {
     }
 }
 
+// Forward only: Conv weights that only a packed kernel reads are released (dims kept, no bytes),
+// the outputs do not change, weights read elsewhere stay, and gradients are refused by name.
+TEST(Executor, ReleasingPackedWeightsKeepsTheForwardAndRefusesGradients) {
+    Graph shared = makeResidualBlock();
+    // w2 also feeds an Identity whose output is a graph output: it must keep its bytes.
+    const ValueId peek = shared.addValue("peek", DataType::Float);
+    shared.addNode("peek", "Identity", {*shared.findValue("w2")}, {peek});
+    shared.addOutput(peek);
+    for (const bool sharedW2 : {false, true}) {
+        SCOPED_TRACE(sharedW2 ? "w2 read by an Identity too" : "residual block");
+        auto keeping = Executor::create(sharedW2 ? shared : makeResidualBlock());
+        auto releasing = Executor::create(sharedW2 ? shared : makeResidualBlock(),
+                                          {.releasePackedWeights = true});
+        ASSERT_TRUE(keeping.ok()) << keeping.error().toString();
+        ASSERT_TRUE(releasing.ok()) << releasing.error().toString();
+        const Graph& g = releasing->graph();
+        const auto bytesOf = [&g](const char* name) {
+            return g.value(*g.findValue(name)).initializer->bytes().size();
+        };
+        EXPECT_EQ(bytesOf("w1"), 0U); // Winograd
+        EXPECT_EQ(g.value(*g.findValue("w1")).initializer->dims(),
+                  (std::vector<int64_t>{4, 4, 3, 3}));
+        EXPECT_EQ(bytesOf("w2"), sharedW2 ? 4U * 4U * 4U : 0U); // GEMM panels
+        EXPECT_EQ(bytesOf("w3"), 4U * 9U * 4U);                 // depthwise: no packed copy
+        EXPECT_EQ(bytesOf("b1"), 4U * 4U);                      // a bias is read as it is
+        std::mt19937 rng(3);
+        std::normal_distribution<float> normal(0.0F, 2.0F);
+        Tensor x = Tensor::allocate(DataType::Float, {1, 4, 6, 6});
+        for (int64_t i = 0; i < x.numElements(); ++i) {
+            x.mutableData<float>()[i] = normal(rng);
+        }
+        auto expected = keeping->run(std::span(&x, 1));
+        auto got = releasing->run(std::span(&x, 1));
+        ASSERT_TRUE(expected.ok()) << expected.error().toString();
+        ASSERT_TRUE(got.ok()) << got.error().toString();
+        ASSERT_EQ(got->size(), expected->size());
+        for (size_t o = 0; o < got->size(); ++o) {
+            ASSERT_EQ((*got)[o].numElements(), (*expected)[o].numElements());
+            for (int64_t i = 0; i < (*got)[o].numElements(); ++i) {
+                EXPECT_EQ((*got)[o].data<float>()[i], (*expected)[o].data<float>()[i]) << i;
+            }
+        }
+        auto trace = releasing->forwardWithTrace(std::span(&x, 1));
+        ASSERT_FALSE(trace.ok());
+        EXPECT_NE(trace.error().message().find("released its packed Conv weights"),
+                  std::string::npos);
+    }
+}
+
 // A MatMul with a weight B runs on the packed GEMM with strips the executor packs at creation;
 // the product must be the defining sum whatever the shapes' remainders (columns past a strip,
 // rows past a panel, A's batch dims folded into its rows) and on one or two threads.

@@ -119,6 +119,24 @@ TEST_P(OpRegistryTest, VjpMatchesFiniteDifferences) {
         }
         auto grads = def().vjp(ctx, *outputs, projections);
         ASSERT_TRUE(grads.ok()) << grads.error().toString();
+        // Handed the output gradients to reuse (as the executor does when nothing else holds
+        // them), the VJP must give the same gradients.
+        std::vector<Tensor> handedOver;
+        for (const Tensor& projection : projections) {
+            handedOver.push_back(projection.defined() ? projection.clone() : Tensor());
+        }
+        OpContext reusing{node, sample.inputs};
+        reusing.reusableOutputGrads = ~uint64_t{0};
+        auto reused = def().vjp(reusing, *outputs, handedOver);
+        ASSERT_TRUE(reused.ok()) << reused.error().toString();
+        ASSERT_EQ(reused->size(), grads->size());
+        for (size_t i = 0; i < grads->size(); ++i) {
+            ASSERT_EQ((*reused)[i].defined(), (*grads)[i].defined()) << "input " << i;
+            for (int64_t e = 0; (*grads)[i].defined() && e < (*grads)[i].numElements(); ++e) {
+                EXPECT_EQ((*reused)[i].elementAsDouble(e), (*grads)[i].elementAsDouble(e))
+                    << "input " << i << " element " << e;
+            }
+        }
         std::vector<int> probeInputs = sample.gradInputs;
         if (probeInputs.empty()) {
             for (size_t i = 0; i < sample.inputs.size(); ++i) {
