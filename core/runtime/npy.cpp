@@ -2,11 +2,15 @@
 
 #include "core/support/atomic_file.h"
 
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
 #include <optional>
 #include <set>
 #include <string_view>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <utility>
 
 namespace qs::runtime {
@@ -202,34 +206,47 @@ std::optional<uint64_t> byteSize(const Shape& shape, size_t elementSize) {
 
 } // namespace
 
-Result<Tensor> parseNpy(const std::string& bytes) {
+namespace {
+
+/// What a .npy file's first bytes say: the element type, the shape, where the data starts.
+struct NpyPrefix {
+    DataType dtype = DataType::Undefined;
+    Shape shape;
+    size_t dataStart = 0;
+};
+
+/// Where the header text starts and how long it is, from the magic, version and length field.
+Result<std::pair<size_t, size_t>> headerSpan(std::string_view bytes) {
     if (bytes.size() < kMagicSize + 4 || bytes.compare(0, kMagicSize, kMagic, kMagicSize) != 0) {
         return Error(Errc::InvalidArgument, "not a .npy file (bad magic)");
     }
     const auto major = static_cast<uint8_t>(bytes[6]);
-    size_t headerLength = 0;
-    size_t headerStart = 0;
     if (major == 1) {
-        headerLength = static_cast<uint8_t>(bytes[8]) |
-                       (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
-        headerStart = 10;
-    } else if (major == 2 || major == 3) {
+        const size_t length = static_cast<uint8_t>(bytes[8]) |
+                              (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+        return std::pair<size_t, size_t>{10, length};
+    }
+    if (major == 2 || major == 3) {
         if (bytes.size() < 12) {
             return Error(Errc::InvalidArgument, "truncated .npy header");
         }
         uint32_t length = 0;
         std::memcpy(&length, bytes.data() + 8, 4);
-        headerLength = length;
-        headerStart = 12;
-    } else {
-        return Error(Errc::Unsupported, "unknown .npy format version " + std::to_string(major));
+        return std::pair<size_t, size_t>{12, length};
     }
+    return Error(Errc::Unsupported, "unknown .npy format version " + std::to_string(major));
+}
+
+/// Parses the header in `bytes` (the file's first bytes, at least up to the header's end) of a
+/// file of `fileSize` bytes, and checks that the data after it is exactly what the shape needs.
+Result<NpyPrefix> parsePrefix(std::string_view bytes, uint64_t fileSize) {
+    QS_ASSIGN_OR_RETURN(const auto span, headerSpan(bytes));
+    const auto [headerStart, headerLength] = span;
     if (headerStart + headerLength > bytes.size()) {
         return Error(Errc::InvalidArgument, "truncated .npy header");
     }
-    QS_ASSIGN_OR_RETURN(
-        const NpyHeader header,
-        HeaderParser(std::string_view(bytes).substr(headerStart, headerLength)).parse());
+    QS_ASSIGN_OR_RETURN(const NpyHeader header,
+                        HeaderParser(bytes.substr(headerStart, headerLength)).parse());
     QS_ASSIGN_OR_RETURN(const DataType dtype, dtypeFromDescr(header.descr));
     if (header.fortranOrder) {
         return Error(Errc::Unsupported,
@@ -237,7 +254,7 @@ Result<Tensor> parseNpy(const std::string& bytes) {
     }
     // Checked before allocating: a hostile header may promise exabytes.
     const size_t dataStart = headerStart + headerLength;
-    const uint64_t available = bytes.size() - dataStart;
+    const uint64_t available = fileSize - dataStart;
     const std::optional<uint64_t> needed = byteSize(header.shape, runtimeElementSize(dtype));
     if (!needed || *needed != available) {
         return Error(Errc::InvalidArgument,
@@ -246,16 +263,98 @@ Result<Tensor> parseNpy(const std::string& bytes) {
                          (needed ? std::to_string(*needed) : std::string("more than 2^64")) +
                          (needed && *needed > available ? " (truncated file?)" : ""));
     }
-    Tensor tensor = Tensor::allocate(dtype, header.shape);
+    return NpyPrefix{dtype, header.shape, dataStart};
+}
+
+/// Reads `size` bytes at `offset` of `fd` into `out`; false on an error or an early end.
+bool readFully(int fd, uint64_t offset, size_t size, std::byte* out) {
+    while (size > 0) {
+        const ssize_t n =
+            ::pread(fd, out, std::min<size_t>(size, size_t{1} << 30), static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        out += n;
+        offset += static_cast<uint64_t>(n);
+        size -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+/// An open file descriptor, closed on scope exit.
+struct FileDescriptor {
+    explicit FileDescriptor(int descriptor)
+        : fd(descriptor) {}
+
+    FileDescriptor(const FileDescriptor&) = delete;
+    FileDescriptor& operator=(const FileDescriptor&) = delete;
+
+    ~FileDescriptor() {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+
+    int fd;
+};
+
+Result<Tensor> readNpyFile(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+        return Error(Errc::Io, "no such file");
+    }
+    if (std::filesystem::is_directory(status)) {
+        return Error(Errc::Io, "is a directory, not a file");
+    }
+    const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+
+    struct stat info {};
+
+    if (file.fd < 0 || ::fstat(file.fd, &info) != 0) {
+        return Error(Errc::Io, std::string("cannot open: ") + std::strerror(errno));
+    }
+    const auto fileSize = static_cast<uint64_t>(info.st_size);
+    // The magic, version and header length first, then the whole header.
+    std::string prefix(static_cast<size_t>(std::min<uint64_t>(fileSize, 12)), '\0');
+    if (!readFully(file.fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
+        return Error(Errc::Io, std::string("cannot read: ") + std::strerror(errno));
+    }
+    QS_ASSIGN_OR_RETURN(const auto span, headerSpan(prefix));
+    const uint64_t headerEnd = span.first + span.second;
+    if (headerEnd > fileSize) {
+        return Error(Errc::InvalidArgument, "truncated .npy header");
+    }
+    prefix.resize(static_cast<size_t>(headerEnd));
+    if (!readFully(file.fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
+        return Error(Errc::Io, std::string("cannot read: ") + std::strerror(errno));
+    }
+    QS_ASSIGN_OR_RETURN(const NpyPrefix layout, parsePrefix(prefix, fileSize));
+    // Straight into the tensor: a dataset of many samples is read once, not copied again.
+    Tensor tensor = Tensor::allocate(layout.dtype, layout.shape);
+    if (tensor.byteSize() > 0 && !readFully(file.fd, layout.dataStart, tensor.byteSize(),
+                                            static_cast<std::byte*>(tensor.mutableRawData()))) {
+        return Error(Errc::Io, "cannot read the data (the file changed while it was read?)");
+    }
+    return tensor;
+}
+
+} // namespace
+
+Result<Tensor> parseNpy(const std::string& bytes) {
+    QS_ASSIGN_OR_RETURN(const NpyPrefix layout, parsePrefix(bytes, bytes.size()));
+    Tensor tensor = Tensor::allocate(layout.dtype, layout.shape);
     if (tensor.byteSize() > 0) {
-        std::memcpy(tensor.mutableRawData(), bytes.data() + dataStart, tensor.byteSize());
+        std::memcpy(tensor.mutableRawData(), bytes.data() + layout.dataStart, tensor.byteSize());
     }
     return tensor;
 }
 
 Result<Tensor> readNpy(const std::filesystem::path& path) {
-    QS_ASSIGN_OR_RETURN(std::string bytes, readFile(path));
-    return parseNpy(bytes).context("file '" + path.string() + "'");
+    return readNpyFile(path).context("file '" + path.string() + "'");
 }
 
 Result<std::string> serializeNpy(const Tensor& tensor) {

@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
         return fail(created.error());
     }
     std::optional<runtime::Executor> exec(std::move(*created));
-    const graph::Value& input = exec->graph().value(exec->inputIds()[0]);
+    // A copy: the executor is replaced before the VJP.
+    const graph::Value input = exec->graph().value(exec->inputIds()[0]);
     auto shape = runtime::concreteInputShape(input, batch);
     if (!shape.ok()) {
         return fail(shape.error());
