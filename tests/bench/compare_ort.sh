@@ -13,7 +13,9 @@
 # RUN_FIGURE (environment, default 1): each round also times whole `quantscope-cli run`
 # processes on the benchmark's input of 1 and of K batches (K - 1 batches take about two seconds
 # of forward); (tK - t1) / ((K - 1) x BATCH) is the process's time per sample, shown against the
-# in-process forward's.
+# in-process forward's (run/fwd, against the median of single forwards) and against the
+# benchmark's own loop over the same K batches, timed whole like the process (run/loop: what the
+# process adds to the executor's work, with the machine's hiccups on both sides).
 # Peak RSS: ours is the benchmark process's after its forward runs (before the VJP keeps every
 # activation); ONNX Runtime's is the node process's minus what node held before loading it.
 set -eu
@@ -30,8 +32,8 @@ trap 'rm -rf "$work"' EXIT
 seconds() { # COMMAND... -> wall seconds
   s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc
 }
-printf '%-20s %3s %3s %10s %10s %7s %12s %6s %8s %8s %10s %8s\n' model thr bat ours_ms ort_ms \
-  ratio max_rel_diff vjp rss_mib ort_rss run_ms/smp run/fwd
+printf '%-20s %3s %3s %10s %10s %7s %12s %6s %8s %8s %10s %8s %10s %9s\n' model thr bat ours_ms \
+  ort_ms ratio max_rel_diff vjp rss_mib ort_rss run_ms/smp run/fwd loop_ms/smp run/loop
 for spec in $models; do
   case $spec in
     *.onnx*) file=${spec%%:*}; dims=; [ "$file" = "$spec" ] || dims=${spec#*:} ;;
@@ -78,10 +80,13 @@ for spec in $models; do
       const run = hasRun ? median(rows.map(([, , c]) => c.run_ms_per_sample)) : undefined;
       const runRatio = hasRun
         ? median(rows.map(([a, , c]) => c.run_ms_per_sample / (a.forward_ms / a.batch))) : undefined;
+      const loop = median(rows.map(([a]) => a.loop_ms_per_sample));
+      const runLoop = hasRun
+        ? median(rows.map(([a, , c]) => c.run_ms_per_sample / a.loop_ms_per_sample)) : undefined;
       console.log(a0.model.padEnd(20), String(a0.threads).padStart(3), String(a0.batch).padStart(3),
                   f(ours, 10, 1), f(ort, 10, 1), f(ratio, 7, 2), diff.toExponential(2).padStart(12),
                   f(vjp, 6, 2), String(rss).padStart(8), String(ortRss).padStart(8),
-                  f(run, 10, 1), f(runRatio, 8, 2));
+                  f(run, 10, 1), f(runRatio, 8, 2), f(loop, 10, 1), f(runLoop, 9, 2));
     ' "$rows"
   done
 done
