@@ -1,7 +1,12 @@
 #include "core/runtime/batching.h"
 
+#include "core/runtime/parallel.h"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <array>
 #include <cstring>
-#include <random>
 
 namespace qs::runtime {
 
@@ -49,14 +54,59 @@ Result<Tensor> concatBatches(const std::vector<Tensor>& parts) {
     return out;
 }
 
+namespace {
+
+/// splitmix64's output function: a well-mixed 64-bit value from any 64-bit input.
+uint64_t splitmix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+/// Pairs of normals per block: block b holds elements [2 kPairs b, 2 kPairs (b + 1)), the cosine
+/// halves of its pairs first, then the sine halves.
+constexpr int64_t kPairs = 512;
+
+/// Block `block` of the stream of `key` into out[0, 2 kPairs).
+void normalBlock(uint64_t key, int64_t block, float* out) {
+    Eigen::Array<float, kPairs, 1> u1;
+    Eigen::Array<float, kPairs, 1> u2;
+    for (int64_t j = 0; j < kPairs; ++j) {
+        const uint64_t bits = splitmix64(key + static_cast<uint64_t>(block * kPairs + j));
+        constexpr float kScale = 1.0F / 16777216.0F; // 2^-24: 24-bit uniforms are exact floats
+        u1[j] = static_cast<float>((bits >> 40) + 1) * kScale; // (0, 1]: log stays finite
+        u2[j] = static_cast<float>(bits & 0xFFFFFFU) * kScale; // [0, 1)
+    }
+    constexpr float kTwoPi = 6.283185307179586F;
+    const Eigen::Array<float, kPairs, 1> radius = (-2.0F * u1.log()).sqrt();
+    const Eigen::Array<float, kPairs, 1> angle = kTwoPi * u2;
+    Eigen::Map<Eigen::Array<float, kPairs, 1>> cosines(out);
+    Eigen::Map<Eigen::Array<float, kPairs, 1>> sines(out + kPairs);
+    cosines = radius * angle.cos();
+    sines = radius * angle.sin();
+}
+
+} // namespace
+
 Tensor randomNormal(Shape shape, uint64_t seed) {
     Tensor out = Tensor::allocate(graph::DataType::Float, std::move(shape));
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> dist(0.0F, 1.0F);
     float* data = out.mutableData<float>();
-    for (int64_t i = 0; i < out.numElements(); ++i) {
-        data[i] = dist(rng);
-    }
+    const int64_t count = out.numElements();
+    const uint64_t key = splitmix64(seed);
+    const int64_t blocks = (count + 2 * kPairs - 1) / (2 * kPairs);
+    parallelFor(blocks, 16, [&](int64_t first, int64_t last) {
+        std::array<float, 2 * kPairs> tail{};
+        for (int64_t b = first; b < last; ++b) {
+            const int64_t begin = b * 2 * kPairs;
+            if (begin + 2 * kPairs <= count) {
+                normalBlock(key, b, data + begin);
+            } else {
+                normalBlock(key, b, tail.data());
+                std::copy_n(tail.begin(), count - begin, data + begin);
+            }
+        }
+    });
     return out;
 }
 

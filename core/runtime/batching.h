@@ -13,8 +13,10 @@ Tensor sliceBatch(const Tensor& tensor, int64_t begin, int64_t end);
 /// Stacks tensors that agree except in axis 0.
 Result<Tensor> concatBatches(const std::vector<Tensor>& parts);
 
-/// Standard-normal float tensor from a seeded generator (std::mt19937_64, Box-Muller by the
-/// standard library's normal_distribution).
+/// Standard-normal float tensor, seeded: Box-Muller on uniforms hashed from (seed, element
+/// index) by splitmix64, so each element depends on the seed and its index alone and any thread
+/// count gives the same tensor; vectorised and split over the threads (`run --random` spent more
+/// time here than in the forward with a sequential std::normal_distribution).
 Tensor randomNormal(Shape shape, uint64_t seed);
 
 /// The shape of `input` with dynamic dims filled: the first one by `batch`, others by 1.

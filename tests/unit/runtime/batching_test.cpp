@@ -2,6 +2,7 @@
 #include "core/runtime/image_dataset.h"
 #include "core/runtime/npy.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/parallel.h"
 #include "core/runtime/probe_runner.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +90,44 @@ TEST(Batching, Fp16StaysWithinHalfPrecision) {
     for (int64_t i = 0; i < (*a)[0].numElements(); ++i) {
         EXPECT_NEAR((*b)[0].data<float>()[i], (*a)[0].data<float>()[i], 1e-2);
     }
+}
+
+// Seeded random-normal data: standard-normal moments, the same tensor on one or two threads,
+// each element fixed by the seed and its index (a shorter tensor is a prefix of a longer one,
+// whatever block the end falls in), other seeds other values.
+TEST(Batching, RandomNormalIsStandardAndDependsOnSeedAndIndexOnly) {
+    const int threadsBefore = numThreads();
+    setNumThreads(1);
+    const Tensor one = randomNormal({3, 100003}, 11);
+    setNumThreads(2);
+    const Tensor two = randomNormal({3, 100003}, 11);
+    setNumThreads(threadsBefore);
+    const Tensor prefix = randomNormal({1500}, 11);
+    const Tensor other = randomNormal({1500}, 12);
+    double sum = 0.0;
+    double squares = 0.0;
+    double fourth = 0.0;
+    int64_t beyondThree = 0;
+    for (int64_t i = 0; i < one.numElements(); ++i) {
+        const double v = one.data<float>()[i];
+        ASSERT_EQ(one.data<float>()[i], two.data<float>()[i]) << i;
+        ASSERT_TRUE(std::isfinite(v)) << i;
+        sum += v;
+        squares += v * v;
+        fourth += v * v * v * v;
+        beyondThree += std::abs(v) > 3.0 ? 1 : 0;
+    }
+    const auto n = static_cast<double>(one.numElements());
+    EXPECT_NEAR(sum / n, 0.0, 0.01);
+    EXPECT_NEAR(squares / n, 1.0, 0.01);
+    EXPECT_NEAR(fourth / n, 3.0, 0.05); // a normal's kurtosis, not a uniform's 1.8
+    EXPECT_NEAR(static_cast<double>(beyondThree) / n, 0.0027, 0.0006);
+    int64_t equal = 0;
+    for (int64_t i = 0; i < prefix.numElements(); ++i) {
+        ASSERT_EQ(prefix.data<float>()[i], one.data<float>()[i]) << i;
+        equal += prefix.data<float>()[i] == other.data<float>()[i] ? 1 : 0;
+    }
+    EXPECT_LT(equal, 3);
 }
 
 TEST(Npy, RoundTripsAndRejectsFortranOrder) {
