@@ -1,8 +1,11 @@
 #include "core/runtime/image_dataset.h"
 
+#include "core/runtime/parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <stb/stb_image.h>
 #include <vector>
 
@@ -21,22 +24,74 @@ bool isImageFile(const fs::path& path) {
     return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp";
 }
 
-/// Bilinear sample of an interleaved 8-bit image at (y, x) in source pixels.
-float sample(const unsigned char* pixels, int w, int h, int channels, int c, double y, double x) {
-    y = std::clamp(y, 0.0, static_cast<double>(h - 1));
-    x = std::clamp(x, 0.0, static_cast<double>(w - 1));
-    const int y0 = static_cast<int>(y);
-    const int x0 = static_cast<int>(x);
-    const int y1 = std::min(y0 + 1, h - 1);
-    const int x1 = std::min(x0 + 1, w - 1);
-    const double ty = y - y0;
-    const double tx = x - x0;
-    auto at = [&](int yy, int xx) {
-        return static_cast<double>(pixels[(yy * w + xx) * channels + c]);
-    };
-    const double top = at(y0, x0) * (1 - tx) + at(y0, x1) * tx;
-    const double bottom = at(y1, x0) * (1 - tx) + at(y1, x1) * tx;
-    return static_cast<float>(top * (1 - ty) + bottom * ty);
+/// Where output row or column i of `out` reads an axis of `in` source pixels: the two pixels
+/// around (i + 0.5) in / out - 0.5, clamped to the image, and the second one's weight.
+struct BilinearTap {
+    int first = 0;
+    int second = 0;
+    double weight = 0.0;
+};
+
+std::vector<BilinearTap> bilinearTaps(int in, int64_t out) {
+    const double scale = static_cast<double>(in) / static_cast<double>(out);
+    std::vector<BilinearTap> taps(static_cast<size_t>(out));
+    for (int64_t i = 0; i < out; ++i) {
+        const double at = std::clamp((static_cast<double>(i) + 0.5) * scale - 0.5, 0.0,
+                                     static_cast<double>(in - 1));
+        const int first = static_cast<int>(at);
+        taps[static_cast<size_t>(i)] = {first, std::min(first + 1, in - 1), at - first};
+    }
+    return taps;
+}
+
+/// Decodes `file` and resizes it bilinearly into dst [channels, height, width], normalised.
+Result<void> loadImage(const fs::path& file, int64_t channels, int64_t height, int64_t width,
+                       const ImageNormalization& normalization, float* dst) {
+    int w = 0;
+    int h = 0;
+    int found = 0;
+    // Sized from the header before decoding: a small file may claim a gigapixel image.
+    if (stbi_info(file.c_str(), &w, &h, &found) == 0) {
+        return Error(Errc::InvalidArgument, std::string("cannot decode: ") + stbi_failure_reason())
+            .context("image '" + file.string() + "'");
+    }
+    if (static_cast<int64_t>(w) * h > kMaxImagePixels) {
+        return Error(Errc::InvalidArgument,
+                     "is " + std::to_string(w) + "x" + std::to_string(h) + " pixels, more than " +
+                         std::to_string(kMaxImagePixels) + " (a calibration image is small)")
+            .context("image '" + file.string() + "'");
+    }
+    std::unique_ptr<unsigned char, void (*)(void*)> pixels(
+        stbi_load(file.c_str(), &w, &h, &found, static_cast<int>(channels)), stbi_image_free);
+    if (pixels == nullptr) {
+        return Error(Errc::InvalidArgument, std::string("cannot decode: ") + stbi_failure_reason())
+            .context("image '" + file.string() + "'");
+    }
+    // Bilinear: each output row and column's taps computed once, not per pixel and channel.
+    const std::vector<BilinearTap> rows = bilinearTaps(h, height);
+    const std::vector<BilinearTap> cols = bilinearTaps(w, width);
+    const unsigned char* image = pixels.get();
+    for (int64_t c = 0; c < channels; ++c) {
+        const float mean = normalization.mean[static_cast<size_t>(c)];
+        const float stdev = normalization.std[static_cast<size_t>(c)];
+        for (int64_t y = 0; y < height; ++y) {
+            const BilinearTap& ty = rows[static_cast<size_t>(y)];
+            const unsigned char* top = image + static_cast<ptrdiff_t>(ty.first) * w * channels + c;
+            const unsigned char* bottom =
+                image + static_cast<ptrdiff_t>(ty.second) * w * channels + c;
+            float* out = dst + (c * height + y) * width;
+            for (int64_t x = 0; x < width; ++x) {
+                const BilinearTap& tx = cols[static_cast<size_t>(x)];
+                const ptrdiff_t x0 = static_cast<ptrdiff_t>(tx.first) * channels;
+                const ptrdiff_t x1 = static_cast<ptrdiff_t>(tx.second) * channels;
+                const double upper = top[x0] * (1 - tx.weight) + top[x1] * tx.weight;
+                const double lower = bottom[x0] * (1 - tx.weight) + bottom[x1] * tx.weight;
+                const auto v = static_cast<float>(upper * (1 - ty.weight) + lower * ty.weight);
+                out[x] = (v / 255.0F - mean) / stdev;
+            }
+        }
+    }
+    return success();
 }
 
 } // namespace
@@ -65,46 +120,22 @@ Result<Tensor> loadImageFolder(const fs::path& folder, int64_t channels, int64_t
     Tensor out = Tensor::allocate(graph::DataType::Float,
                                   {static_cast<int64_t>(files.size()), channels, height, width});
     float* dst = out.mutableData<float>();
-    for (size_t n = 0; n < files.size(); ++n) {
-        int w = 0;
-        int h = 0;
-        int found = 0;
-        // Sized from the header before decoding: a small file may claim a gigapixel image.
-        if (stbi_info(files[n].c_str(), &w, &h, &found) == 0) {
-            return Error(Errc::InvalidArgument,
-                         std::string("cannot decode: ") + stbi_failure_reason())
-                .context("image '" + files[n].string() + "'");
-        }
-        if (static_cast<int64_t>(w) * h > kMaxImagePixels) {
-            return Error(Errc::InvalidArgument, "is " + std::to_string(w) + "x" +
-                                                    std::to_string(h) + " pixels, more than " +
-                                                    std::to_string(kMaxImagePixels) +
-                                                    " (a calibration image is small)")
-                .context("image '" + files[n].string() + "'");
-        }
-        std::unique_ptr<unsigned char, void (*)(void*)> pixels(
-            stbi_load(files[n].c_str(), &w, &h, &found, static_cast<int>(channels)),
-            stbi_image_free);
-        if (pixels == nullptr) {
-            return Error(Errc::InvalidArgument,
-                         std::string("cannot decode: ") + stbi_failure_reason())
-                .context("image '" + files[n].string() + "'");
-        }
-        const double sy = static_cast<double>(h) / static_cast<double>(height);
-        const double sx = static_cast<double>(w) / static_cast<double>(width);
-        for (int64_t c = 0; c < channels; ++c) {
-            const float mean = normalization.mean[static_cast<size_t>(c)];
-            const float stdev = normalization.std[static_cast<size_t>(c)];
-            for (int64_t y = 0; y < height; ++y) {
-                for (int64_t x = 0; x < width; ++x) {
-                    const float v =
-                        sample(pixels.get(), w, h, static_cast<int>(channels), static_cast<int>(c),
-                               (static_cast<double>(y) + 0.5) * sy - 0.5,
-                               (static_cast<double>(x) + 0.5) * sx - 0.5);
-                    dst[((static_cast<int64_t>(n) * channels + c) * height + y) * width + x] =
-                        (v / 255.0F - mean) / stdev;
-                }
+    // Decoded and resized on every thread, image by image; the first failure in file order is
+    // reported, whatever thread met it.
+    std::vector<std::optional<Error>> failures(files.size());
+    parallelFor(static_cast<int64_t>(files.size()), 1, [&](int64_t first, int64_t last) {
+        for (int64_t n = first; n < last; ++n) {
+            if (Result<void> done =
+                    loadImage(files[static_cast<size_t>(n)], channels, height, width, normalization,
+                              dst + n * channels * height * width);
+                !done.ok()) {
+                failures[static_cast<size_t>(n)] = done.error();
             }
+        }
+    });
+    for (const std::optional<Error>& failure : failures) {
+        if (failure) {
+            return *failure;
         }
     }
     return out;
