@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 namespace qs::runtime {
 namespace {
@@ -146,6 +148,28 @@ TEST(Npy, RoundTripsAndRejectsFortranOrder) {
     auto badType = parseNpy(std::string(
         "\x93NUMPY\x01\x00\x20\x00{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", 42));
     EXPECT_FALSE(badType.ok());
+}
+
+// A file larger than readNpy's 8 MiB pieces, read on two threads, comes back element for
+// element; a file cut short is refused.
+TEST(Npy, LargeFilesReadInPiecesComeBackWhole) {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("qs_npy_pieces_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const Tensor t = randomNormal({5, 1000003}, 2); // 20 MB: two whole pieces and a partial one
+    ASSERT_TRUE(writeNpy(t, dir / "big.npy").ok());
+    const int threadsBefore = numThreads();
+    setNumThreads(2);
+    auto back = readNpy(dir / "big.npy");
+    setNumThreads(threadsBefore);
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    ASSERT_EQ(back->shape(), t.shape());
+    EXPECT_EQ(std::memcmp(back->rawData(), t.rawData(), t.byteSize()), 0);
+    std::filesystem::resize_file(dir / "big.npy", std::filesystem::file_size(dir / "big.npy") - 4);
+    auto cut = readNpy(dir / "big.npy");
+    ASSERT_FALSE(cut.ok());
+    EXPECT_NE(cut.error().message().find("truncated file"), std::string::npos);
+    std::filesystem::remove_all(dir);
 }
 
 /// A version-1.0 .npy file with `header` (unpadded) and `data`.
