@@ -7,6 +7,8 @@
 #include "core/runtime/parallel.h"
 #include "core/runtime/type_dispatch.h"
 
+#include <algorithm>
+#include <optional>
 #include <type_traits>
 
 namespace qs::runtime {
@@ -113,6 +115,71 @@ Result<std::vector<Tensor>> broadcastForward(const OpContext& ctx, F f) {
     return std::vector<Tensor>{out};
 }
 
+/// One operand the output's shape, the other one value per plane: the same rank, the output's
+/// dims up to some axis and 1 after it (a squeeze-and-excitation scale [N, C, 1, 1] on [N, C, H,
+/// W]). `fullIsA` says which operand is whole; the output is `outer` planes of `inner` values.
+struct PlaneBroadcast {
+    bool fullIsA = true;
+    int64_t outer = 0;
+    int64_t inner = 0;
+};
+
+inline std::optional<PlaneBroadcast> planeBroadcast(const Shape& a, const Shape& b,
+                                                    const Shape& out) {
+    if (a.size() != b.size() || a.size() != out.size() || (a == out) == (b == out)) {
+        return std::nullopt;
+    }
+    const bool fullIsA = a == out;
+    const Shape& other = fullIsA ? b : a;
+    size_t axis = 0;
+    while (axis < out.size() && other[axis] == out[axis]) {
+        ++axis;
+    }
+    for (size_t d = axis; d < out.size(); ++d) {
+        if (other[d] != 1) {
+            return std::nullopt;
+        }
+    }
+    return PlaneBroadcast{
+        fullIsA, shapeNumElements(other),
+        shapeNumElements(Shape(out.begin() + static_cast<std::ptrdiff_t>(axis), out.end()))};
+}
+
+/// broadcastVjp for a PlaneBroadcast: plane by plane over the threads, the per-plane operand's
+/// gradient summed along the plane in the generic odometer's order (the same float sums).
+template <typename FA, typename FB>
+std::vector<Tensor> planeBroadcastVjp(const PlaneBroadcast& planes, const float* pa,
+                                      const float* pb, const float* py, const float* dy,
+                                      const Shape& aShape, const Shape& bShape, FA fa, FB fb) {
+    Tensor da = allocateFloat(aShape);
+    Tensor db = allocateFloat(bShape);
+    float* pda = da.mutableData<float>();
+    float* pdb = db.mutableData<float>();
+    const int64_t inner = planes.inner;
+    const bool fullIsA = planes.fullIsA;
+    parallelFor(planes.outer, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(inner, 1)),
+                [&](int64_t begin, int64_t end) {
+                    for (int64_t p = begin; p < end; ++p) {
+                        float sum = 0.0F;
+                        for (int64_t i = p * inner; i < (p + 1) * inner; ++i) {
+                            const float va = pa[fullIsA ? i : p];
+                            const float vb = pb[fullIsA ? p : i];
+                            const float ga = dy[i] * static_cast<float>(fa(va, vb, py[i]));
+                            const float gb = dy[i] * static_cast<float>(fb(va, vb, py[i]));
+                            if (fullIsA) {
+                                pda[i] = ga;
+                                sum += gb;
+                            } else {
+                                pdb[i] = gb;
+                                sum += ga;
+                            }
+                        }
+                        (fullIsA ? pdb : pda)[p] = sum;
+                    }
+                });
+    return std::vector<Tensor>{da, db};
+}
+
 /// Gradients of a broadcasting binary float op: da = dy * fa(a, b, y), db = dy * fb(a, b, y),
 /// each summed back to its input's shape.
 template <typename FA, typename FB>
@@ -137,6 +204,9 @@ Result<std::vector<Tensor>> broadcastVjp(const OpContext& ctx, std::span<const T
             }
         });
         return std::vector<Tensor>{da, db};
+    }
+    if (const auto planes = planeBroadcast(a.shape(), b.shape(), outputs[0].shape())) {
+        return planeBroadcastVjp(*planes, pa, pb, py, dy, a.shape(), b.shape(), fa, fb);
     }
     auto plan = makeBroadcastPlan({outputs[0].shape(), a.shape(), b.shape()});
     QS_CHECK(plan.ok(), "forward shapes broadcast, so the backward ones do");
@@ -165,6 +235,14 @@ inline std::vector<OpSample> binarySamples(std::mt19937& rng, float lo = -1.0F, 
         {"bcast 2x3x4 by 3x1",
          {},
          {randomTensor(rng, {2, 3, 4}, lo, hi), randomTensor(rng, {3, 1}, lo, hi)},
+         {}},
+        {"bcast 2x3x4x5 by 2x3x1x1 (one value per plane)",
+         {},
+         {randomTensor(rng, {2, 3, 4, 5}, lo, hi), randomTensor(rng, {2, 3, 1, 1}, lo, hi)},
+         {}},
+        {"bcast 2x3x1 by 2x3x4 (the plane operand first)",
+         {},
+         {randomTensor(rng, {2, 3, 1}, lo, hi), randomTensor(rng, {2, 3, 4}, lo, hi)},
          {}},
         {"bcast scalar by 2x2",
          {},
