@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 namespace qs::runtime {
 
@@ -115,9 +116,10 @@ Result<std::vector<Tensor>> broadcastForward(const OpContext& ctx, F f) {
     return std::vector<Tensor>{out};
 }
 
-/// One operand the output's shape, the other one value per plane: the same rank, the output's
-/// dims up to some axis and 1 after it (a squeeze-and-excitation scale [N, C, 1, 1] on [N, C, H,
-/// W]). `fullIsA` says which operand is whole; the output is `outer` planes of `inner` values.
+/// One operand the output's shape, the other one value per plane: its dims (left-padded with
+/// ones to the output's rank) the output's up to some axis and 1 after it (a squeeze-and-excitation
+/// scale [N, C, 1, 1] on [N, C, H, W], a scalar on anything). `fullIsA` says which operand is
+/// whole; the output is `outer` planes of `inner` values.
 struct PlaneBroadcast {
     bool fullIsA = true;
     int64_t outer = 0;
@@ -126,11 +128,16 @@ struct PlaneBroadcast {
 
 inline std::optional<PlaneBroadcast> planeBroadcast(const Shape& a, const Shape& b,
                                                     const Shape& out) {
-    if (a.size() != b.size() || a.size() != out.size() || (a == out) == (b == out)) {
+    if ((a == out) == (b == out)) {
         return std::nullopt;
     }
     const bool fullIsA = a == out;
-    const Shape& other = fullIsA ? b : a;
+    const Shape& given = fullIsA ? b : a;
+    if (given.size() > out.size()) {
+        return std::nullopt;
+    }
+    Shape other(out.size() - given.size(), 1);
+    other.insert(other.end(), given.begin(), given.end());
     size_t axis = 0;
     while (axis < out.size() && other[axis] == out[axis]) {
         ++axis;
@@ -145,8 +152,10 @@ inline std::optional<PlaneBroadcast> planeBroadcast(const Shape& a, const Shape&
         shapeNumElements(Shape(out.begin() + static_cast<std::ptrdiff_t>(axis), out.end()))};
 }
 
-/// broadcastVjp for a PlaneBroadcast: plane by plane over the threads, the per-plane operand's
-/// gradient summed along the plane in the generic odometer's order (the same float sums).
+/// broadcastVjp for a PlaneBroadcast, over the threads in pieces of a plane: each piece's share of
+/// the per-plane operand's gradient is summed in double, and the pieces of a plane are added in
+/// order, so the result does not depend on the thread count (a scalar's gradient is one plane of
+/// the whole tensor, which one float running sum would also round badly).
 template <typename FA, typename FB>
 std::vector<Tensor> planeBroadcastVjp(const PlaneBroadcast& planes, const float* pa,
                                       const float* pb, const float* py, const float* dy,
@@ -157,11 +166,18 @@ std::vector<Tensor> planeBroadcastVjp(const PlaneBroadcast& planes, const float*
     float* pdb = db.mutableData<float>();
     const int64_t inner = planes.inner;
     const bool fullIsA = planes.fullIsA;
-    parallelFor(planes.outer, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(inner, 1)),
+    constexpr int64_t kPiece = int64_t{1} << 14;
+    const int64_t piecesPerPlane = std::max<int64_t>(1, (inner + kPiece - 1) / kPiece);
+    std::vector<double> partial(static_cast<size_t>(planes.outer * piecesPerPlane));
+    parallelFor(planes.outer * piecesPerPlane,
+                std::max<int64_t>(1, kPiece / std::max<int64_t>(inner, 1)),
                 [&](int64_t begin, int64_t end) {
-                    for (int64_t p = begin; p < end; ++p) {
-                        float sum = 0.0F;
-                        for (int64_t i = p * inner; i < (p + 1) * inner; ++i) {
+                    for (int64_t job = begin; job < end; ++job) {
+                        const int64_t p = job / piecesPerPlane;
+                        const int64_t first = p * inner + (job % piecesPerPlane) * kPiece;
+                        const int64_t last = std::min(first + kPiece, (p + 1) * inner);
+                        double sum = 0.0;
+                        for (int64_t i = first; i < last; ++i) {
                             const float va = pa[fullIsA ? i : p];
                             const float vb = pb[fullIsA ? p : i];
                             const float ga = dy[i] * static_cast<float>(fa(va, vb, py[i]));
@@ -174,14 +190,20 @@ std::vector<Tensor> planeBroadcastVjp(const PlaneBroadcast& planes, const float*
                                 sum += ga;
                             }
                         }
-                        (fullIsA ? pdb : pda)[p] = sum;
+                        partial[static_cast<size_t>(job)] = sum;
                     }
                 });
+    float* perPlane = fullIsA ? pdb : pda;
+    for (int64_t p = 0; p < planes.outer; ++p) {
+        double sum = 0.0;
+        for (int64_t q = 0; q < piecesPerPlane; ++q) {
+            sum += partial[static_cast<size_t>(p * piecesPerPlane + q)];
+        }
+        perPlane[p] = static_cast<float>(sum);
+    }
     return std::vector<Tensor>{da, db};
 }
 
-/// Gradients of a broadcasting binary float op: da = dy * fa(a, b, y), db = dy * fb(a, b, y),
-/// each summed back to its input's shape.
 template <typename FA, typename FB>
 Result<std::vector<Tensor>> broadcastVjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                          std::span<const Tensor> outputGrads, FA fa, FB fb) {
