@@ -436,6 +436,17 @@ void Executor::prepackWeights() {
     }
 }
 
+namespace {
+
+/// What forwardWithTrace() and backward() say on an executor made with releasePackedWeights.
+Error releasedWeightsError() {
+    return Error(Errc::InvalidArgument,
+                 "this executor released its packed Conv weights (forward only): gradients need "
+                 "an executor created without releasePackedWeights");
+}
+
+} // namespace
+
 void Executor::releasePackedOriginals() {
     std::vector<bool> packedStep(m_graph.numNodes(), false);
     std::vector<bool> readElsewhere(m_graph.numValues(), false);
@@ -674,9 +685,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
 
 Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) const {
     if (m_weightsReleased) {
-        return Error(Errc::InvalidArgument,
-                     "this executor released its packed Conv weights (forward only): gradients "
-                     "need an executor created without releasePackedWeights");
+        return releasedWeightsError();
     }
     ForwardTrace trace;
     trace.values = m_constants;
@@ -866,9 +875,7 @@ Result<std::vector<Tensor>> Executor::backward(const ForwardTrace& trace,
                                                std::span<const std::pair<ValueId, Tensor>> seeds,
                                                const BackwardOptions& options) const {
     if (m_weightsReleased) {
-        return Error(Errc::InvalidArgument,
-                     "this executor released its packed Conv weights (forward only): gradients "
-                     "need an executor created without releasePackedWeights");
+        return releasedWeightsError();
     }
     std::vector<Tensor> grads(m_graph.numValues());
     QS_ASSIGN_OR_RETURN(const std::vector<bool> kept, keptValues(m_graph, options.keep));

@@ -268,8 +268,10 @@ Result<NpyPrefix> parsePrefix(std::string_view bytes, uint64_t fileSize) {
     return NpyPrefix{dtype, header.shape, dataStart};
 }
 
-/// Reads `size` bytes at `offset` of `fd` into `out`; false on an error or an early end.
+/// Reads `size` bytes at `offset` of `fd` into `out`; false on an error (errno set) or an early
+/// end (errno 0: the file shrank since its size was taken).
 bool readFully(int fd, uint64_t offset, size_t size, std::byte* out) {
+    errno = 0;
     while (size > 0) {
         const ssize_t n =
             ::pread(fd, out, std::min<size_t>(size, size_t{1} << 30), static_cast<off_t>(offset));
@@ -277,6 +279,7 @@ bool readFully(int fd, uint64_t offset, size_t size, std::byte* out) {
             continue;
         }
         if (n <= 0) {
+            errno = n == 0 ? 0 : errno;
             return false;
         }
         out += n;
@@ -284,6 +287,12 @@ bool readFully(int fd, uint64_t offset, size_t size, std::byte* out) {
         size -= static_cast<size_t>(n);
     }
     return true;
+}
+
+/// After readFully failed: the system's reason, or that the file shrank while it was read.
+Error readError() {
+    return Error(Errc::Io, errno != 0 ? std::string("cannot read: ") + std::strerror(errno)
+                                      : std::string("the file changed while it was read"));
 }
 
 /// An open file descriptor, closed on scope exit.
@@ -323,7 +332,7 @@ Result<Tensor> readNpyFile(const std::filesystem::path& path) {
     // The magic, version and header length first, then the whole header.
     std::string prefix(static_cast<size_t>(std::min<uint64_t>(fileSize, 12)), '\0');
     if (!readFully(file.fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
-        return Error(Errc::Io, std::string("cannot read: ") + std::strerror(errno));
+        return readError();
     }
     QS_ASSIGN_OR_RETURN(const auto span, headerSpan(prefix));
     const uint64_t headerEnd = span.first + span.second;
@@ -332,7 +341,7 @@ Result<Tensor> readNpyFile(const std::filesystem::path& path) {
     }
     prefix.resize(static_cast<size_t>(headerEnd));
     if (!readFully(file.fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
-        return Error(Errc::Io, std::string("cannot read: ") + std::strerror(errno));
+        return readError();
     }
     QS_ASSIGN_OR_RETURN(const NpyPrefix layout, parsePrefix(prefix, fileSize));
     // Straight into the tensor: a dataset of many samples is read once, not copied again. In
