@@ -161,8 +161,14 @@ Result<void> runModel(const RunOptions& options) {
         runtime::Executor executor,
         runtime::Executor::create(std::move(graph),
                                   {.fp16 = options.fp16, .releasePackedWeights = true}));
+    // One pass over the data: .npy and random batches are read (drawn) as they run, and outputs
+    // are kept only for what needs their values.
+    runtime::DatasetRequest request = datasetRequest(options);
+    request.readByBatch = true;
     QS_ASSIGN_OR_RETURN(const runtime::Dataset dataset,
-                        runtime::loadDataset(executor.graph(), datasetRequest(options)));
+                        runtime::loadDataset(executor.graph(), request));
+    const bool shapesOnly =
+        options.out.empty() && options.outDir.empty() && !options.fp16 && !dataset.labels;
     const int64_t batches = runtime::BatchStream(dataset).batchCount();
     StderrProgressBar bar;
     NullProgress quiet;
@@ -171,7 +177,7 @@ Result<void> runModel(const RunOptions& options) {
     QS_ASSIGN_OR_RETURN(std::vector<runtime::Tensor> outputs,
                         runtime::runBatched(executor, dataset,
                                             batches > 1 ? static_cast<Progress&>(bar) : quiet,
-                                            &stats));
+                                            &stats, shapesOnly));
     std::cerr << "ran " << dataset.samples() << " sample(s) in " << batches
               << " batch(es): " << stats.seconds * 1000.0 << " ms, peak activations "
               << stats.peakActivationBytes / 1024 << " KiB\n";

@@ -25,7 +25,7 @@ Tensor sliceBatch(const Tensor& tensor, int64_t begin, int64_t end) {
     return out;
 }
 
-Result<Tensor> concatBatches(const std::vector<Tensor>& parts) {
+Result<Shape> stackedShape(const std::vector<Tensor>& parts) {
     QS_CHECK(!parts.empty(), "nothing to concatenate");
     Shape shape = parts[0].shape();
     if (shape.empty()) {
@@ -45,13 +45,66 @@ Result<Tensor> concatBatches(const std::vector<Tensor>& parts) {
             return Error(Errc::InvalidModel, "batch outputs differ beyond axis 0");
         }
     }
-    Tensor out = Tensor::allocate(parts[0].dtype(), shape);
+    return shape;
+}
+
+Result<Tensor> concatBatches(const std::vector<Tensor>& parts) {
+    QS_ASSIGN_OR_RETURN(Shape shape, stackedShape(parts));
+    Tensor out = Tensor::allocate(parts[0].dtype(), std::move(shape));
     auto* dst = static_cast<std::byte*>(out.mutableRawData());
     for (const Tensor& part : parts) {
-        std::memcpy(dst, part.rawData(), part.byteSize());
+        if (part.byteSize() > 0) {
+            std::memcpy(dst, part.rawData(), part.byteSize());
+        }
         dst += part.byteSize();
     }
     return out;
+}
+
+BatchStacker::BatchStacker(int64_t samples)
+    : m_samples(samples) {}
+
+void BatchStacker::add(Tensor part, int64_t samples) {
+    const bool first = m_parts.empty() && !m_whole.defined();
+    if (first && part.rank() > 0 && samples > 0 && part.dim(0) > 0 && part.dim(0) % samples == 0 &&
+        m_samples >= samples) {
+        m_rowsPerSample = part.dim(0) / samples;
+        Shape shape = part.shape();
+        shape[0] = m_rowsPerSample * m_samples;
+        m_whole = Tensor::allocate(part.dtype(), std::move(shape));
+    }
+    if (m_whole.defined()) {
+        Shape rest = part.shape();
+        Shape expect = m_whole.shape();
+        const bool fits = part.dtype() == m_whole.dtype() && rest.size() == expect.size() &&
+                          part.dim(0) == m_rowsPerSample * samples &&
+                          m_rows + part.dim(0) <= expect[0];
+        if (fits) {
+            rest[0] = expect[0] = 0;
+        }
+        if (fits && rest == expect) {
+            const size_t rowBytes = m_whole.byteSize() / static_cast<size_t>(m_whole.dim(0));
+            if (part.byteSize() > 0) {
+                std::memcpy(static_cast<std::byte*>(m_whole.mutableRawData()) +
+                                static_cast<size_t>(m_rows) * rowBytes,
+                            part.rawData(), part.byteSize());
+            }
+            m_rows += part.dim(0);
+            return;
+        }
+        // Not the first batch's rows per sample or shape: concatBatches decides (and words the
+        // error) from the parts.
+        m_parts.push_back(sliceBatch(m_whole, 0, m_rows));
+        m_whole = Tensor();
+    }
+    m_parts.push_back(std::move(part));
+}
+
+Result<Tensor> BatchStacker::take() {
+    if (m_whole.defined()) {
+        return m_rows == m_whole.dim(0) ? std::move(m_whole) : sliceBatch(m_whole, 0, m_rows);
+    }
+    return concatBatches(m_parts);
 }
 
 namespace {
@@ -89,21 +142,25 @@ void normalBlock(uint64_t key, int64_t block, float* out) {
 
 } // namespace
 
-Tensor randomNormal(Shape shape, uint64_t seed) {
+Tensor randomNormal(Shape shape, uint64_t seed, int64_t firstElement) {
     Tensor out = Tensor::allocate(graph::DataType::Float, std::move(shape));
     float* data = out.mutableData<float>();
     const int64_t count = out.numElements();
     const uint64_t key = splitmix64(seed);
-    const int64_t blocks = (count + 2 * kPairs - 1) / (2 * kPairs);
-    parallelFor(blocks, 16, [&](int64_t first, int64_t last) {
-        std::array<float, 2 * kPairs> tail{};
-        for (int64_t b = first; b < last; ++b) {
-            const int64_t begin = b * 2 * kPairs;
-            if (begin + 2 * kPairs <= count) {
-                normalBlock(key, b, data + begin);
+    constexpr int64_t kBlock = 2 * kPairs;
+    const int64_t firstBlock = firstElement / kBlock;
+    const int64_t endBlock = (firstElement + count + kBlock - 1) / kBlock;
+    parallelFor(endBlock - firstBlock, 16, [&](int64_t first, int64_t last) {
+        std::array<float, kBlock> part{};
+        for (int64_t b = firstBlock + first; b < firstBlock + last; ++b) {
+            const int64_t begin = std::max(b * kBlock, firstElement);
+            const int64_t end = std::min((b + 1) * kBlock, firstElement + count);
+            if (end - begin == kBlock) {
+                normalBlock(key, b, data + (begin - firstElement));
             } else {
-                normalBlock(key, b, tail.data());
-                std::copy_n(tail.begin(), count - begin, data + begin);
+                normalBlock(key, b, part.data());
+                std::copy(part.begin() + (begin - b * kBlock), part.begin() + (end - b * kBlock),
+                          data + (begin - firstElement));
             }
         }
     });

@@ -81,15 +81,21 @@ Result<void> checkNpyForInput(const Tensor& tensor, const graph::Value& input) {
     return {};
 }
 
-Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
-                                    const std::vector<graph::ValueId>& inputs,
-                                    const DatasetRequest& request) {
+Result<void> checkNpyCount(const std::vector<graph::ValueId>& inputs,
+                           const DatasetRequest& request) {
     if (request.npyFiles.size() != inputs.size()) {
         return Error(Errc::Usage, "the model has " + std::to_string(inputs.size()) +
                                       " input(s), got " + std::to_string(request.npyFiles.size()) +
                                       " .npy file(s); give one " + request.names.npy +
                                       " per input, in order");
     }
+    return success();
+}
+
+Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
+                                    const std::vector<graph::ValueId>& inputs,
+                                    const DatasetRequest& request) {
+    QS_TRY(checkNpyCount(inputs, request));
     std::vector<Tensor> tensors;
     for (size_t i = 0; i < inputs.size(); ++i) {
         const std::string& path = request.npyFiles[i];
@@ -100,6 +106,30 @@ Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
         tensors.push_back(firstSamples(std::move(tensor), request.maxSamples));
     }
     return tensors;
+}
+
+/// readByBatch: the .npy files opened and checked, each batch read from them when it is asked for.
+Result<Dataset> streamNpy(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
+                          const DatasetRequest& request) {
+    QS_TRY(checkNpyCount(inputs, request));
+    Dataset dataset;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const std::string& path = request.npyFiles[i];
+        const std::string where =
+            request.names.npy + " '" + path + "' for input '" + model.value(inputs[i]).name + "'";
+        QS_ASSIGN_OR_RETURN(const NpyRows rows,
+                            NpyRows::open(path).context("file '" + path + "'").context(where));
+        Shape shape = rows.shape();
+        const Tensor placeholder = Tensor::withoutData(rows.dtype(), shape);
+        QS_TRY(checkNpyForInput(placeholder, model.value(inputs[i])).context(where));
+        shape[0] = std::min(shape[0], request.maxSamples);
+        dataset.inputs.push_back(Tensor::withoutData(rows.dtype(), shape));
+        dataset.rowReaders.emplace_back(
+            [rows, where, path](int64_t begin, int64_t end) -> Result<Tensor> {
+                return rows.read(begin, end).context("file '" + path + "'").context(where);
+            });
+    }
+    return dataset;
 }
 
 /// The NCHW shape images are resized to.
@@ -195,9 +225,27 @@ Result<std::vector<Tensor>> randomSamples(const graph::Graph& model,
         // Samples on axis 0 also for a static batch: N runs of it.
         const int64_t fixed = staticBatchSize(value);
         shape[0] = (fixed > 0 ? fixed : 1) * request.randomSamples;
-        tensors.push_back(randomNormal(shape, seed++));
+        tensors.push_back(request.readByBatch ? Tensor::withoutData(graph::DataType::Float, shape)
+                                              : randomNormal(shape, seed));
+        ++seed;
     }
     return tensors;
+}
+
+/// readByBatch: each batch of every input drawn when it is asked for, the rows of the whole
+/// tensor randomSamples would hold (randomNormal depends on the element's index alone).
+std::vector<RowReader> randomRowReaders(const std::vector<Tensor>& inputs, uint64_t seed) {
+    std::vector<RowReader> readers;
+    for (const Tensor& input : inputs) {
+        const int64_t rowSize = input.numElements() / std::max<int64_t>(1, input.shape()[0]);
+        readers.emplace_back([shape = input.shape(), rowSize,
+                              seed = seed++](int64_t begin, int64_t end) -> Result<Tensor> {
+            Shape rows = shape;
+            rows[0] = end - begin;
+            return randomNormal(rows, seed, begin * rowSize);
+        });
+    }
+    return readers;
 }
 
 /// True when `dir` holds at least one subfolder and no files but hidden ones (an image
@@ -242,6 +290,9 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
     Dataset dataset;
     switch (request.kind()) {
     case DatasetKind::NpyFiles: {
+        if (request.readByBatch) {
+            return streamNpy(model, inputs, request);
+        }
         QS_ASSIGN_OR_RETURN(dataset.inputs, loadNpy(model, inputs, request));
         return dataset;
     }
@@ -263,6 +314,9 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
         return loadClassFolders(model, inputs, request);
     case DatasetKind::Random: {
         QS_ASSIGN_OR_RETURN(dataset.inputs, randomSamples(model, inputs, request));
+        if (request.readByBatch) {
+            dataset.rowReaders = randomRowReaders(dataset.inputs, request.seed);
+        }
         return dataset;
     }
     case DatasetKind::None:
@@ -376,15 +430,20 @@ int64_t BatchStream::batchCount() const {
     return (m_samples + m_batchSize - 1) / m_batchSize;
 }
 
-SampleBatch BatchStream::next() {
+Result<SampleBatch> BatchStream::next() {
     SampleBatch batch;
     batch.index = m_index++;
     batch.begin = m_next;
     batch.end = std::min(m_samples, m_next + m_batchSize);
     m_next = batch.end;
     batch.inputs.reserve(m_dataset.inputs.size());
-    for (const Tensor& input : m_dataset.inputs) {
-        batch.inputs.push_back(sliceBatch(input, batch.begin, batch.end));
+    for (size_t i = 0; i < m_dataset.inputs.size(); ++i) {
+        if (i < m_dataset.rowReaders.size()) {
+            QS_ASSIGN_OR_RETURN(Tensor rows, m_dataset.rowReaders[i](batch.begin, batch.end));
+            batch.inputs.push_back(std::move(rows));
+        } else {
+            batch.inputs.push_back(sliceBatch(m_dataset.inputs[i], batch.begin, batch.end));
+        }
     }
     if (m_dataset.labels) {
         batch.labels = sliceBatch(*m_dataset.labels, batch.begin, batch.end);

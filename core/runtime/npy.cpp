@@ -295,24 +295,51 @@ Error readError() {
                                       : std::string("the file changed while it was read"));
 }
 
-/// An open file descriptor, closed on scope exit.
-struct FileDescriptor {
-    explicit FileDescriptor(int descriptor)
+/// Reads bytes [offset, offset + size) of `fd` into `out`, in 8 MiB pieces over the threads: most
+/// of a large read is the first touch of the tensor's fresh pages, which threads take in
+/// parallel. False when a piece fails (errno as readFully left it).
+bool readPieces(int fd, uint64_t offset, int64_t size, std::byte* out) {
+    constexpr int64_t kPiece = int64_t{8} << 20;
+    if (size <= kPiece) {
+        return readFully(fd, offset, static_cast<size_t>(size), out);
+    }
+    std::atomic<bool> failed = false;
+    parallelFor((size + kPiece - 1) / kPiece, 1, [&](int64_t first, int64_t last) {
+        for (int64_t piece = first; piece < last && !failed; ++piece) {
+            const int64_t begin = piece * kPiece;
+            const auto length = static_cast<size_t>(std::min(kPiece, size - begin));
+            if (!readFully(fd, offset + static_cast<uint64_t>(begin), length, out + begin)) {
+                failed = true;
+            }
+        }
+    });
+    return !failed;
+}
+
+} // namespace
+
+/// The open file and its layout; the descriptor is closed with the last NpyRows sharing it.
+struct NpyRows::File {
+    explicit File(int descriptor)
         : fd(descriptor) {}
 
-    FileDescriptor(const FileDescriptor&) = delete;
-    FileDescriptor& operator=(const FileDescriptor&) = delete;
+    File(const File&) = delete;
+    File& operator=(const File&) = delete;
 
-    ~FileDescriptor() {
+    ~File() {
         if (fd >= 0) {
             ::close(fd);
         }
     }
 
     int fd;
+    DataType dtype = DataType::Undefined;
+    Shape shape;
+    uint64_t dataStart = 0;
+    uint64_t fileSize = 0;
 };
 
-Result<Tensor> readNpyFile(const std::filesystem::path& path) {
+Result<NpyRows> NpyRows::open(const std::filesystem::path& path) {
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(status)) {
@@ -321,17 +348,17 @@ Result<Tensor> readNpyFile(const std::filesystem::path& path) {
     if (std::filesystem::is_directory(status)) {
         return Error(Errc::Io, "is a directory, not a file");
     }
-    const FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    auto file = std::make_shared<File>(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
 
     struct stat info {};
 
-    if (file.fd < 0 || ::fstat(file.fd, &info) != 0) {
+    if (file->fd < 0 || ::fstat(file->fd, &info) != 0) {
         return Error(Errc::Io, std::string("cannot open: ") + std::strerror(errno));
     }
     const auto fileSize = static_cast<uint64_t>(info.st_size);
     // The magic, version and header length first, then the whole header.
     std::string prefix(static_cast<size_t>(std::min<uint64_t>(fileSize, 12)), '\0');
-    if (!readFully(file.fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
+    if (!readFully(file->fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
         return readError();
     }
     QS_ASSIGN_OR_RETURN(const auto span, headerSpan(prefix));
@@ -340,35 +367,61 @@ Result<Tensor> readNpyFile(const std::filesystem::path& path) {
         return Error(Errc::InvalidArgument, "truncated .npy header");
     }
     prefix.resize(static_cast<size_t>(headerEnd));
-    if (!readFully(file.fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
+    if (!readFully(file->fd, 0, prefix.size(), reinterpret_cast<std::byte*>(prefix.data()))) {
         return readError();
     }
     QS_ASSIGN_OR_RETURN(const NpyPrefix layout, parsePrefix(prefix, fileSize));
-    // Straight into the tensor: a dataset of many samples is read once, not copied again. In
-    // 8 MiB pieces over the threads: most of the time is the first touch of the tensor's fresh
-    // pages, which threads take in parallel.
-    Tensor tensor = Tensor::allocate(layout.dtype, layout.shape);
-    auto* data = static_cast<std::byte*>(tensor.mutableRawData());
-    const auto size = static_cast<int64_t>(tensor.byteSize());
-    constexpr int64_t kPiece = int64_t{8} << 20;
-    std::atomic<bool> failed = false;
-    parallelFor((size + kPiece - 1) / kPiece, 1, [&](int64_t first, int64_t last) {
-        for (int64_t piece = first; piece < last && !failed; ++piece) {
-            const int64_t begin = piece * kPiece;
-            const auto length = static_cast<size_t>(std::min(kPiece, size - begin));
-            if (!readFully(file.fd, layout.dataStart + static_cast<uint64_t>(begin), length,
-                           data + begin)) {
-                failed = true;
-            }
-        }
-    });
-    if (failed) {
+    file->dtype = layout.dtype;
+    file->shape = layout.shape;
+    file->dataStart = layout.dataStart;
+    file->fileSize = fileSize;
+    NpyRows rows;
+    rows.m_file = std::move(file);
+    return rows;
+}
+
+graph::DataType NpyRows::dtype() const {
+    return m_file->dtype;
+}
+
+const Shape& NpyRows::shape() const {
+    return m_file->shape;
+}
+
+Result<Tensor> NpyRows::readAll() const {
+    Tensor tensor = Tensor::allocate(m_file->dtype, m_file->shape);
+    if (!readPieces(m_file->fd, m_file->dataStart, static_cast<int64_t>(tensor.byteSize()),
+                    static_cast<std::byte*>(tensor.mutableRawData()))) {
         return Error(Errc::Io, "cannot read the data (the file changed while it was read?)");
     }
     return tensor;
 }
 
-} // namespace
+Result<Tensor> NpyRows::read(int64_t begin, int64_t end) const {
+    const Shape& shape = m_file->shape;
+    QS_CHECK(!shape.empty() && begin >= 0 && begin <= end && end <= shape[0],
+             "rows out of the .npy file's range");
+    Shape rows = shape;
+    rows[0] = end - begin;
+    Tensor tensor = Tensor::allocate(m_file->dtype, rows);
+    const uint64_t rowBytes = Tensor::withoutData(m_file->dtype, rows).byteSize() /
+                              static_cast<uint64_t>(std::max<int64_t>(1, end - begin));
+
+    // The file is read again at every batch: one that shrank or grew since it was opened is
+    // refused rather than read half old, half new.
+    struct stat info {};
+
+    if (::fstat(m_file->fd, &info) != 0 ||
+        static_cast<uint64_t>(info.st_size) != m_file->fileSize) {
+        return Error(Errc::Io, "the file changed since it was opened");
+    }
+    if (!readPieces(m_file->fd, m_file->dataStart + static_cast<uint64_t>(begin) * rowBytes,
+                    static_cast<int64_t>(tensor.byteSize()),
+                    static_cast<std::byte*>(tensor.mutableRawData()))) {
+        return readError();
+    }
+    return tensor;
+}
 
 Result<Tensor> parseNpy(const std::string& bytes) {
     QS_ASSIGN_OR_RETURN(const NpyPrefix layout, parsePrefix(bytes, bytes.size()));
@@ -380,7 +433,11 @@ Result<Tensor> parseNpy(const std::string& bytes) {
 }
 
 Result<Tensor> readNpy(const std::filesystem::path& path) {
-    return readNpyFile(path).context("file '" + path.string() + "'");
+    const auto read = [&]() -> Result<Tensor> {
+        QS_ASSIGN_OR_RETURN(const NpyRows rows, NpyRows::open(path));
+        return rows.readAll();
+    };
+    return read().context("file '" + path.string() + "'");
 }
 
 Result<std::string> serializeNpy(const Tensor& tensor) {

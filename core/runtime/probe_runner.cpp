@@ -43,9 +43,9 @@ Result<void> observe(const Executor& executor, size_t modelOutputs, const Datase
     const int64_t batches = stream.batchCount();
     while (!stream.done()) {
         QS_TRY(checkCancelled(progress));
-        const SampleBatch batch = stream.next();
-        const std::string step =
-            "batch " + std::to_string(batch.index + 1) + "/" + std::to_string(batches);
+        const std::string step = "batch " + std::to_string(stream.batchesHandedOut() + 1) + "/" +
+                                 std::to_string(batches);
+        QS_ASSIGN_OR_RETURN(const SampleBatch batch, stream.next().context(step));
         progress.report(static_cast<double>(batch.index) / static_cast<double>(batches),
                         options.label == "batch" ? step : options.label + ", " + step);
         RunStats batchStats;
@@ -92,21 +92,35 @@ Result<void> runObserving(const Executor& executor, const Dataset& dataset, Prog
 }
 
 Result<std::vector<Tensor>> runBatched(const Executor& executor, const Dataset& dataset,
-                                       Progress& progress, RunStats* stats) {
-    std::vector<std::vector<Tensor>> perOutput(executor.graph().outputs().size());
+                                       Progress& progress, RunStats* stats, bool shapesOnly) {
+    const size_t outputs = executor.graph().outputs().size();
+    std::vector<BatchStacker> stackers(outputs, BatchStacker(dataset.samples()));
+    std::vector<std::vector<Tensor>> shapes(outputs);
     QS_TRY(runObserving(executor, dataset, progress,
-                        [&perOutput](ObservedBatch& batch) -> Result<void> {
+                        [&](ObservedBatch& batch) -> Result<void> {
+                            const int64_t samples = batch.batch.end - batch.batch.begin;
                             for (size_t o = 0; o < batch.outputs.size(); ++o) {
-                                perOutput[o].push_back(std::move(batch.outputs[o]));
+                                Tensor& output = batch.outputs[o];
+                                if (shapesOnly) {
+                                    shapes[o].push_back(
+                                        Tensor::withoutData(output.dtype(), output.shape()));
+                                } else {
+                                    stackers[o].add(std::move(output), samples);
+                                }
                             }
                             return success();
                         },
                         {.stats = stats}));
     std::vector<Tensor> results;
-    results.reserve(perOutput.size());
-    for (const auto& parts : perOutput) {
-        QS_ASSIGN_OR_RETURN(Tensor joined, concatBatches(parts));
-        results.push_back(std::move(joined));
+    results.reserve(outputs);
+    for (size_t o = 0; o < outputs; ++o) {
+        if (shapesOnly) {
+            QS_ASSIGN_OR_RETURN(Shape shape, stackedShape(shapes[o]));
+            results.push_back(Tensor::withoutData(shapes[o][0].dtype(), std::move(shape)));
+        } else {
+            QS_ASSIGN_OR_RETURN(Tensor joined, stackers[o].take());
+            results.push_back(std::move(joined));
+        }
     }
     return results;
 }

@@ -52,8 +52,11 @@ Result<void> runObserving(const graph::Graph& graph, std::span<const graph::Valu
 Result<void> runObserving(const Executor& executor, const Dataset& dataset, Progress& progress,
                           const BatchObserver& onBatch, const ObserveOptions& options = {});
 
-/// Runs every sample and stacks each output's batches back along axis 0 (`run`'s outputs).
+/// Runs every sample and stacks each output's batches back along axis 0 (`run`'s outputs). With
+/// `shapesOnly`, the outputs are their stacked dtypes and shapes alone (Tensor::withoutData),
+/// for a caller that prints shapes: no output is kept past its batch.
 Result<std::vector<Tensor>> runBatched(const Executor& executor, const Dataset& dataset,
-                                       Progress& progress, RunStats* stats = nullptr);
+                                       Progress& progress, RunStats* stats = nullptr,
+                                       bool shapesOnly = false);
 
 } // namespace qs::runtime

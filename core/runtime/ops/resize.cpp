@@ -348,6 +348,37 @@ void resizePlanes(const ResizePlan& plan, const Shape& in, const float* x, float
     });
 }
 
+/// The VJP of resizePlanes: each output element's taps scattered into its plane of dx in
+/// forEachTap's order (so the sums are the generic VJP's, bit for bit), planes on the threads.
+void resizePlanesVjp(const ResizePlan& plan, const Shape& in, const float* dy, float* dx) {
+    const int64_t inH = in[2];
+    const int64_t inW = in[3];
+    const int64_t outH = plan.outShape[2];
+    const int64_t outW = plan.outShape[3];
+    const auto& tapsH = plan.taps[2];
+    const auto& tapsW = plan.taps[3];
+    parallelFor(in[0] * in[1], 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const float* src = dy + plane * outH * outW;
+            float* dst = dx + plane * inH * inW;
+            std::fill(dst, dst + inH * inW, 0.0F);
+            for (int64_t oh = 0; oh < outH; ++oh) {
+                const std::vector<Tap>& th = tapsH[static_cast<size_t>(oh)];
+                for (int64_t ow = 0; ow < outW; ++ow) {
+                    const std::vector<Tap>& tw = tapsW[static_cast<size_t>(ow)];
+                    const float g = src[oh * outW + ow];
+                    for (const Tap& h : th) {
+                        float* row = dst + h.index * inW;
+                        for (const Tap& w : tw) {
+                            row[w.index] += h.weight * w.weight * g;
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(ResizePlan plan, makePlan(ctx));
     if (resizesPlanesOnly(plan, ctx.input(0).shape())) {
@@ -368,6 +399,13 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(ResizePlan plan, makePlan(ctx));
+    std::vector<Tensor> grads(ctx.numInputs());
+    if (resizesPlanesOnly(plan, ctx.input(0).shape())) {
+        grads[0] = Tensor::allocate(graph::DataType::Float, ctx.input(0).shape());
+        resizePlanesVjp(plan, ctx.input(0).shape(), outputGrads[0].data<float>(),
+                        grads[0].mutableData<float>());
+        return grads;
+    }
     Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());
     const float* dy = outputGrads[0].data<float>();
     float* pdx = dx.mutableData<float>();
@@ -375,7 +413,6 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     forEachTap(
         plan, ctx.input(0).shape(),
         [&](int64_t out, int64_t in, float w) { pdx[in] += w * dy[out]; }, [](int64_t) {});
-    std::vector<Tensor> grads(ctx.numInputs());
     grads[0] = dx;
     return grads;
 }

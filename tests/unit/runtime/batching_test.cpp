@@ -81,6 +81,50 @@ TEST(Batching, BatchedRunsEqualPerSampleRuns) {
     }
 }
 
+TEST(Batching, ShapesOnlyRunsGiveTheStackedShapeAndNoValues) {
+    auto exec = Executor::create(makeResidualCnn());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    NullProgress quiet;
+    auto shapes =
+        runBatched(*exec, Dataset{.inputs = {randomNormal({7, 3, 8, 8}, 3)}, .batchSize = 3}, quiet,
+                   nullptr, true);
+    ASSERT_TRUE(shapes.ok()) << shapes.error().toString();
+    EXPECT_EQ((*shapes)[0].shape(), (Shape{7, 5}));
+    EXPECT_EQ((*shapes)[0].dtype(), DataType::Float);
+    EXPECT_EQ((*shapes)[0].rawData(), nullptr);
+}
+
+// Batches go into one tensor sized by the first batch's rows per sample; a batch that breaks
+// that ratio or the shape falls back to concatBatches, with its result or its error.
+TEST(Batching, BatchStackerEqualsConcatenatingTheBatches) {
+    const Tensor a = randomNormal({6, 4}, 1);   // 3 samples, 2 rows each
+    const Tensor b = randomNormal({6, 4}, 2);   // 3 samples
+    const Tensor c = randomNormal({2, 4}, 3);   // 1 sample
+    const Tensor odd = randomNormal({3, 4}, 4); // 1 sample, 3 rows: breaks the ratio
+    const auto stacked = [](const std::vector<std::pair<Tensor, int64_t>>& parts, int64_t total) {
+        BatchStacker stacker(total);
+        for (const auto& [part, samples] : parts) {
+            stacker.add(part.clone(), samples);
+        }
+        return stacker.take();
+    };
+    const auto equal = [](const Tensor& x, const Tensor& y) {
+        return x.shape() == y.shape() && std::memcmp(x.rawData(), y.rawData(), x.byteSize()) == 0;
+    };
+    auto regular = stacked({{a, 3}, {b, 3}, {c, 1}}, 7);
+    ASSERT_TRUE(regular.ok());
+    EXPECT_TRUE(equal(*regular, *concatBatches({a, b, c})));
+    auto irregular = stacked({{a, 3}, {odd, 1}, {c, 1}}, 5);
+    ASSERT_TRUE(irregular.ok());
+    EXPECT_TRUE(equal(*irregular, *concatBatches({a, odd, c})));
+    auto wider = stacked({{a, 3}, {randomNormal({2, 5}, 5), 1}}, 4);
+    ASSERT_FALSE(wider.ok());
+    EXPECT_NE(wider.error().toString().find("differ beyond axis 0"), std::string::npos);
+    auto scalar = stacked({{Tensor::fromVector<float>({}, {1.0F}), 1}}, 1);
+    ASSERT_FALSE(scalar.ok());
+    EXPECT_NE(scalar.error().toString().find("scalar"), std::string::npos);
+}
+
 TEST(Batching, Fp16StaysWithinHalfPrecision) {
     auto exact = Executor::create(makeResidualCnn());
     auto half = Executor::create(makeResidualCnn(), {.fp16 = true});
@@ -130,6 +174,18 @@ TEST(Batching, RandomNormalIsStandardAndDependsOnSeedAndIndexOnly) {
         equal += prefix.data<float>()[i] == other.data<float>()[i] ? 1 : 0;
     }
     EXPECT_LT(equal, 3);
+}
+
+TEST(Batching, RandomNormalFromAnElementIsThatPartOfTheWholeTensor) {
+    const Tensor whole = randomNormal({3000}, 9);
+    for (const auto& [first, count] : std::vector<std::pair<int64_t, int64_t>>{
+             {0, 1024}, {1, 5}, {1000, 1100}, {1024, 1900}, {2047, 953}, {2999, 1}}) {
+        const Tensor part = randomNormal({count}, 9, first);
+        for (int64_t i = 0; i < count; ++i) {
+            ASSERT_EQ(part.data<float>()[i], whole.data<float>()[first + i])
+                << "element " << first + i;
+        }
+    }
 }
 
 TEST(Npy, RoundTripsAndRejectsFortranOrder) {

@@ -209,7 +209,7 @@ TEST(DatasetRequest, BatchStreamHandsOutEverySampleOnce) {
     std::vector<int64_t> seen;
     std::vector<int64_t> sizes;
     while (!stream.done()) {
-        const SampleBatch batch = stream.next();
+        const SampleBatch batch = stream.next().value();
         sizes.push_back(batch.end - batch.begin);
         ASSERT_TRUE(batch.labels.has_value());
         for (int64_t i = 0; i < batch.labels->numElements(); ++i) {
@@ -221,6 +221,73 @@ TEST(DatasetRequest, BatchStreamHandsOutEverySampleOnce) {
     }
     EXPECT_EQ(sizes, (std::vector<int64_t>{3, 3, 1}));
     EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6}));
+}
+
+/// Every batch a BatchStream hands out, its inputs' bytes joined per input.
+std::vector<std::vector<std::byte>> streamedBytes(const Dataset& dataset) {
+    std::vector<std::vector<std::byte>> bytes(dataset.inputs.size());
+    BatchStream stream(dataset);
+    while (!stream.done()) {
+        auto batch = stream.next();
+        EXPECT_TRUE(batch.ok()) << messageOf(batch);
+        if (!batch.ok()) {
+            break;
+        }
+        for (size_t i = 0; i < bytes.size(); ++i) {
+            const auto* data = static_cast<const std::byte*>(batch.value().inputs[i].rawData());
+            bytes[i].insert(bytes[i].end(), data, data + batch.value().inputs[i].byteSize());
+        }
+    }
+    return bytes;
+}
+
+TEST(DatasetRequest, ReadByBatchHandsOutTheBatchesOfTheWholeDataset) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_read_by_batch_test";
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(writeNpy(rows<float>(11, 4), dir / "x.npy").ok());
+    ASSERT_TRUE(writeNpy(rows<int64_t>(11, 2), dir / "ids.npy").ok());
+    DatasetRequest source;
+    source.npyFiles = {(dir / "x.npy").string(), (dir / "ids.npy").string()};
+    source.maxSamples = 9;
+    source.batchSize = 4;
+    const Result<Dataset> whole = loadDataset(twoInputs(-1), source);
+    ASSERT_TRUE(whole.ok()) << messageOf(whole);
+    source.readByBatch = true;
+    const Result<Dataset> streamed = loadDataset(twoInputs(-1), source);
+    ASSERT_TRUE(streamed.ok()) << messageOf(streamed);
+    // Shapes only until a batch is asked for; the same samples, limit and batches.
+    EXPECT_EQ(streamed.value().inputs[0].rawData(), nullptr);
+    EXPECT_EQ(streamed.value().samples(), 9);
+    EXPECT_EQ(streamed.value().inputs[1].shape(), (Shape{9, 2}));
+    EXPECT_EQ(streamed.value().inputs[1].dtype(), graph::DataType::Int64);
+    EXPECT_EQ(streamedBytes(streamed.value()), streamedBytes(whole.value()));
+
+    // A file cut short after it was opened is refused at the next batch, with its name (one
+    // replaced by a rename, as writeNpy does, leaves the open file as it was).
+    std::filesystem::resize_file(dir / "x.npy", std::filesystem::file_size(dir / "x.npy") - 16);
+    BatchStream stream(streamed.value());
+    const std::string changed = messageOf(stream.next());
+    EXPECT_NE(changed.find("changed"), std::string::npos) << changed;
+    EXPECT_NE(changed.find("x.npy"), std::string::npos) << changed;
+
+    // Open-time checks are those of a whole load: dtype and shape against the input.
+    ASSERT_TRUE(writeNpy(rows<float>(11, 3), dir / "x.npy").ok());
+    const std::string unfit = messageOf(loadDataset(twoInputs(-1), source));
+    EXPECT_NE(unfit.find("has shape [11,3]"), std::string::npos) << unfit;
+
+    // Random samples drawn batch by batch are those drawn whole.
+    DatasetRequest random;
+    random.randomSamples = 7;
+    random.seed = 5;
+    random.batchSize = 3;
+    const Result<Dataset> drawn = loadDataset(floatInputs(-1), random);
+    ASSERT_TRUE(drawn.ok()) << messageOf(drawn);
+    random.readByBatch = true;
+    const Result<Dataset> drawnByBatch = loadDataset(floatInputs(-1), random);
+    ASSERT_TRUE(drawnByBatch.ok()) << messageOf(drawnByBatch);
+    EXPECT_EQ(drawnByBatch.value().inputs[1].shape(), (Shape{7, 3}));
+    EXPECT_EQ(streamedBytes(drawnByBatch.value()), streamedBytes(drawn.value()));
+    std::filesystem::remove_all(dir);
 }
 
 TEST(DatasetRequest, LabelsMustBeOneInt64PerSample) {
