@@ -216,21 +216,31 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
     b.kh = b.kw = b.sh = b.sw = b.dh = b.dw = 1;
     b.pt = b.pl = 0;
     const auto imageGroup = [&](int64_t n, int64_t grp) {
-        std::vector<float> unused; // a pointwise source copies nothing
-        const Im2colSource source(b, dy + (n * p.m + grp * p.mg()) * pixels, unused);
-        const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
-            source.packStrips(j0, j0 + count, strips);
+        const float* dyg = dy + (n * p.m + grp * p.mg()) * pixels;
+        const float* weights = packed + grp * panel;
+        // W^T dy into `c` (ldc = pixels): dy's rows are the strips' rows, read in place as the
+        // forward reads a pointwise convolution's x, unless their stride shares cache sets.
+        const auto product = [&](float* c) {
+            if (packedGemmReadsBInPlace(rows, pixels, pixels)) {
+                packedGemmRowMajorB(rows, pixels, p.mg(), weights, dyg, pixels,
+                                    GemmOutput{c, pixels}, ConvEpilogue{});
+                return;
+            }
+            std::vector<float> unused; // a pointwise source copies nothing
+            const Im2colSource source(b, dyg, unused);
+            const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
+                source.packStrips(j0, j0 + count, strips);
+            };
+            packedGemm(rows, pixels, p.mg(), weights, pack, GemmOutput{c, pixels}, ConvEpilogue{});
         };
         float* dxg = dx + (n * p.c + grp * p.cg()) * p.h * p.w;
         if (p.isPointwise()) {
-            packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack, GemmOutput{dxg, pixels},
-                       ConvEpilogue{});
+            product(dxg);
             return;
         }
         std::vector<float>& col = columnScratch();
         col.resize(static_cast<size_t>(rows * pixels));
-        packedGemm(rows, pixels, p.mg(), packed + grp * panel, pack, GemmOutput{col.data(), pixels},
-                   ConvEpilogue{});
+        product(col.data());
         parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
             Conv2d q = p;
             q.c = c1 - c0;

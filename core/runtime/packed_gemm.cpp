@@ -830,17 +830,45 @@ void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const 
     columnBlockProduct(m, k, packedA, b, StripLayout{ldb, kGemmCols}, 0, n, out, epilogue, n);
 }
 
-bool packedGemmReadsBInPlace(int64_t m, int64_t n, int64_t ldb) {
-    return n >= kGemmCols && ldb % 128 != 0 &&
-           !(numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows);
+bool packedGemmReadsBInPlace(int64_t /*m*/, int64_t n, int64_t ldb) {
+    return n >= kGemmCols && ldb % 128 != 0;
 }
 
 void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
                          int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue) {
     const int64_t whole = (n / kGemmCols) * kGemmCols;
+    const StripLayout inPlace{ldb, kGemmCols};
+    if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
+        // Few columns: the threads split the rows of A (as productOverStrips does), every one
+        // reading all of B in place; only the last partial strip is packed, here, so the product
+        // is one parallel region (packing B first took a second one, and waking the other
+        // thread twice cost what a small layer's product takes at batch 1).
+        std::vector<float>& tail = stripBuffer(k, kGemmCols);
+        if (whole < n) {
+            packRowMajorStrips(b + whole, ldb, k, n - whole, tail.data());
+        }
+        const int64_t panels = (m + kGemmRows - 1) / kGemmRows;
+        const int64_t work = m * n * k;
+        parallelFor(
+            panels, work >= 2 * kMinChunkWork ? 1 : panels, [&](int64_t begin, int64_t end) {
+                const int64_t row0 = begin * kGemmRows;
+                const int64_t count = std::min(m, end * kGemmRows) - row0;
+                GemmOutput rows = out;
+                rows.c += row0 * out.ldc;
+                rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
+                rows.channel0 += row0;
+                columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, whole, rows,
+                                   epilogue, n);
+                if (whole < n) {
+                    columnBlockProduct(count, k, packedA + row0 * k, tail.data(),
+                                       StripLayout{kGemmCols, k * kGemmCols}, whole, n - whole,
+                                       rows, epilogue, n);
+                }
+            });
+        return;
+    }
     const int64_t block = columnBlock(whole);
     const int64_t blocks = (whole + block - 1) / block;
-    const StripLayout inPlace{ldb, kGemmCols};
     parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;

@@ -94,13 +94,14 @@ void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
                    int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue);
 
-/// Whether packedGemmRowMajorB suits a product: at least one whole strip of columns, rows that do
-/// not share cache sets, and not the few-columns case where threads split the rows of A.
+/// Whether packedGemmRowMajorB suits a product: at least one whole strip of columns and rows that
+/// do not share cache sets.
 bool packedGemmReadsBInPlace(int64_t m, int64_t n, int64_t ldb);
 
 /// packedGemm of a row-major B [k x n] (row stride ldb) read in place, strip by strip, instead of
 /// packed (a pointwise convolution's input is its im2col matrix): the threads split the column
-/// blocks; the last partial strip, which would read past B, is packed.
+/// blocks, or for few columns the rows of A; the last partial strip, which would read past B, is
+/// packed.
 void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
                          int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue);
 
