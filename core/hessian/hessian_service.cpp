@@ -174,8 +174,9 @@ Result<void> HessianService::traceSamplesAxis(const std::vector<EstimatorTarget>
     for (const Tensor& input : chunk.second) {
         one.push_back(runtime::sliceBatch(input, 0, 1));
     }
-    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace two, m_executor.forwardWithTrace(chunk.second));
-    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardWithTrace(one));
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace two,
+                        m_executor.forwardForBackward(chunk.second));
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardForBackward(one));
     judgeSamplesAxis(targets, single, two, 2);
     return success();
 }
@@ -337,7 +338,7 @@ Result<void> HessianService::computeMissing(const HessianScoresRequest& request,
         const auto& [indices, inputs] = chunk;
         const std::string what = "batch " + std::to_string(b + 1) + "/" + std::to_string(batches);
         QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace,
-                            m_executor.forwardWithTrace(inputs).context(what));
+                            m_executor.forwardForBackward(inputs).context(what));
         if (m_judgeOnFirstBatch) { // fetch saw to it that this batch has 2 samples or more
             QS_TRY(judgeOnBatch(trace, inputs, static_cast<int64_t>(indices.size()),
                                 request.targetNodes.empty(), targets, notes));
@@ -374,7 +375,7 @@ Result<void> HessianService::judgeOnBatch(const runtime::ForwardTrace& trace,
     for (const Tensor& input : inputs) {
         one.push_back(runtime::sliceBatch(input, 0, 1));
     }
-    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardWithTrace(one));
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardForBackward(one));
     judgeSamplesAxis(targets, single, trace, count);
     m_judgeOnFirstBatch = false;
     QS_TRY(applySampleAxisVerdicts(targets, defaults, notes));

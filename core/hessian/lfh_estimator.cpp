@@ -471,7 +471,7 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor, std::span<c
                                   std::span<const EstimatorTarget> targets,
                                   const HessianOutputs& outputs, const EstimatorSettings& settings,
                                   Progress& progress, const std::function<void(int)>& onSweep) {
-    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace, executor.forwardWithTrace(inputs));
+    QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace trace, executor.forwardForBackward(inputs));
     return estimateBatch(executor, trace, sampleIndices, targets, outputs, settings, progress,
                          onSweep);
 }

@@ -501,6 +501,7 @@ void Executor::planFusions() {
     const graph::Graph& g = m_graph;
     m_fusedNodeOf.assign(m_order.size(), -1);
     m_fusedAway.assign(m_order.size(), false);
+    m_traceFusedSteps.assign(m_order.size(), false);
     std::vector<int64_t> stepOf(g.numNodes(), -1);
     std::vector<int64_t> producedAt(g.numValues(), -1); // -1: graph input or initializer
     for (size_t step = 0; step < m_order.size(); ++step) {
@@ -536,6 +537,7 @@ void Executor::planFusions() {
             absorbed.push_back(g.value(last).consumers[0].node);
             last = next->outputs[0];
         }
+        const size_t beforeTail = absorbed.size();
         // Not in fp16 mode: unfused, every step would round to half precision and read constants
         // rounded to it.
         if (!m_options.fp16) {
@@ -543,6 +545,11 @@ void Executor::planFusions() {
         }
         if (absorbed.empty()) {
             continue;
+        }
+        // Without a tail, the chain's VJPs (Add's, Relu's, Clip's, the Conv's own) read no value
+        // inside it: forwardForBackward may run it fused.
+        if (absorbed.size() == beforeTail) {
+            m_traceFusedSteps[step] = true;
         }
         fused.outputs = {last};
         m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
@@ -698,6 +705,51 @@ Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) 
                 trace.values[node.outputs[i].index()] = std::move(outputs[i]);
             }
         }
+    }
+    return trace;
+}
+
+Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs) const {
+    if (m_weightsReleased) {
+        return releasedWeightsError();
+    }
+    ForwardTrace trace;
+    trace.values = m_constants;
+    QS_TRY(bindInputs(inputs, trace.values));
+    // Steps absorbed by a chain that runs fused here: skipped, their outputs shape-only.
+    std::vector<bool> skipped(m_order.size(), false);
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        if (skipped[step]) {
+            continue;
+        }
+        const graph::Node& node = m_graph.node(m_order[step]);
+        const graph::Node* fused = m_traceFusedSteps[step] ? fusedNode(step) : nullptr;
+        if (fused == nullptr) {
+            QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
+            for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+                if (node.outputs[i].valid()) {
+                    trace.values[node.outputs[i].index()] = std::move(outputs[i]);
+                }
+            }
+            continue;
+        }
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(*fused, step, trace.values));
+        const ValueId last = fused->outputs[0];
+        // The chain's values (the Conv's sum, the Add's) have the output's shape (residualOf
+        // proved it) and no data: backward() reads only their shapes.
+        const Tensor placeholder = Tensor::withoutData(outputs[0].dtype(), outputs[0].shape());
+        ValueId value = node.outputs[0];
+        for (size_t later = step + 1; value != last && later < m_order.size(); ++later) {
+            const graph::Node& next = m_graph.node(m_order[later]);
+            if (!m_fusedAway[later] ||
+                std::find(next.inputs.begin(), next.inputs.end(), value) == next.inputs.end()) {
+                continue;
+            }
+            trace.values[value.index()] = placeholder;
+            skipped[later] = true;
+            value = next.outputs[0];
+        }
+        trace.values[last.index()] = std::move(outputs[0]);
     }
     return trace;
 }

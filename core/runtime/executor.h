@@ -91,6 +91,13 @@ public:
     /// Runs the graph keeping every value (for backward()).
     Result<ForwardTrace> forwardWithTrace(std::span<const Tensor> inputs) const;
 
+    /// forwardWithTrace for backward() alone: Conv [+ Add] + Relu/Clip chains run fused, as run()
+    /// runs them, and the values inside a chain (the Conv's and the Add's outputs), which no VJP
+    /// reads (Relu's and Clip's read their output), are kept shape-only (Tensor::withoutData).
+    /// Less time and fresh memory than the full trace, the same gradients; a caller that reads
+    /// activations from the trace needs forwardWithTrace.
+    Result<ForwardTrace> forwardForBackward(std::span<const Tensor> inputs) const;
+
     /// Back-propagates `seeds` (gradient of a scalar loss w.r.t. some values) through the trace
     /// and returns the gradients `options` asks for, indexed by ValueId::index(); undefined where
     /// no gradient flows.
@@ -163,6 +170,7 @@ private:
     std::vector<graph::Node> m_fusedNodes; ///< Conv nodes with their epilogue folded in
     std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
     std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
+    std::vector<bool> m_traceFusedSteps;   ///< per step: a fused Conv forwardForBackward fuses
     std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
     bool m_weightsReleased = false;        ///< releasePackedOriginals() dropped some weight
 

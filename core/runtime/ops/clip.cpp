@@ -80,7 +80,9 @@ void maskGradient(const float* x, const float* dy, float lo, float hi, int64_t b
     }
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+// The mask from the output: lo < clip(x) < hi exactly where lo < x < hi (a NaN fails both), and
+// the output is what Executor::forwardForBackward keeps of a fused Conv + Clip.
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     // Named copies: clang before 16 cannot capture structured bindings.
     const auto range = bounds(ctx);
@@ -90,8 +92,9 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
     if (x.dtype() != graph::DataType::Float) {
         return ctx.error(Errc::Unsupported, "gradients need a float input");
     }
+    const Tensor& y = !outputs.empty() && outputs[0].rawData() != nullptr ? outputs[0] : x;
     Tensor dx = ctx.reusesOutputGrad(0) ? outputGrads[0] : allocateFloat(x.shape());
-    const float* px = x.data<float>();
+    const float* px = y.data<float>();
     const float* dy = outputGrads[0].data<float>();
     float* out = dx.mutableData<float>();
     parallelFor(x.numElements(), 1 << 14,

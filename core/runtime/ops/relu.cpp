@@ -20,11 +20,14 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+// The mask from the output: y > 0 exactly where x > 0 (a NaN fails both), and the output is what
+// Executor::forwardForBackward keeps of a fused Conv + Relu.
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     const Tensor& x = ctx.input(0);
+    const Tensor& y = !outputs.empty() && outputs[0].rawData() != nullptr ? outputs[0] : x;
     Tensor dx = ctx.reusesOutputGrad(0) ? outputGrads[0] : allocateFloat(x.shape());
-    const float* src = x.data<float>();
+    const float* src = y.data<float>();
     const float* dy = outputGrads[0].data<float>();
     float* dst = dx.mutableData<float>();
     parallelFor(x.numElements(), 1 << 14, [&](int64_t begin, int64_t end) {

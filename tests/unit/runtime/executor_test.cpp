@@ -543,6 +543,55 @@ TEST(Executor, FusedRunMatchesUnfusedTrace) {
     }
 }
 
+// The trace for backward() alone runs Conv + Relu, Conv + Add + Clip and depthwise Conv + Clip
+// fused: the values inside each chain come shape-only, the rest as forwardWithTrace's, and the
+// gradients at the Conv outputs (what activation Hessians ask for), at the input, and per sample
+// at the weights (weights mode) are forwardWithTrace's.
+TEST(Executor, ForwardForBackwardKeepsWhatVjpsReadAndGivesTheSameGradients) {
+    auto exec = Executor::create(makeResidualBlock());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const Graph& g = exec->graph();
+    const Tensor x = randomNormal({1, 4, 6, 6}, 11); // the block's batch is static
+    auto full = exec->forwardWithTrace(std::span(&x, 1));
+    auto lean = exec->forwardForBackward(std::span(&x, 1));
+    ASSERT_TRUE(full.ok()) << full.error().toString();
+    ASSERT_TRUE(lean.ok()) << lean.error().toString();
+    const auto id = [&g](const char* name) { return *g.findValue(name); };
+    for (const char* inside : {"c1", "c2", "s", "d"}) {
+        const Tensor& value = lean->values[id(inside).index()];
+        EXPECT_EQ(value.rawData(), nullptr) << inside;
+        EXPECT_EQ(value.shape(), full->values[id(inside).index()].shape()) << inside;
+    }
+    const auto near = [](const Tensor& a, const Tensor& b, const std::string& what) {
+        ASSERT_NE(a.rawData(), nullptr) << what;
+        ASSERT_EQ(a.shape(), b.shape()) << what;
+        for (int64_t i = 0; i < a.numElements(); ++i) {
+            const float expected = b.data<float>()[i];
+            ASSERT_NEAR(a.data<float>()[i], expected, 1e-5F * std::max(1.0F, std::abs(expected)))
+                << what << " element " << i;
+        }
+    };
+    for (const char* kept : {"r1", "a", "y"}) {
+        near(lean->values[id(kept).index()], full->values[id(kept).index()], kept);
+    }
+    const std::pair<ValueId, Tensor> seed{id("y"), randomNormal({1, 4, 6, 6}, 12)};
+    const std::vector<ValueId> activations{id("c1"), id("c2"), id("d"), id("x")};
+    auto want = exec->backward(*full, std::span(&seed, 1), activations);
+    auto got = exec->backward(*lean, std::span(&seed, 1), activations);
+    ASSERT_TRUE(want.ok() && got.ok()) << (got.ok() ? want.error() : got.error()).toString();
+    for (const ValueId v : activations) {
+        near((*got)[v.index()], (*want)[v.index()], "d/d" + g.value(v).name);
+    }
+    const std::vector<ValueId> weights{id("w1"), id("w2"), id("w3")};
+    const BackwardOptions perSample{.keep = weights, .perSampleBatch = 1};
+    auto wantW = exec->backward(*full, std::span(&seed, 1), perSample);
+    auto gotW = exec->backward(*lean, std::span(&seed, 1), perSample);
+    ASSERT_TRUE(wantW.ok() && gotW.ok()) << (gotW.ok() ? wantW.error() : gotW.error()).toString();
+    for (const ValueId v : weights) {
+        near((*gotW)[v.index()], (*wantW)[v.index()], "per-sample d/d" + g.value(v).name);
+    }
+}
+
 // Forward only: Conv weights that only a packed kernel reads are released (dims kept, no bytes),
 // the outputs do not change, weights read elsewhere stay, and gradients are refused by name.
 TEST(Executor, ReleasingPackedWeightsKeepsTheForwardAndRefusesGradients) {
