@@ -548,9 +548,7 @@ void Executor::planFusions() {
         }
         // Without a tail, the chain's VJPs (Add's, Relu's, Clip's, the Conv's own) read no value
         // inside it: forwardForBackward may run it fused.
-        if (absorbed.size() == beforeTail) {
-            m_traceFusedSteps[step] = true;
-        }
+        m_traceFusedSteps[step] = absorbed.size() == beforeTail;
         fused.outputs = {last};
         m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
         m_fusedNodes.push_back(std::move(fused));
@@ -690,6 +688,20 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
     return results;
 }
 
+namespace {
+
+/// A step's outputs into the trace's values.
+void keepOutputs(const graph::Node& node, std::vector<Tensor>& outputs,
+                 std::vector<Tensor>& values) {
+    for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
+        if (node.outputs[i].valid()) {
+            values[node.outputs[i].index()] = std::move(outputs[i]);
+        }
+    }
+}
+
+} // namespace
+
 Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) const {
     if (m_weightsReleased) {
         return releasedWeightsError();
@@ -700,13 +712,27 @@ Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) 
     for (size_t step = 0; step < m_order.size(); ++step) {
         const graph::Node& node = m_graph.node(m_order[step]);
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
-        for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
-            if (node.outputs[i].valid()) {
-                trace.values[node.outputs[i].index()] = std::move(outputs[i]);
-            }
-        }
+        keepOutputs(node, outputs, trace.values);
     }
     return trace;
+}
+
+void Executor::keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,
+                               std::vector<bool>& skipped) const {
+    // The chain's values (the Conv's sum, the Add's) have the output's shape (residualOf proved
+    // it) and no data: backward() reads only their shapes.
+    const Tensor placeholder = Tensor::withoutData(output.dtype(), output.shape());
+    const ValueId last = fusedNode(step)->outputs[0];
+    ValueId value = m_graph.node(m_order[step]).outputs[0];
+    for (size_t later = step + 1; value != last && later < m_order.size(); ++later) {
+        const graph::Node& next = m_graph.node(m_order[later]);
+        if (m_fusedAway[later] &&
+            std::find(next.inputs.begin(), next.inputs.end(), value) != next.inputs.end()) {
+            trace.values[value.index()] = placeholder;
+            skipped[later] = true;
+            value = next.outputs[0];
+        }
+    }
 }
 
 Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs) const {
@@ -722,34 +748,13 @@ Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs
         if (skipped[step]) {
             continue;
         }
-        const graph::Node& node = m_graph.node(m_order[step]);
         const graph::Node* fused = m_traceFusedSteps[step] ? fusedNode(step) : nullptr;
-        if (fused == nullptr) {
-            QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
-            for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
-                if (node.outputs[i].valid()) {
-                    trace.values[node.outputs[i].index()] = std::move(outputs[i]);
-                }
-            }
-            continue;
+        const graph::Node& node = fused != nullptr ? *fused : m_graph.node(m_order[step]);
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
+        if (fused != nullptr) {
+            keepChainShapes(step, outputs[0], trace, skipped);
         }
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(*fused, step, trace.values));
-        const ValueId last = fused->outputs[0];
-        // The chain's values (the Conv's sum, the Add's) have the output's shape (residualOf
-        // proved it) and no data: backward() reads only their shapes.
-        const Tensor placeholder = Tensor::withoutData(outputs[0].dtype(), outputs[0].shape());
-        ValueId value = node.outputs[0];
-        for (size_t later = step + 1; value != last && later < m_order.size(); ++later) {
-            const graph::Node& next = m_graph.node(m_order[later]);
-            if (!m_fusedAway[later] ||
-                std::find(next.inputs.begin(), next.inputs.end(), value) == next.inputs.end()) {
-                continue;
-            }
-            trace.values[value.index()] = placeholder;
-            skipped[later] = true;
-            value = next.outputs[0];
-        }
-        trace.values[last.index()] = std::move(outputs[0]);
+        keepOutputs(node, outputs, trace.values);
     }
     return trace;
 }

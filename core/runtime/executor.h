@@ -158,6 +158,11 @@ private:
     /// releasePackedWeights: drops the Conv weights only packed copies read.
     void releasePackedOriginals();
 
+    /// forwardForBackward: the values inside the fused chain of Conv step `step` (whose output is
+    /// `output`) shape-only in `trace`, and the chain's absorbed steps marked `skipped`.
+    void keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,
+                         std::vector<bool>& skipped) const;
+
     /// A Conv step's fused node, or nullptr.
     const graph::Node* fusedNode(size_t step) const;
 
