@@ -703,18 +703,11 @@ void keepOutputs(const graph::Node& node, std::vector<Tensor>& outputs,
 } // namespace
 
 Result<ForwardTrace> Executor::forwardWithTrace(std::span<const Tensor> inputs) const {
-    if (m_weightsReleased) {
-        return releasedWeightsError();
-    }
-    ForwardTrace trace;
-    trace.values = m_constants;
-    QS_TRY(bindInputs(inputs, trace.values));
-    for (size_t step = 0; step < m_order.size(); ++step) {
-        const graph::Node& node = m_graph.node(m_order[step]);
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
-        keepOutputs(node, outputs, trace.values);
-    }
-    return trace;
+    return tracedForward(inputs, false);
+}
+
+Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs) const {
+    return tracedForward(inputs, true);
 }
 
 void Executor::keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,
@@ -735,7 +728,8 @@ void Executor::keepChainShapes(size_t step, const Tensor& output, ForwardTrace& 
     }
 }
 
-Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs) const {
+Result<ForwardTrace> Executor::tracedForward(std::span<const Tensor> inputs,
+                                             bool fuseChains) const {
     if (m_weightsReleased) {
         return releasedWeightsError();
     }
@@ -748,7 +742,8 @@ Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs
         if (skipped[step]) {
             continue;
         }
-        const graph::Node* fused = m_traceFusedSteps[step] ? fusedNode(step) : nullptr;
+        const graph::Node* fused =
+            fuseChains && m_traceFusedSteps[step] ? fusedNode(step) : nullptr;
         const graph::Node& node = fused != nullptr ? *fused : m_graph.node(m_order[step]);
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
         if (fused != nullptr) {

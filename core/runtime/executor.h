@@ -158,6 +158,9 @@ private:
     /// releasePackedWeights: drops the Conv weights only packed copies read.
     void releasePackedOriginals();
 
+    /// forwardWithTrace (every step on its own) or, with `fuseChains`, forwardForBackward.
+    Result<ForwardTrace> tracedForward(std::span<const Tensor> inputs, bool fuseChains) const;
+
     /// forwardForBackward: the values inside the fused chain of Conv step `step` (whose output is
     /// `output`) shape-only in `trace`, and the chain's absorbed steps marked `skipped`.
     void keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,

@@ -317,66 +317,65 @@ bool resizesPlanesOnly(const ResizePlan& plan, const Shape& in) {
     return true;
 }
 
-/// forEachTap's sums for the plane-by-plane case: per output element, the taps of H (outer) and
-/// W (inner) in order, each weighted by w_h * w_w (the generic odometer's 1 * 1 * w_h * w_w).
-void resizePlanes(const ResizePlan& plan, const Shape& in, const float* x, float* y) {
-    const int64_t inH = in[2];
-    const int64_t inW = in[3];
+/// The plane-by-plane case: onPlane(plane) on the thread that takes the plane, then
+/// onElement(plane, outIndex, tapsH, tapsW) for each of its output elements in order (outIndex
+/// within the plane); the planes split over the threads.
+template <typename OnPlane, typename OnElement>
+void forEachPlaneElement(const ResizePlan& plan, const Shape& in, OnPlane&& onPlane,
+                         OnElement&& onElement) {
     const int64_t outH = plan.outShape[2];
     const int64_t outW = plan.outShape[3];
-    const auto& tapsH = plan.taps[2];
-    const auto& tapsW = plan.taps[3];
     parallelFor(in[0] * in[1], 1, [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
-            const float* src = x + plane * inH * inW;
-            float* dst = y + plane * outH * outW;
+            onPlane(plane);
             for (int64_t oh = 0; oh < outH; ++oh) {
-                const std::vector<Tap>& th = tapsH[static_cast<size_t>(oh)];
+                const std::vector<Tap>& th = plan.taps[2][static_cast<size_t>(oh)];
                 for (int64_t ow = 0; ow < outW; ++ow) {
-                    const std::vector<Tap>& tw = tapsW[static_cast<size_t>(ow)];
-                    float sum = 0.0F;
-                    for (const Tap& h : th) {
-                        const float* row = src + h.index * inW;
-                        for (const Tap& w : tw) {
-                            sum += h.weight * w.weight * row[w.index];
-                        }
-                    }
-                    dst[oh * outW + ow] = sum;
+                    onElement(plane, oh * outW + ow, th, plan.taps[3][static_cast<size_t>(ow)]);
                 }
             }
         }
     });
 }
 
+/// forEachTap's sums for the plane-by-plane case: per output element, the taps of H (outer) and
+/// W (inner) in order, each weighted by w_h * w_w (the generic odometer's 1 * 1 * w_h * w_w).
+void resizePlanes(const ResizePlan& plan, const Shape& in, const float* x, float* y) {
+    const int64_t inPlane = in[2] * in[3];
+    const int64_t outPlane = plan.outShape[2] * plan.outShape[3];
+    forEachPlaneElement(
+        plan, in, [](int64_t) {},
+        [&](int64_t plane, int64_t o, const std::vector<Tap>& th, const std::vector<Tap>& tw) {
+            const float* src = x + plane * inPlane;
+            float sum = 0.0F;
+            for (const Tap& h : th) {
+                const float* row = src + h.index * in[3];
+                for (const Tap& w : tw) {
+                    sum += h.weight * w.weight * row[w.index];
+                }
+            }
+            y[plane * outPlane + o] = sum;
+        });
+}
+
 /// The VJP of resizePlanes: each output element's taps scattered into its plane of dx in
 /// forEachTap's order (so the sums are the generic VJP's, bit for bit), planes on the threads.
 void resizePlanesVjp(const ResizePlan& plan, const Shape& in, const float* dy, float* dx) {
-    const int64_t inH = in[2];
-    const int64_t inW = in[3];
-    const int64_t outH = plan.outShape[2];
-    const int64_t outW = plan.outShape[3];
-    const auto& tapsH = plan.taps[2];
-    const auto& tapsW = plan.taps[3];
-    parallelFor(in[0] * in[1], 1, [&](int64_t begin, int64_t end) {
-        for (int64_t plane = begin; plane < end; ++plane) {
-            const float* src = dy + plane * outH * outW;
-            float* dst = dx + plane * inH * inW;
-            std::fill(dst, dst + inH * inW, 0.0F);
-            for (int64_t oh = 0; oh < outH; ++oh) {
-                const std::vector<Tap>& th = tapsH[static_cast<size_t>(oh)];
-                for (int64_t ow = 0; ow < outW; ++ow) {
-                    const std::vector<Tap>& tw = tapsW[static_cast<size_t>(ow)];
-                    const float g = src[oh * outW + ow];
-                    for (const Tap& h : th) {
-                        float* row = dst + h.index * inW;
-                        for (const Tap& w : tw) {
-                            row[w.index] += h.weight * w.weight * g;
-                        }
-                    }
+    const int64_t inPlane = in[2] * in[3];
+    const int64_t outPlane = plan.outShape[2] * plan.outShape[3];
+    forEachPlaneElement(
+        plan, in,
+        [&](int64_t plane) { std::fill(dx + plane * inPlane, dx + (plane + 1) * inPlane, 0.0F); },
+        [&](int64_t plane, int64_t o, const std::vector<Tap>& th, const std::vector<Tap>& tw) {
+            const float g = dy[plane * outPlane + o];
+            float* dst = dx + plane * inPlane;
+            for (const Tap& h : th) {
+                float* row = dst + h.index * in[3];
+                for (const Tap& w : tw) {
+                    row[w.index] += h.weight * w.weight * g;
                 }
             }
-        }
-    });
+        });
 }
 
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
