@@ -21,7 +21,7 @@ struct InfoOptions {
 int runInfo(const InfoOptions& options) {
     onnx::ImportOptions importOptions;
     for (const std::string& text : options.inputShapes) {
-        auto parsed = onnx::parseInputShapeOverride(text);
+        auto parsed = onnx::parseInputShapeOverride(text).context("--input-shape");
         if (!parsed.ok()) {
             return reportError(parsed.error());
         }

@@ -55,7 +55,7 @@ int runRender(const RenderOptions& options) {
     }
     onnx::ImportOptions importOptions;
     for (const std::string& text : options.inputShapes) {
-        auto parsed = onnx::parseInputShapeOverride(text);
+        auto parsed = onnx::parseInputShapeOverride(text).context("--input-shape");
         if (!parsed.ok()) {
             return reportError(parsed.error());
         }

@@ -538,9 +538,8 @@ Result<graph::TensorPtr> readTensorFile(const fs::path& path) {
 Result<InputShapeOverride> parseInputShapeOverride(std::string_view text) {
     const auto eq = text.rfind('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 >= text.size()) {
-        return Error(Errc::Usage,
-                     "--input-shape expects NAME=D1,D2,... (e.g. input=1,3,224,224), got '" +
-                         std::string(text) + "'");
+        return Error(Errc::Usage, "expects NAME=D1,D2,... (e.g. input=1,3,224,224), got '" +
+                                      std::string(text) + "'");
     }
     InputShapeOverride out;
     out.inputName = std::string(text.substr(0, eq));
@@ -552,9 +551,8 @@ Result<InputShapeOverride> parseInputShapeOverride(std::string_view text) {
         const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), dim);
         if (ec != std::errc() || end != item.data() + item.size() || dim < -1 ||
             dim > kMaxDimSize) {
-            return Error(Errc::Usage, "--input-shape: '" + std::string(item) +
-                                          "' is not a dimension (a size, or -1 for "
-                                          "dynamic)");
+            return Error(Errc::Usage, "'" + std::string(item) +
+                                          "' is not a dimension (a size, or -1 for dynamic)");
         }
         out.dims.push_back(dim);
         if (comma == std::string_view::npos) {
