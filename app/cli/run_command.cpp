@@ -13,6 +13,7 @@
 #include "core/runtime/parallel.h"
 #include "core/runtime/probe_runner.h"
 #include "core/runtime/processor_support.h"
+#include "core/support/atomic_file.h"
 
 #include <algorithm>
 #include <chrono>
@@ -140,7 +141,7 @@ Result<void> writeOutputs(const RunOptions& options, const runtime::Executor& ex
         QS_TRY(runtime::writeNpy(outputs[0], options.out).context("--out"));
     }
     if (!options.outDir.empty()) {
-        std::filesystem::create_directories(options.outDir);
+        QS_TRY(ensureFolder(options.outDir).context("--out-dir"));
         for (size_t i = 0; i < outputs.size(); ++i) {
             const std::string name = executor.graph().value(executor.graph().outputs()[i]).name;
             QS_TRY(runtime::writeNpy(outputs[i], std::filesystem::path(options.outDir) /
@@ -153,8 +154,22 @@ Result<void> writeOutputs(const RunOptions& options, const runtime::Executor& ex
     return success();
 }
 
+/// Where the outputs go, checked before the run rather than after it.
+Result<void> checkDestinations(const RunOptions& options) {
+    if (!options.out.empty()) {
+        QS_TRY(checkWritableTarget(options.out).context("--out"));
+    }
+    if (!options.outDir.empty()) {
+        QS_TRY(ensureFolder(options.outDir).context("--out-dir"));
+        QS_TRY(checkWritableTarget(std::filesystem::path(options.outDir) / "output.npy")
+                   .context("--out-dir"));
+    }
+    return success();
+}
+
 Result<void> runModel(const RunOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
+    QS_TRY(checkDestinations(options));
     runtime::setNumThreads(options.threads);
     QS_ASSIGN_OR_RETURN(graph::Graph graph, loadGraph(options));
     QS_ASSIGN_OR_RETURN(

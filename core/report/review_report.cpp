@@ -515,20 +515,8 @@ Result<ReviewReport> buildReviewReport(const graph::Graph& model, const ReviewIn
 
 Result<void> checkReportOutputs(const std::filesystem::path& path,
                                 const std::filesystem::path& csvDir) {
-    const std::filesystem::path folder =
-        path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+    QS_TRY(checkWritableTarget(path));
     std::error_code error;
-    if (!std::filesystem::is_directory(folder, error)) {
-        return Error(Errc::Io, "cannot write '" + path.string() + "': the folder '" +
-                                   folder.string() + "' does not exist");
-    }
-    if (std::filesystem::is_directory(path, error)) {
-        return Error(Errc::Io, "cannot write '" + path.string() + "': it is a folder");
-    }
-    if (::access(folder.c_str(), W_OK) != 0) {
-        return Error(Errc::Io, "cannot write '" + path.string() + "': the folder '" +
-                                   folder.string() + "' is not writable");
-    }
     if (!csvDir.empty() && std::filesystem::exists(csvDir, error) &&
         !std::filesystem::is_directory(csvDir, error)) {
         return Error(Errc::Io, "the CSV folder '" + csvDir.string() + "' is a file");

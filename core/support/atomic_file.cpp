@@ -101,6 +101,33 @@ Result<void> writeFileAtomically(const fs::path& path,
     return writeFileAtomically(path, buffer.view());
 }
 
+Result<void> checkWritableTarget(const fs::path& path) {
+    const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+    std::error_code error;
+    if (!fs::is_directory(folder, error)) {
+        return Error(Errc::Io, "cannot write '" + path.string() + "': the folder '" +
+                                   folder.string() + "' does not exist");
+    }
+    if (fs::is_directory(path, error)) {
+        return Error(Errc::Io, "cannot write '" + path.string() + "': it is a folder");
+    }
+    if (::access(folder.c_str(), W_OK) != 0) {
+        return Error(Errc::Io, "cannot write '" + path.string() + "': the folder '" +
+                                   folder.string() + "' is not writable");
+    }
+    return {};
+}
+
+Result<void> ensureFolder(const fs::path& dir) {
+    std::error_code error;
+    fs::create_directories(dir, error);
+    if (error || !fs::is_directory(dir)) {
+        return Error(Errc::Io, "cannot create the folder '" + dir.string() +
+                                   "': " + (error ? error.message() : std::string("it is a file")));
+    }
+    return {};
+}
+
 Result<std::string> readFile(const fs::path& path) {
     std::error_code ec;
     const auto status = fs::status(path, ec);

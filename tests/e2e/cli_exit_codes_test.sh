@@ -62,6 +62,9 @@ expect 1 "no/such/dir" -- quantize "$model" --calib-random 2 --out "$unwritable"
 expect 1 "no/such/dir" -- quantize "$model" --setup-out "$tmp/no/such/dir/setup.json"
 expect 1 "no/such/dir" -- compress-weights "$model" --mode int8_sym --out "$unwritable"
 expect 1 "no/such/dir" -- run "$model" --random 2 --out "$tmp/no/such/dir"
+expect_line 1 "^quantscope-cli: error: --out-dir: cannot create the folder '$model/outputs'" -- \
+    run "$model" --random 2 --out-dir "$model/outputs"
+expect 1 "it is a folder" -- run "$model" --random 2 --out "$tmp"
 expect 1 "no/such/dir" -- prune "$model" --target-memory 90% --simd 1 --importance l2 --out "$unwritable"
 
 # --- setups (quantize --setup-in, render --setup): the broken files and one per check.
