@@ -221,7 +221,7 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
         // W^T dy into `c` (ldc = pixels): dy's rows are the strips' rows, read in place as the
         // forward reads a pointwise convolution's x, unless their stride shares cache sets.
         const auto product = [&](float* c) {
-            if (packedGemmReadsBInPlace(rows, pixels, pixels)) {
+            if (packedGemmReadsBInPlace(pixels, pixels)) {
                 packedGemmRowMajorB(rows, pixels, p.mg(), weights, dyg, pixels,
                                     GemmOutput{c, pixels}, ConvEpilogue{});
                 return;

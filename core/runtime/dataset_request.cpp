@@ -92,25 +92,9 @@ Result<void> checkNpyCount(const std::vector<graph::ValueId>& inputs,
     return success();
 }
 
-Result<std::vector<Tensor>> loadNpy(const graph::Graph& model,
-                                    const std::vector<graph::ValueId>& inputs,
-                                    const DatasetRequest& request) {
-    QS_TRY(checkNpyCount(inputs, request));
-    std::vector<Tensor> tensors;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        const std::string& path = request.npyFiles[i];
-        const std::string where =
-            request.names.npy + " '" + path + "' for input '" + model.value(inputs[i]).name + "'";
-        QS_ASSIGN_OR_RETURN(Tensor tensor, readNpy(path).context(where));
-        QS_TRY(checkNpyForInput(tensor, model.value(inputs[i])).context(where));
-        tensors.push_back(firstSamples(std::move(tensor), request.maxSamples));
-    }
-    return tensors;
-}
-
-/// readByBatch: the .npy files opened and checked, each batch read from them when it is asked for.
-Result<Dataset> streamNpy(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
-                          const DatasetRequest& request) {
+/// The .npy files opened and checked (dtype, shape, sample limit), their rows read when asked for.
+Result<Dataset> openNpy(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
+                        const DatasetRequest& request) {
     QS_TRY(checkNpyCount(inputs, request));
     Dataset dataset;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -202,11 +186,11 @@ Result<Dataset> loadClassFolders(const graph::Graph& model,
     return dataset;
 }
 
-Result<std::vector<Tensor>> randomSamples(const graph::Graph& model,
-                                          const std::vector<graph::ValueId>& inputs,
-                                          const DatasetRequest& request) {
+/// The shape-only inputs of the random samples (read through randomRowReaders).
+Result<std::vector<Tensor>> randomShapes(const graph::Graph& model,
+                                         const std::vector<graph::ValueId>& inputs,
+                                         const DatasetRequest& request) {
     std::vector<Tensor> tensors;
-    uint64_t seed = request.seed;
     for (const graph::ValueId id : inputs) {
         const graph::Value& value = model.value(id);
         if (value.dtype != graph::DataType::Float) {
@@ -225,15 +209,13 @@ Result<std::vector<Tensor>> randomSamples(const graph::Graph& model,
         // Samples on axis 0 also for a static batch: N runs of it.
         const int64_t fixed = staticBatchSize(value);
         shape[0] = (fixed > 0 ? fixed : 1) * request.randomSamples;
-        tensors.push_back(request.readByBatch ? Tensor::withoutData(graph::DataType::Float, shape)
-                                              : randomNormal(shape, seed));
-        ++seed;
+        tensors.push_back(Tensor::withoutData(graph::DataType::Float, shape));
     }
     return tensors;
 }
 
-/// readByBatch: each batch of every input drawn when it is asked for, the rows of the whole
-/// tensor randomSamples would hold (randomNormal depends on the element's index alone).
+/// Rows of each random input drawn when asked for: those of randomNormal(its shape, seed + i),
+/// which depends on the element's index alone.
 std::vector<RowReader> randomRowReaders(const std::vector<Tensor>& inputs, uint64_t seed) {
     std::vector<RowReader> readers;
     for (const Tensor& input : inputs) {
@@ -289,13 +271,8 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
                            const DatasetRequest& request) {
     Dataset dataset;
     switch (request.kind()) {
-    case DatasetKind::NpyFiles: {
-        if (request.readByBatch) {
-            return streamNpy(model, inputs, request);
-        }
-        QS_ASSIGN_OR_RETURN(dataset.inputs, loadNpy(model, inputs, request));
-        return dataset;
-    }
+    case DatasetKind::NpyFiles:
+        return openNpy(model, inputs, request);
     case DatasetKind::ImageFolder: {
         if (!request.labelsFromFolders && !holdsOnlySubfolders(request.imagesDir)) {
             return loadImages(model, inputs, request);
@@ -313,10 +290,8 @@ Result<Dataset> loadSource(const graph::Graph& model, const std::vector<graph::V
     case DatasetKind::ClassFolders:
         return loadClassFolders(model, inputs, request);
     case DatasetKind::Random: {
-        QS_ASSIGN_OR_RETURN(dataset.inputs, randomSamples(model, inputs, request));
-        if (request.readByBatch) {
-            dataset.rowReaders = randomRowReaders(dataset.inputs, request.seed);
-        }
+        QS_ASSIGN_OR_RETURN(dataset.inputs, randomShapes(model, inputs, request));
+        dataset.rowReaders = randomRowReaders(dataset.inputs, request.seed);
         return dataset;
     }
     case DatasetKind::None:
@@ -497,6 +472,14 @@ Result<Dataset> loadDataset(const graph::Graph& model, const DatasetRequest& req
         return Error(Errc::InvalidArgument, "the model has no inputs to feed a dataset to");
     }
     QS_ASSIGN_OR_RETURN(Dataset dataset, loadSource(model, inputs, request));
+    if (!request.readByBatch) {
+        // Every sample in memory now: read (drawn) whole through the row readers.
+        for (size_t i = 0; i < dataset.rowReaders.size(); ++i) {
+            QS_ASSIGN_OR_RETURN(dataset.inputs[i],
+                                dataset.rowReaders[i](0, dataset.inputs[i].dim(0)));
+        }
+        dataset.rowReaders.clear();
+    }
     QS_ASSIGN_OR_RETURN(const int64_t samples, commonSampleCount(dataset.inputs));
     if (!request.labelsNpy.empty()) {
         QS_ASSIGN_OR_RETURN(dataset.labels, loadLabels(request, samples));

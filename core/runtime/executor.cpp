@@ -501,7 +501,6 @@ void Executor::planFusions() {
     const graph::Graph& g = m_graph;
     m_fusedNodeOf.assign(m_order.size(), -1);
     m_fusedAway.assign(m_order.size(), false);
-    m_traceFusedSteps.assign(m_order.size(), false);
     std::vector<int64_t> stepOf(g.numNodes(), -1);
     std::vector<int64_t> producedAt(g.numValues(), -1); // -1: graph input or initializer
     for (size_t step = 0; step < m_order.size(); ++step) {
@@ -537,7 +536,6 @@ void Executor::planFusions() {
             absorbed.push_back(g.value(last).consumers[0].node);
             last = next->outputs[0];
         }
-        const size_t beforeTail = absorbed.size();
         // Not in fp16 mode: unfused, every step would round to half precision and read constants
         // rounded to it.
         if (!m_options.fp16) {
@@ -546,14 +544,13 @@ void Executor::planFusions() {
         if (absorbed.empty()) {
             continue;
         }
-        // Without a tail, the chain's VJPs (Add's, Relu's, Clip's, the Conv's own) read no value
-        // inside it: forwardForBackward may run it fused.
-        m_traceFusedSteps[step] = absorbed.size() == beforeTail;
         fused.outputs = {last};
         m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
         m_fusedNodes.push_back(std::move(fused));
+        std::vector<size_t>& chain = m_fusedChainSteps.emplace_back();
         for (const NodeId id : absorbed) {
-            m_fusedAway[static_cast<size_t>(stepOf[id.index()])] = true;
+            chain.push_back(static_cast<size_t>(stepOf[id.index()]));
+            m_fusedAway[chain.back()] = true;
         }
     }
 }
@@ -710,21 +707,27 @@ Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs
     return tracedForward(inputs, true);
 }
 
+const graph::Node* Executor::traceFusedNode(size_t step) const {
+    // Without a tail, the chain's VJPs (Add's, Relu's, Clip's, the Conv's own) read no value
+    // inside it.
+    const graph::Node* fused = fusedNode(step);
+    const bool tail =
+        fused != nullptr &&
+        std::any_of(fused->attributes.begin(), fused->attributes.end(),
+                    [](const graph::Attribute& a) { return a.name == kFusedTailAttr; });
+    return tail ? nullptr : fused;
+}
+
 void Executor::keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,
                                std::vector<bool>& skipped) const {
     // The chain's values (the Conv's sum, the Add's) have the output's shape (residualOf proved
     // it) and no data: backward() reads only their shapes.
     const Tensor placeholder = Tensor::withoutData(output.dtype(), output.shape());
-    const ValueId last = fusedNode(step)->outputs[0];
-    ValueId value = m_graph.node(m_order[step]).outputs[0];
-    for (size_t later = step + 1; value != last && later < m_order.size(); ++later) {
-        const graph::Node& next = m_graph.node(m_order[later]);
-        if (m_fusedAway[later] &&
-            std::find(next.inputs.begin(), next.inputs.end(), value) != next.inputs.end()) {
-            trace.values[value.index()] = placeholder;
-            skipped[later] = true;
-            value = next.outputs[0];
-        }
+    ValueId inside = m_graph.node(m_order[step]).outputs[0];
+    for (const size_t absorbed : m_fusedChainSteps[static_cast<size_t>(m_fusedNodeOf[step])]) {
+        trace.values[inside.index()] = placeholder;
+        skipped[absorbed] = true;
+        inside = m_graph.node(m_order[absorbed]).outputs[0];
     }
 }
 
@@ -742,8 +745,7 @@ Result<ForwardTrace> Executor::tracedForward(std::span<const Tensor> inputs,
         if (skipped[step]) {
             continue;
         }
-        const graph::Node* fused =
-            fuseChains && m_traceFusedSteps[step] ? fusedNode(step) : nullptr;
+        const graph::Node* fused = fuseChains ? traceFusedNode(step) : nullptr;
         const graph::Node& node = fused != nullptr ? *fused : m_graph.node(m_order[step]);
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, trace.values));
         if (fused != nullptr) {

@@ -161,6 +161,10 @@ private:
     /// forwardWithTrace (every step on its own) or, with `fuseChains`, forwardForBackward.
     Result<ForwardTrace> tracedForward(std::span<const Tensor> inputs, bool fuseChains) const;
 
+    /// The fused node forwardForBackward runs for `step`: a fused Conv without an element-wise
+    /// tail, or nullptr.
+    const graph::Node* traceFusedNode(size_t step) const;
+
     /// forwardForBackward: the values inside the fused chain of Conv step `step` (whose output is
     /// `output`) shape-only in `trace`, and the chain's absorbed steps marked `skipped`.
     void keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,
@@ -178,9 +182,9 @@ private:
     std::vector<graph::Node> m_fusedNodes; ///< Conv nodes with their epilogue folded in
     std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
     std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
-    std::vector<bool> m_traceFusedSteps;   ///< per step: a fused Conv forwardForBackward fuses
-    std::vector<Tensor> m_packedWeights;   ///< per step: a Conv's packed weights, or undefined
-    bool m_weightsReleased = false;        ///< releasePackedOriginals() dropped some weight
+    std::vector<std::vector<size_t>> m_fusedChainSteps; ///< per fused node: the steps it absorbs
+    std::vector<Tensor> m_packedWeights; ///< per step: a Conv's packed weights, or undefined
+    bool m_weightsReleased = false;      ///< releasePackedOriginals() dropped some weight
 
     /// Per step: a Conv's dx weights (packWinogradInputGradWeights or packGemmInputGradWeights),
     /// packed on the first backward sweep that needs them and shared by copies of the executor;

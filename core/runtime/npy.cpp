@@ -297,23 +297,23 @@ Error readError() {
 
 /// Reads bytes [offset, offset + size) of `fd` into `out`, in 8 MiB pieces over the threads: most
 /// of a large read is the first touch of the tensor's fresh pages, which threads take in
-/// parallel. False when a piece fails (errno as readFully left it).
+/// parallel. False when a piece fails, with errno set on this thread as readFully set it on the
+/// one that failed (errno is per thread).
 bool readPieces(int fd, uint64_t offset, int64_t size, std::byte* out) {
     constexpr int64_t kPiece = int64_t{8} << 20;
-    if (size <= kPiece) {
-        return readFully(fd, offset, static_cast<size_t>(size), out);
-    }
-    std::atomic<bool> failed = false;
+    constexpr int kNoFailure = -1;
+    std::atomic<int> failure = kNoFailure;
     parallelFor((size + kPiece - 1) / kPiece, 1, [&](int64_t first, int64_t last) {
-        for (int64_t piece = first; piece < last && !failed; ++piece) {
+        for (int64_t piece = first; piece < last && failure == kNoFailure; ++piece) {
             const int64_t begin = piece * kPiece;
             const auto length = static_cast<size_t>(std::min(kPiece, size - begin));
             if (!readFully(fd, offset + static_cast<uint64_t>(begin), length, out + begin)) {
-                failed = true;
+                failure = errno;
             }
         }
     });
-    return !failed;
+    errno = failure == kNoFailure ? 0 : failure.load();
+    return failure == kNoFailure;
 }
 
 } // namespace
@@ -392,7 +392,7 @@ Result<Tensor> NpyRows::readAll() const {
     Tensor tensor = Tensor::allocate(m_file->dtype, m_file->shape);
     if (!readPieces(m_file->fd, m_file->dataStart, static_cast<int64_t>(tensor.byteSize()),
                     static_cast<std::byte*>(tensor.mutableRawData()))) {
-        return Error(Errc::Io, "cannot read the data (the file changed while it was read?)");
+        return readError();
     }
     return tensor;
 }
@@ -404,8 +404,8 @@ Result<Tensor> NpyRows::read(int64_t begin, int64_t end) const {
     Shape rows = shape;
     rows[0] = end - begin;
     Tensor tensor = Tensor::allocate(m_file->dtype, rows);
-    const uint64_t rowBytes = Tensor::withoutData(m_file->dtype, rows).byteSize() /
-                              static_cast<uint64_t>(std::max<int64_t>(1, end - begin));
+    const uint64_t rowBytes =
+        end > begin ? tensor.byteSize() / static_cast<uint64_t>(end - begin) : 0;
 
     // The file is read again at every batch: one that shrank or grew since it was opened is
     // refused rather than read half old, half new.

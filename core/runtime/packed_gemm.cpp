@@ -718,6 +718,15 @@ using StripSource = std::function<const float*(int64_t j0, int64_t count, float*
 /// then a product too small to pay for waking a pool thread (a transformer's projection at batch
 /// 1) runs on the caller's. Convolutions split whatever their size: at two threads and batch 1
 /// squeezenet1_1 and mobilenet_v2 were no faster with the same threshold.
+/// `out` from row `row0` on: where a thread's share of A's rows writes.
+GemmOutput rowsFrom(const GemmOutput& out, int64_t row0) {
+    GemmOutput rows = out;
+    rows.c += row0 * out.ldc;
+    rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
+    rows.channel0 += row0;
+    return rows;
+}
+
 void productOverStrips(int64_t m, int64_t n, int64_t k, const float* packedA,
                        const StripSource& stripsFor, bool prepacked, const GemmOutput& out,
                        const ConvEpilogue& epilogue) {
@@ -739,10 +748,7 @@ void productOverStrips(int64_t m, int64_t n, int64_t k, const float* packedA,
         }
         parallelFor((m + kGemmRows - 1) / kGemmRows, 1, [&](int64_t begin, int64_t end) {
             const int64_t row0 = begin * kGemmRows;
-            GemmOutput rows = out;
-            rows.c += row0 * out.ldc;
-            rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
-            rows.channel0 += row0;
+            const GemmOutput rows = rowsFrom(out, row0);
             columnBlockProduct(std::min(m, end * kGemmRows) - row0, k, packedA + row0 * k, strips,
                                layout, 0, n, rows, epilogue, n);
         });
@@ -830,7 +836,7 @@ void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const 
     columnBlockProduct(m, k, packedA, b, StripLayout{ldb, kGemmCols}, 0, n, out, epilogue, n);
 }
 
-bool packedGemmReadsBInPlace(int64_t /*m*/, int64_t n, int64_t ldb) {
+bool packedGemmReadsBInPlace(int64_t n, int64_t ldb) {
     return n >= kGemmCols && ldb % 128 != 0;
 }
 
@@ -849,22 +855,19 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
         }
         const int64_t panels = (m + kGemmRows - 1) / kGemmRows;
         const int64_t work = m * n * k;
-        parallelFor(
-            panels, work >= 2 * kMinChunkWork ? 1 : panels, [&](int64_t begin, int64_t end) {
-                const int64_t row0 = begin * kGemmRows;
-                const int64_t count = std::min(m, end * kGemmRows) - row0;
-                GemmOutput rows = out;
-                rows.c += row0 * out.ldc;
-                rows.residual = out.residual != nullptr ? out.residual + row0 * out.ldc : nullptr;
-                rows.channel0 += row0;
-                columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, whole, rows,
-                                   epilogue, n);
-                if (whole < n) {
-                    columnBlockProduct(count, k, packedA + row0 * k, tail.data(),
-                                       StripLayout{kGemmCols, k * kGemmCols}, whole, n - whole,
-                                       rows, epilogue, n);
-                }
-            });
+        parallelFor(panels, work >= 2 * kMinChunkWork ? 1 : panels,
+                    [&](int64_t begin, int64_t end) {
+                        const int64_t row0 = begin * kGemmRows;
+                        const int64_t count = std::min(m, end * kGemmRows) - row0;
+                        const GemmOutput rows = rowsFrom(out, row0);
+                        columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, whole, rows,
+                                           epilogue, n);
+                        if (whole < n) {
+                            columnBlockProduct(count, k, packedA + row0 * k, tail.data(),
+                                               StripLayout{kGemmCols, k * kGemmCols}, whole,
+                                               n - whole, rows, epilogue, n);
+                        }
+                    });
         return;
     }
     const int64_t block = columnBlock(whole);

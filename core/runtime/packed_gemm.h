@@ -96,7 +96,7 @@ void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const 
 
 /// Whether packedGemmRowMajorB suits a product: at least one whole strip of columns and rows that
 /// do not share cache sets.
-bool packedGemmReadsBInPlace(int64_t m, int64_t n, int64_t ldb);
+bool packedGemmReadsBInPlace(int64_t n, int64_t ldb);
 
 /// packedGemm of a row-major B [k x n] (row stride ldb) read in place, strip by strip, instead of
 /// packed (a pointwise convolution's input is its im2col matrix): the threads split the column
