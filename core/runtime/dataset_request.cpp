@@ -2,9 +2,13 @@
 
 #include "core/runtime/batching.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/parallel.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 namespace qs::runtime {
@@ -131,15 +135,24 @@ Result<Shape> imageShape(const graph::Graph& model, const std::vector<graph::Val
     return fixedShape(value, 1, request, what);
 }
 
+/// A dataset of image files: shape-only, its rows decoded when asked for.
+Dataset imageDataset(const ImageFiles& files) {
+    Dataset dataset;
+    dataset.inputs.push_back(Tensor::withoutData(graph::DataType::Float, files.shape()));
+    dataset.rowReaders.emplace_back(
+        [files](int64_t begin, int64_t end) { return files.read(begin, end); });
+    dataset.readsRowPerThread = true;
+    return dataset;
+}
+
 Result<Dataset> loadImages(const graph::Graph& model, const std::vector<graph::ValueId>& inputs,
                            const DatasetRequest& request) {
     QS_ASSIGN_OR_RETURN(const Shape shape,
                         imageShape(model, inputs, request, request.names.images));
-    QS_ASSIGN_OR_RETURN(Tensor images, loadImageFolder(request.imagesDir, shape[1], shape[2],
-                                                       shape[3], request.normalization));
-    Dataset dataset;
-    dataset.inputs.push_back(firstSamples(std::move(images), request.maxSamples));
-    return dataset;
+    QS_ASSIGN_OR_RETURN(ImageFiles files, ImageFiles::list(request.imagesDir, shape[1], shape[2],
+                                                           shape[3], request.normalization));
+    files.keepFirst(request.maxSamples);
+    return imageDataset(files);
 }
 
 /// Images of every class subfolder, in sorted class order; labels are the class indices.
@@ -165,24 +178,27 @@ Result<Dataset> loadClassFolders(const graph::Graph& model,
                                                 "' has no class subfolders");
     }
     std::sort(classes.begin(), classes.end());
-    std::vector<Tensor> parts;
+    std::optional<ImageFiles> files;
     std::vector<int64_t> labels;
     for (size_t c = 0; c < classes.size(); ++c) {
         QS_ASSIGN_OR_RETURN(
-            Tensor images,
-            loadImageFolder(classes[c], shape[1], shape[2], shape[3], request.normalization)
+            const ImageFiles images,
+            ImageFiles::list(classes[c], shape[1], shape[2], shape[3], request.normalization)
                 .context("class '" + classes[c].filename().string() + "'"));
-        labels.insert(labels.end(), static_cast<size_t>(images.shape()[0]),
-                      static_cast<int64_t>(c));
-        parts.push_back(std::move(images));
+        labels.insert(labels.end(), static_cast<size_t>(images.size()), static_cast<int64_t>(c));
+        if (files) {
+            files->append(images);
+        } else {
+            files = images;
+        }
     }
-    QS_ASSIGN_OR_RETURN(Tensor all, concatBatches(parts));
+    files->keepFirst(request.maxSamples);
+    labels.resize(static_cast<size_t>(files->size()));
     Tensor labelTensor =
         Tensor::allocate(graph::DataType::Int64, {static_cast<int64_t>(labels.size())});
     std::copy(labels.begin(), labels.end(), labelTensor.mutableData<int64_t>());
-    Dataset dataset;
-    dataset.inputs.push_back(firstSamples(std::move(all), request.maxSamples));
-    dataset.labels = firstSamples(std::move(labelTensor), request.maxSamples);
+    Dataset dataset = imageDataset(*files);
+    dataset.labels = std::move(labelTensor);
     return dataset;
 }
 
@@ -393,13 +409,129 @@ int64_t Dataset::samples() const {
     return inputs.empty() || inputs[0].rank() == 0 ? 0 : inputs[0].shape()[0];
 }
 
+namespace {
+
+/// Rows [begin, end) of every streamed input of `dataset`.
+Result<std::vector<Tensor>> readRows(const Dataset& dataset, int64_t begin, int64_t end) {
+    std::vector<Tensor> rows;
+    rows.reserve(dataset.rowReaders.size());
+    for (const RowReader& reader : dataset.rowReaders) {
+        QS_ASSIGN_OR_RETURN(Tensor part, reader(begin, end));
+        rows.push_back(std::move(part));
+    }
+    return rows;
+}
+
+} // namespace
+
+/// One thread that reads a streamed dataset's rows ahead, a range at a time; kept for the whole
+/// stream, so its buffers (decoded pixels) come back every batch.
+class BatchStream::ReadAhead {
+public:
+    explicit ReadAhead(const Dataset& dataset)
+        : m_dataset(dataset)
+        , m_thread([this] { work(); }) {}
+
+    ReadAhead(const ReadAhead&) = delete;
+    ReadAhead& operator=(const ReadAhead&) = delete;
+
+    ~ReadAhead() {
+        {
+            const std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_changed.notify_all();
+        m_thread.join();
+    }
+
+    /// Starts reading rows [begin, end); the previous range must have been taken.
+    void start(int64_t begin, int64_t end) {
+        {
+            const std::lock_guard lock(m_mutex);
+            m_range = {begin, end};
+        }
+        m_changed.notify_all();
+    }
+
+    bool started() const {
+        const std::lock_guard lock(m_mutex);
+        return m_range.has_value() || m_rows.has_value();
+    }
+
+    /// The rows of the started range, once read.
+    Result<std::vector<Tensor>> take() {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [this] { return m_rows.has_value(); });
+        Result<std::vector<Tensor>> rows = std::move(*m_rows);
+        m_rows.reset();
+        return rows;
+    }
+
+private:
+    void work() {
+        // The kernels own the pool; a read here runs on this thread alone.
+        const InlineParallelFor inlineOnly;
+        std::unique_lock lock(m_mutex);
+        for (;;) {
+            m_changed.wait(lock, [this] { return m_stop || m_range.has_value(); });
+            if (m_stop) {
+                return;
+            }
+            const auto [begin, end] = *m_range;
+            lock.unlock();
+            Result<std::vector<Tensor>> rows = readRows(m_dataset, begin, end);
+            lock.lock();
+            m_range.reset();
+            m_rows.emplace(std::move(rows));
+            m_changed.notify_all();
+        }
+    }
+
+    const Dataset& m_dataset;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::optional<std::pair<int64_t, int64_t>> m_range; ///< asked for, not yet read
+    std::optional<Result<std::vector<Tensor>>> m_rows;  ///< read, not yet taken
+    bool m_stop = false;
+    std::thread m_thread; ///< last: starts once the members above exist
+};
+
 BatchStream::BatchStream(const Dataset& dataset)
     : BatchStream(dataset, dataset.batchSize) {}
 
-BatchStream::BatchStream(const Dataset& dataset, int64_t batchSize)
+BatchStream::BatchStream(const Dataset& dataset, int64_t batchSize, std::optional<bool> readAhead)
     : m_dataset(dataset)
     , m_batchSize(std::max<int64_t>(1, batchSize))
-    , m_samples(dataset.samples()) {}
+    , m_samples(dataset.samples()) {
+    const bool wanted = readAhead.value_or(numThreads() < hardwareThreads());
+    if (wanted && !dataset.rowReaders.empty() && batchCount() > 1) {
+        m_readAhead = std::make_unique<ReadAhead>(dataset);
+    } else if (dataset.readsRowPerThread) {
+        // Batches smaller than the thread count would leave threads idle while reading: read
+        // whole multiples of the batch that give each thread a row.
+        const int64_t threads = numThreads();
+        m_readRows = (threads + m_batchSize - 1) / m_batchSize * m_batchSize;
+    }
+}
+
+BatchStream::~BatchStream() = default;
+
+Result<std::vector<Tensor>> BatchStream::readBatch(int64_t begin, int64_t end) {
+    if (m_readRows <= end - begin) {
+        return readRows(m_dataset, begin, end);
+    }
+    if (m_read.empty() || begin >= m_readEnd) {
+        m_readBegin = begin;
+        m_readEnd = std::min(m_samples, begin + m_readRows);
+        QS_ASSIGN_OR_RETURN(m_read, readRows(m_dataset, m_readBegin, m_readEnd));
+    }
+    std::vector<Tensor> rows;
+    rows.reserve(m_read.size());
+    for (const Tensor& read : m_read) {
+        rows.push_back(sliceBatch(read, begin - m_readBegin, end - m_readBegin));
+    }
+    return rows;
+}
 
 int64_t BatchStream::batchCount() const {
     return (m_samples + m_batchSize - 1) / m_batchSize;
@@ -411,13 +543,22 @@ Result<SampleBatch> BatchStream::next() {
     batch.begin = m_next;
     batch.end = std::min(m_samples, m_next + m_batchSize);
     m_next = batch.end;
-    batch.inputs.reserve(m_dataset.inputs.size());
-    for (size_t i = 0; i < m_dataset.inputs.size(); ++i) {
-        if (i < m_dataset.rowReaders.size()) {
-            QS_ASSIGN_OR_RETURN(Tensor rows, m_dataset.rowReaders[i](batch.begin, batch.end));
-            batch.inputs.push_back(std::move(rows));
+    if (!m_dataset.rowReaders.empty()) {
+        if (m_readAhead != nullptr && !m_readAhead->started()) {
+            m_readAhead->start(batch.begin, batch.end);
+        }
+        if (m_readAhead != nullptr) {
+            QS_ASSIGN_OR_RETURN(batch.inputs, m_readAhead->take());
+            if (!done()) {
+                m_readAhead->start(m_next, std::min(m_samples, m_next + m_batchSize));
+            }
         } else {
-            batch.inputs.push_back(sliceBatch(m_dataset.inputs[i], batch.begin, batch.end));
+            QS_ASSIGN_OR_RETURN(batch.inputs, readBatch(batch.begin, batch.end));
+        }
+    } else {
+        batch.inputs.reserve(m_dataset.inputs.size());
+        for (const Tensor& input : m_dataset.inputs) {
+            batch.inputs.push_back(sliceBatch(input, batch.begin, batch.end));
         }
     }
     if (m_dataset.labels) {
@@ -479,6 +620,7 @@ Result<Dataset> loadDataset(const graph::Graph& model, const DatasetRequest& req
                                 dataset.rowReaders[i](0, dataset.inputs[i].dim(0)));
         }
         dataset.rowReaders.clear();
+        dataset.readsRowPerThread = false;
     }
     QS_ASSIGN_OR_RETURN(const int64_t samples, commonSampleCount(dataset.inputs));
     if (!request.labelsNpy.empty()) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,10 +73,11 @@ struct DatasetRequest {
     std::string labelsNpy;
     ImageNormalization normalization;
     DatasetOptionNames names;
-    /// .npy and random sources only: read each batch from the files (draw it) when a
-    /// BatchStream hands it out, instead of loading the whole dataset first. `run` streams a
-    /// dataset once, and the first touch of a dataset's fresh pages in memory cost about 10 % of
-    /// a 640 x 640 detector's forward. The Dataset's inputs are then shape-only.
+    /// Read each batch from the files (decode its images, draw it) when a BatchStream hands it
+    /// out, instead of loading the whole dataset first. `run` streams a dataset once: the first
+    /// touch of a dataset's fresh pages in memory cost about 10 % of a 640 x 640 detector's
+    /// forward, and images are decoded while the previous batch runs. The Dataset's inputs are
+    /// then shape-only (labels are loaded whole).
     bool readByBatch = false;
 
     /// How many sources are set (a valid request has exactly one).
@@ -110,6 +112,9 @@ using RowReader = std::function<Result<Tensor>(int64_t begin, int64_t end)>;
 struct Dataset {
     std::vector<Tensor> inputs;
     std::vector<RowReader> rowReaders; ///< empty, or one per input (readByBatch)
+    /// The row readers give each thread whole rows (images decode one per thread), so reading
+    /// fewer rows than threads leaves threads idle.
+    bool readsRowPerThread = false;
     std::optional<Tensor> labels;
     int64_t batchSize = 1;
 
@@ -127,11 +132,19 @@ struct SampleBatch {
 };
 
 /// Hands out a dataset in consecutive batches of `batchSize` samples (the last one smaller): no
-/// sample dropped, none repeated. Re-batching (the Hessian service) builds on it.
+/// sample dropped, none repeated. Re-batching (the Hessian service) builds on it. A streamed
+/// dataset (Dataset::rowReaders) can be read ahead: while the caller works on one batch, a
+/// background thread reads (decodes, draws) the next one.
 class BatchStream {
 public:
     explicit BatchStream(const Dataset& dataset);
-    BatchStream(const Dataset& dataset, int64_t batchSize);
+    /// `readAhead` unset: read ahead when the kernels leave a core idle (numThreads() below
+    /// hardwareThreads()), where the reading costs no kernel any time.
+    BatchStream(const Dataset& dataset, int64_t batchSize,
+                std::optional<bool> readAhead = std::nullopt);
+    ~BatchStream();
+    BatchStream(const BatchStream&) = delete;
+    BatchStream& operator=(const BatchStream&) = delete;
 
     int64_t batchCount() const;
 
@@ -140,15 +153,28 @@ public:
     /// How many batches next() handed out so far.
     int64_t batchesHandedOut() const { return m_index; }
 
+    /// Whether the next batch is read on a background thread.
+    bool readsAhead() const { return m_readAhead != nullptr; }
+
     /// The next batch; only while !done(). An error when a streamed input cannot be read.
     Result<SampleBatch> next();
 
 private:
+    class ReadAhead;
+
+    /// Rows [begin, end) of the streamed inputs, out of a read of m_readRows when that is more.
+    Result<std::vector<Tensor>> readBatch(int64_t begin, int64_t end);
+
     const Dataset& m_dataset;
     int64_t m_batchSize;
     int64_t m_samples;
     int64_t m_next = 0;
     int64_t m_index = 0;
+    std::unique_ptr<ReadAhead> m_readAhead;
+    int64_t m_readRows = 0;     ///< rows read at once without reading ahead (0: a batch)
+    std::vector<Tensor> m_read; ///< rows [m_readBegin, m_readEnd) of the streamed inputs
+    int64_t m_readBegin = 0;
+    int64_t m_readEnd = 0;
 };
 
 /// The first dim of `input` when static, else 0.

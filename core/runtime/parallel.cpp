@@ -93,6 +93,19 @@ int numThreads() {
     return state().threads;
 }
 
+int hardwareThreads() {
+    return defaultThreads();
+}
+
+InlineParallelFor::InlineParallelFor()
+    : m_wasInline(insideChunk) {
+    insideChunk = true;
+}
+
+InlineParallelFor::~InlineParallelFor() {
+    insideChunk = m_wasInline;
+}
+
 void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64_t, int64_t)>& fn) {
     if (count <= 0) {
         return;

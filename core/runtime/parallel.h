@@ -14,6 +14,23 @@ void setNumThreads(int threads);
 
 int numThreads();
 
+/// The cores the machine offers (at least 1).
+int hardwareThreads();
+
+/// While one lives, parallelFor calls from the thread that made it run inline: background work
+/// beside the kernels (reading the next batch ahead) keeps to its own thread instead of queueing
+/// chunks behind theirs, which would stall the kernels' callers waiting for them.
+class InlineParallelFor {
+public:
+    InlineParallelFor();
+    ~InlineParallelFor();
+    InlineParallelFor(const InlineParallelFor&) = delete;
+    InlineParallelFor& operator=(const InlineParallelFor&) = delete;
+
+private:
+    bool m_wasInline;
+};
+
 /// Runs fn(begin, end) over [0, count) split into at most numThreads() chunks; `minChunk` keeps
 /// tiny ranges on one thread. Returns when every chunk is done. A call from inside a chunk (on a
 /// pool thread or on the caller's) runs inline.

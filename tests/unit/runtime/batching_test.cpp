@@ -12,6 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
+// jpeglib.h needs FILE and size_t declared first.
+#include <cstdio>
+#include <jpeglib.h>
+#include <memory>
+#include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
 
 namespace qs::runtime {
 namespace {
@@ -330,6 +336,126 @@ TEST(ImageDataset, LoadsResizesAndNormalises) {
     EXPECT_EQ(resized->shape(), (Shape{2, 3, 4, 4}));
     auto missing = loadImageFolder(dir / "nope", 3, 2, 2);
     EXPECT_FALSE(missing.ok());
+    std::filesystem::remove_all(dir);
+}
+
+/// A width x height gradient, different in each of `channels` channels.
+std::vector<unsigned char> gradient(int width, int height, int channels) {
+    std::vector<unsigned char> pixels(static_cast<size_t>(width * height * channels));
+    for (int y = 0; y < height; ++y) {
+        for (int x = 0; x < width; ++x) {
+            for (int c = 0; c < channels; ++c) {
+                pixels[static_cast<size_t>((y * width + x) * channels + c)] =
+                    static_cast<unsigned char>((x * 3 + y * 5 + c * 70) % 256);
+            }
+        }
+    }
+    return pixels;
+}
+
+/// A CMYK JPEG (libjpeg-turbo cannot turn it into RGB; stb_image can).
+void writeCmykJpeg(const std::filesystem::path& path, int width, int height) {
+    const std::vector<unsigned char> pixels = gradient(width, height, 4);
+    jpeg_compress_struct info{};
+    jpeg_error_mgr errors{};
+    info.err = jpeg_std_error(&errors);
+    jpeg_create_compress(&info);
+    FILE* file = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(file, nullptr);
+    jpeg_stdio_dest(&info, file);
+    info.image_width = static_cast<JDIMENSION>(width);
+    info.image_height = static_cast<JDIMENSION>(height);
+    info.input_components = 4;
+    info.in_color_space = JCS_CMYK;
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, 95, TRUE);
+    jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        auto* row = const_cast<unsigned char*>(pixels.data()) +
+                    static_cast<size_t>(info.next_scanline) * static_cast<size_t>(width) * 4;
+        jpeg_write_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_compress(&info);
+    std::fclose(file);
+    jpeg_destroy_compress(&info);
+}
+
+/// The largest and the mean |ours x 255 - stb_image's| over an image loaded at its own size (the
+/// resize then keeps every pixel).
+std::pair<double, double> differenceFromStb(const Tensor& ours, const std::filesystem::path& file,
+                                            int channels) {
+    int width = 0;
+    int height = 0;
+    int found = 0;
+    std::unique_ptr<unsigned char, void (*)(void*)> reference(
+        stbi_load(file.c_str(), &width, &height, &found, channels), stbi_image_free);
+    EXPECT_NE(reference, nullptr);
+    if (reference == nullptr) {
+        return {1e9, 1e9};
+    }
+    double largest = 0;
+    double sum = 0;
+    for (int c = 0; c < channels; ++c) {
+        for (int i = 0; i < width * height; ++i) {
+            const double difference = std::abs(ours.data<float>()[c * width * height + i] * 255.0 -
+                                               reference.get()[i * channels + c]);
+            largest = std::max(largest, difference);
+            sum += difference;
+        }
+    }
+    return {largest, sum / (channels * width * height)};
+}
+
+TEST(ImageDataset, DecodesJpegLikeStbImageAndRefusesDamagedFiles) {
+    const auto dir = std::filesystem::temp_directory_path() / "qs_image_dataset_jpeg_test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "rgb");
+    std::filesystem::create_directories(dir / "cmyk");
+    std::filesystem::create_directories(dir / "cut");
+    const std::vector<unsigned char> pixels = gradient(64, 48, 3);
+    const auto rgb = dir / "rgb" / "a.jpg";
+    ASSERT_NE(stbi_write_jpg(rgb.c_str(), 64, 48, 3, pixels.data(), 95), 0);
+    ImageNormalization identity;
+    identity.mean = {0, 0, 0};
+    identity.std = {1, 1, 1};
+    // libjpeg-turbo's IDCT and upsampling differ from stb_image's by a level here and there.
+    for (const int channels : {3, 1}) {
+        const Result<Tensor> ours = loadImageFolder(dir / "rgb", channels, 48, 64, identity);
+        ASSERT_TRUE(ours.ok()) << ours.error().toString();
+        const auto [largest, mean] = differenceFromStb(ours.value(), rgb, channels);
+        EXPECT_LE(largest, 4.0) << channels << " channel(s)";
+        EXPECT_LE(mean, 1.0) << channels << " channel(s)";
+    }
+    // CMYK goes to stb_image: the same pixels.
+    writeCmykJpeg(dir / "cmyk" / "c.jpg", 16, 8);
+    const Result<Tensor> cmyk = loadImageFolder(dir / "cmyk", 3, 8, 16, identity);
+    ASSERT_TRUE(cmyk.ok()) << cmyk.error().toString();
+    EXPECT_LT(differenceFromStb(cmyk.value(), dir / "cmyk" / "c.jpg", 3).first, 1e-3);
+
+    // Half a file: libjpeg's warning is an error, naming the file, not grey filling.
+    std::ifstream in(rgb, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(dir / "cut" / "half.jpg", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    const Result<Tensor> cut = loadImageFolder(dir / "cut", 3, 48, 64, identity);
+    ASSERT_FALSE(cut.ok());
+    EXPECT_NE(cut.error().toString().find("half.jpg"), std::string::npos);
+    EXPECT_NE(cut.error().toString().find("Premature end"), std::string::npos)
+        << cut.error().toString();
+    // JPEG's marker and then noise.
+    std::ofstream(dir / "cut" / "half.jpg", std::ios::binary | std::ios::trunc)
+        << std::string("\xFF\xD8\xFF") + std::string(100, 'x');
+    const Result<Tensor> noise = loadImageFolder(dir / "cut", 3, 48, 64, identity);
+    ASSERT_FALSE(noise.ok());
+    EXPECT_NE(noise.error().toString().find("cannot decode"), std::string::npos)
+        << noise.error().toString();
+    // A file larger than any allowed image is refused before it is read (a sparse file here).
+    std::filesystem::remove(dir / "cut" / "half.jpg");
+    std::ofstream(dir / "cut" / "huge.png").put('x');
+    std::filesystem::resize_file(dir / "cut" / "huge.png", uintmax_t{300} << 20);
+    const Result<Tensor> huge = loadImageFolder(dir / "cut", 3, 48, 64, identity);
+    ASSERT_FALSE(huge.ok());
+    EXPECT_NE(huge.error().toString().find("bytes, more than"), std::string::npos)
+        << huge.error().toString();
     std::filesystem::remove_all(dir);
 }
 

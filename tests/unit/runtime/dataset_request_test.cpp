@@ -1,12 +1,15 @@
 #include "core/graph/graph_builder.h"
+#include "core/runtime/batching.h"
 #include "core/runtime/dataset_request.h"
 #include "core/runtime/npy.h"
+#include "core/runtime/parallel.h"
 #include "core/runtime/probe_runner.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace qs::runtime {
 namespace {
@@ -224,9 +227,10 @@ TEST(DatasetRequest, BatchStreamHandsOutEverySampleOnce) {
 }
 
 /// Every batch a BatchStream hands out, its inputs' bytes joined per input.
-std::vector<std::vector<std::byte>> streamedBytes(const Dataset& dataset) {
+std::vector<std::vector<std::byte>> streamedBytes(const Dataset& dataset,
+                                                  std::optional<bool> readAhead = std::nullopt) {
     std::vector<std::vector<std::byte>> bytes(dataset.inputs.size());
-    BatchStream stream(dataset);
+    BatchStream stream(dataset, dataset.batchSize, readAhead);
     while (!stream.done()) {
         auto batch = stream.next();
         EXPECT_TRUE(batch.ok()) << messageOf(batch);
@@ -261,6 +265,7 @@ TEST(DatasetRequest, ReadByBatchHandsOutTheBatchesOfTheWholeDataset) {
     EXPECT_EQ(streamed.value().inputs[1].shape(), (Shape{9, 2}));
     EXPECT_EQ(streamed.value().inputs[1].dtype(), graph::DataType::Int64);
     EXPECT_EQ(streamedBytes(streamed.value()), streamedBytes(whole.value()));
+    EXPECT_EQ(streamedBytes(streamed.value(), true), streamedBytes(whole.value()));
 
     // A file cut short after it was opened is refused at the next batch, with its name (one
     // replaced by a rename, as writeNpy does, leaves the open file as it was).
@@ -269,6 +274,24 @@ TEST(DatasetRequest, ReadByBatchHandsOutTheBatchesOfTheWholeDataset) {
     const std::string changed = messageOf(stream.next());
     EXPECT_NE(changed.find("changed"), std::string::npos) << changed;
     EXPECT_NE(changed.find("x.npy"), std::string::npos) << changed;
+    // Read ahead, a batch that cannot be read fails when it is handed out, not before: the
+    // batches before it come whole.
+    Dataset failing;
+    failing.inputs.push_back(Tensor::withoutData(graph::DataType::Float, {9, 4}));
+    failing.rowReaders.emplace_back([](int64_t begin, int64_t end) -> Result<Tensor> {
+        if (end > 8) {
+            return Error(Errc::Io, "row 8 is unreadable");
+        }
+        return sliceBatch(rows<float>(9, 4), begin, end);
+    });
+    BatchStream ahead(failing, 4, true);
+    EXPECT_TRUE(ahead.readsAhead());
+    for (int64_t batch = 0; batch < 2; ++batch) {
+        const Result<SampleBatch> read = ahead.next();
+        ASSERT_TRUE(read.ok()) << messageOf(read);
+        EXPECT_EQ(read->inputs[0].data<float>()[0], static_cast<float>(16 * batch));
+    }
+    EXPECT_NE(messageOf(ahead.next()).find("row 8 is unreadable"), std::string::npos);
 
     // Open-time checks are those of a whole load: dtype and shape against the input.
     ASSERT_TRUE(writeNpy(rows<float>(11, 3), dir / "x.npy").ok());
@@ -287,6 +310,8 @@ TEST(DatasetRequest, ReadByBatchHandsOutTheBatchesOfTheWholeDataset) {
     ASSERT_TRUE(drawnByBatch.ok()) << messageOf(drawnByBatch);
     EXPECT_EQ(drawnByBatch.value().inputs[1].shape(), (Shape{7, 3}));
     EXPECT_EQ(streamedBytes(drawnByBatch.value()), streamedBytes(drawn.value()));
+    EXPECT_EQ(streamedBytes(drawnByBatch.value(), true), streamedBytes(drawn.value()));
+    EXPECT_EQ(streamedBytes(drawnByBatch.value(), false), streamedBytes(drawn.value()));
     std::filesystem::remove_all(dir);
 }
 
@@ -475,6 +500,66 @@ TEST(ProbeRunner, ObservesProbesBatchByBatchAndStopsOnCancel) {
     auto batched = runBatched(*Executor::create(model), dataset, quiet);
     ASSERT_TRUE(batched.ok());
     EXPECT_EQ((*batched)[0].shape(), (Shape{5, 4}));
+}
+
+TEST(DatasetRequest, ImagesReadByBatchAreThoseLoadedWhole) {
+    // Five images, class folders and a flat folder, streamed a batch at a time (read ahead or
+    // not, batches smaller than the thread count read together) and loaded whole.
+    const auto dir = std::filesystem::temp_directory_path() / "qs_dataset_images_by_batch_test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "ant");
+    std::filesystem::create_directories(dir / "bee");
+    for (int i = 0; i < 5; ++i) {
+        writeBmp(dir / (i < 2 ? "ant" : "bee") / ("i" + std::to_string(i) + ".bmp"), 40 * i + 9);
+    }
+    graph::GraphBuilder b(13);
+    const auto x = b.input("image", {-1, 1, 2, 2});
+    b.output(b.op("Identity", "copy", {x}));
+    const graph::Graph model = b.take();
+    for (const bool classes : {true, false}) {
+        DatasetRequest request;
+        request.imagesDir = (classes ? dir : dir / "bee").string();
+        request.maxSamples = 4;
+        request.batchSize = 1;
+        const Result<Dataset> whole = loadDataset(model, request);
+        ASSERT_TRUE(whole.ok()) << messageOf(whole);
+        request.readByBatch = true;
+        const Result<Dataset> streamed = loadDataset(model, request);
+        ASSERT_TRUE(streamed.ok()) << messageOf(streamed);
+        EXPECT_EQ(streamed->inputs[0].rawData(), nullptr);
+        EXPECT_EQ(streamed->samples(), classes ? 4 : 3);
+        EXPECT_EQ(streamed->labels.has_value(), classes);
+        if (classes) {
+            EXPECT_EQ(std::vector<int64_t>(streamed->labels->data<int64_t>(),
+                                           streamed->labels->data<int64_t>() + 4),
+                      (std::vector<int64_t>{0, 0, 1, 1}));
+        }
+        for (const std::optional<bool> ahead :
+             {std::optional<bool>(), std::optional(true), std::optional(false)}) {
+            EXPECT_EQ(streamedBytes(streamed.value(), ahead), streamedBytes(whole.value()));
+        }
+    }
+    // A damaged image is refused when its batch is read, by name; read ahead, the batches
+    // before it come whole (read together, it fails with the first batch of that read).
+    std::ofstream(dir / "bee" / "i4.bmp", std::ios::trunc) << "BM not an image";
+    DatasetRequest request;
+    request.imagesDir = (dir / "bee").string();
+    request.batchSize = 1;
+    request.readByBatch = true;
+    const Result<Dataset> streamed = loadDataset(model, request);
+    ASSERT_TRUE(streamed.ok()) << messageOf(streamed);
+    for (const bool ahead : {true, false}) {
+        BatchStream stream(streamed.value(), 1, ahead);
+        Result<SampleBatch> batch = stream.next();
+        int64_t whole = 0;
+        for (; batch.ok() && !stream.done(); batch = stream.next()) {
+            ++whole;
+        }
+        EXPECT_EQ(whole, ahead ? 2 : (2 / numThreads()) * numThreads());
+        const std::string damaged = messageOf(batch);
+        EXPECT_NE(damaged.find("i4.bmp"), std::string::npos) << damaged;
+    }
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace
