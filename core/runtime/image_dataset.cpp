@@ -15,6 +15,8 @@
 
 // jpeglib.h needs size_t and FILE declared first.
 #include <jpeglib.h>
+// After jpeglib.h: the warning codes.
+#include <jerror.h>
 
 namespace qs::runtime {
 
@@ -48,8 +50,7 @@ Error tooLarge(int64_t width, int64_t height) {
 }
 
 /// libjpeg reports errors through a callback that must not return; it jumps back to
-/// decodeJpeg's setjmp with the message kept here. Warnings (corrupt or truncated data, which
-/// libjpeg would paper over with grey) are errors too.
+/// decodeJpegInto's setjmp with the message kept here.
 struct JpegErrors {
     jpeg_error_mgr manager{};
     std::jmp_buf jump{};
@@ -62,8 +63,11 @@ struct JpegErrors {
     std::longjmp(errors->jump, 1);
 }
 
+/// Warnings about missing data are errors: libjpeg would fill the rest of the image with grey.
+/// Others (extraneous bytes between markers, which some cameras write) pass silently, as in PIL.
 void jpegEmitMessage(j_common_ptr info, int level) {
-    if (level < 0) { // a warning: the data is damaged
+    const int code = info->err->msg_code;
+    if (level < 0 && (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER)) {
         jpegErrorExit(info);
     }
 }
@@ -211,9 +215,9 @@ Result<void> loadImage(const fs::path& file, int64_t channels, int64_t height, i
     // Read whole before the header says its size: a file no image of kMaxImagePixels needs.
     std::error_code ec;
     if (const uintmax_t bytes = fs::file_size(file, ec); !ec && bytes > kMaxImageFileBytes) {
-        return Error(Errc::InvalidArgument,
-                     "is " + std::to_string(bytes) + " bytes, more than " +
-                         std::to_string(kMaxImageFileBytes) + " (a calibration image is small)")
+        return Error(Errc::InvalidArgument, "is " + std::to_string(bytes) + " bytes, more than " +
+                                                std::to_string(kMaxImageFileBytes) +
+                                                " (a calibration image is small)")
             .context(where);
     }
     QS_ASSIGN_OR_RETURN(const std::string bytes, readFile(file));

@@ -441,6 +441,17 @@ TEST(ImageDataset, DecodesJpegLikeStbImageAndRefusesDamagedFiles) {
     EXPECT_NE(cut.error().toString().find("half.jpg"), std::string::npos);
     EXPECT_NE(cut.error().toString().find("Premature end"), std::string::npos)
         << cut.error().toString();
+    // Bytes between the last scan and the end marker, which some cameras write: libjpeg warns
+    // and decodes the same pixels; PIL and stb_image take the file too.
+    std::filesystem::create_directories(dir / "extra");
+    std::string padded = bytes;
+    padded.insert(padded.size() - 2, "camera");
+    std::ofstream(dir / "extra" / "x.jpg", std::ios::binary) << padded;
+    const Result<Tensor> extra = loadImageFolder(dir / "extra", 3, 48, 64, identity);
+    ASSERT_TRUE(extra.ok()) << extra.error().toString();
+    const Result<Tensor> clean = loadImageFolder(dir / "rgb", 3, 48, 64, identity);
+    ASSERT_TRUE(clean.ok());
+    EXPECT_EQ(std::memcmp(extra->rawData(), clean->rawData(), clean->byteSize()), 0);
     // JPEG's marker and then noise.
     std::ofstream(dir / "cut" / "half.jpg", std::ios::binary | std::ios::trunc)
         << std::string("\xFF\xD8\xFF") + std::string(100, 'x');
