@@ -10,6 +10,8 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+
 namespace qs::runtime {
 namespace {
 
@@ -137,21 +139,35 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
+/// A weight streamed from memory costs about what this many multiply-adds from the caches do: a
+/// classifier's dA at batch 1 (a product with one row) reads megabytes of B for few products,
+/// and counting its multiply-adds alone kept it on one thread.
+constexpr int64_t kStreamedWeightWork = 16;
+
 /// dA = alpha dY B'^T, or its transpose for transA; products of the maps, no transposed copies
-/// (a classifier's B is megabytes).
+/// (a classifier's B is megabytes), split over the threads by A's columns (rows for transA), so
+/// each thread reads its own part of B.
 Tensor inputGradA(const GemmShape& s, const ConstRowMap& b, const ConstRowMap& dy,
                   const Shape& shape) {
     Tensor da = allocateFloat(shape);
     Eigen::Map<RowMatrix> out(da.mutableData<float>(), shape[0], shape[1]);
-    if (!s.transA && s.transB) {
-        out.noalias() = s.alpha * (dy * b);
-    } else if (!s.transA) {
-        out.noalias() = s.alpha * (dy * b.transpose());
-    } else if (s.transB) {
-        out.noalias() = s.alpha * (b.transpose() * dy.transpose());
-    } else {
-        out.noalias() = s.alpha * (b * dy.transpose());
-    }
+    const int64_t workPerK = std::max(s.m, kStreamedWeightWork) * s.n;
+    parallelFor(s.k, minChunkForWork(workPerK, 16), [&](int64_t k0, int64_t k1) {
+        const int64_t count = k1 - k0;
+        // B'^T's columns [k0, k1): B's columns for transB, its rows otherwise.
+        if (!s.transA && s.transB) {
+            out.middleCols(k0, count).noalias() = s.alpha * (dy * b.middleCols(k0, count));
+        } else if (!s.transA) {
+            out.middleCols(k0, count).noalias() =
+                s.alpha * (dy * b.middleRows(k0, count).transpose());
+        } else if (s.transB) {
+            out.middleRows(k0, count).noalias() =
+                s.alpha * (b.middleCols(k0, count).transpose() * dy.transpose());
+        } else {
+            out.middleRows(k0, count).noalias() =
+                s.alpha * (b.middleRows(k0, count) * dy.transpose());
+        }
+    });
     return da;
 }
 

@@ -594,6 +594,53 @@ TEST(MaxPool, Uint8MatchesTheFloatKernel) {
     }
 }
 
+TEST(Gemm, InputGradSplitOverTheThreadsEqualsTheDoubleProduct) {
+    // A classifier's dA at batch 1 and 3: B large enough to be split by A's columns on two
+    // threads, in every transposition; the registry-wide test sees only small samples.
+    std::mt19937 rng(11);
+    const int64_t n = 300;
+    const int64_t k = 700;
+    for (const int64_t m : {1, 3}) {
+        for (const int transA : {0, 1}) {
+            for (const int transB : {0, 1}) {
+                SCOPED_TRACE("m " + std::to_string(m) + " transA " + std::to_string(transA) +
+                             " transB " + std::to_string(transB));
+                const Tensor a = randomTensor(rng, transA != 0 ? Shape{k, m} : Shape{m, k});
+                const Tensor b = randomTensor(rng, transB != 0 ? Shape{n, k} : Shape{k, n});
+                const Tensor dy = randomTensor(rng, {m, n});
+                NodeRun run =
+                    makeRun("Gemm", {a, b},
+                            {intAttribute("transA", transA), intAttribute("transB", transB),
+                             floatAttribute("alpha", 0.5F)});
+                for (const int threads : {1, 2}) {
+                    setNumThreads(threads);
+                    OpContext context = run.context();
+                    context.gradMask = 1U; // dA only
+                    auto grads = findOp("Gemm")->vjp(context, {}, std::span(&dy, 1));
+                    ASSERT_TRUE(grads.ok()) << grads.error().toString();
+                    const Tensor& da = (*grads)[0];
+                    ASSERT_EQ(da.shape(), a.shape());
+                    for (int64_t i = 0; i < m; ++i) {
+                        for (int64_t j = 0; j < k; ++j) {
+                            double sum = 0;
+                            for (int64_t c = 0; c < n; ++c) {
+                                const float bValue = transB != 0 ? b.data<float>()[c * k + j]
+                                                                 : b.data<float>()[j * n + c];
+                                sum += static_cast<double>(dy.data<float>()[i * n + c]) * bValue;
+                            }
+                            const float got = transA != 0 ? da.data<float>()[j * m + i]
+                                                          : da.data<float>()[i * k + j];
+                            ASSERT_NEAR(got, 0.5 * sum, 1e-4 * (1 + std::abs(sum)))
+                                << threads << " threads, row " << i << " column " << j;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    setNumThreads(0);
+}
+
 } // namespace
 } // namespace qs::runtime
 
