@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <exception>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -468,6 +469,16 @@ public:
     }
 
 private:
+    /// readRows, an exception (out of memory for a large image) made an error: on this thread it
+    /// would end the process instead of reaching the caller.
+    Result<std::vector<Tensor>> readCatching(int64_t begin, int64_t end) const {
+        try {
+            return readRows(m_dataset, begin, end);
+        } catch (const std::exception& e) {
+            return Error(Errc::Internal, std::string("reading ahead failed: ") + e.what());
+        }
+    }
+
     void work() {
         // The kernels own the pool; a read here runs on this thread alone.
         const InlineParallelFor inlineOnly;
@@ -479,7 +490,7 @@ private:
             }
             const auto [begin, end] = *m_range;
             lock.unlock();
-            Result<std::vector<Tensor>> rows = readRows(m_dataset, begin, end);
+            Result<std::vector<Tensor>> rows = readCatching(begin, end);
             lock.lock();
             m_range.reset();
             m_rows.emplace(std::move(rows));
@@ -505,7 +516,7 @@ BatchStream::BatchStream(const Dataset& dataset, int64_t batchSize, std::optiona
     , m_samples(dataset.samples()) {
     const bool wanted = readAhead.value_or(numThreads() < hardwareThreads());
     if (wanted && !dataset.rowReaders.empty() && batchCount() > 1) {
-        m_readAhead = std::make_unique<ReadAhead>(dataset);
+        m_readsAhead = true; // the thread starts with the first batch
     } else if (dataset.readsRowPerThread) {
         // Batches smaller than the thread count would leave threads idle while reading: read
         // whole multiples of the batch that give each thread a row.
@@ -520,10 +531,14 @@ Result<std::vector<Tensor>> BatchStream::readBatch(int64_t begin, int64_t end) {
     if (m_readRows <= end - begin) {
         return readRows(m_dataset, begin, end);
     }
-    if (m_read.empty() || begin >= m_readEnd) {
+    if (m_read.empty() || begin < m_readBegin || end > m_readEnd) {
+        const int64_t readEnd = std::min(m_samples, begin + m_readRows);
+        m_read.clear();
+        QS_ASSIGN_OR_RETURN(m_read, readRows(m_dataset, begin, readEnd)
+                                        .context("samples " + std::to_string(begin) + " to " +
+                                                 std::to_string(readEnd - 1) + ", read together"));
         m_readBegin = begin;
-        m_readEnd = std::min(m_samples, begin + m_readRows);
-        QS_ASSIGN_OR_RETURN(m_read, readRows(m_dataset, m_readBegin, m_readEnd));
+        m_readEnd = readEnd;
     }
     std::vector<Tensor> rows;
     rows.reserve(m_read.size());
@@ -544,6 +559,9 @@ Result<SampleBatch> BatchStream::next() {
     batch.end = std::min(m_samples, m_next + m_batchSize);
     m_next = batch.end;
     if (!m_dataset.rowReaders.empty()) {
+        if (m_readsAhead && m_readAhead == nullptr) {
+            m_readAhead = std::make_unique<ReadAhead>(m_dataset);
+        }
         if (m_readAhead != nullptr && !m_readAhead->started()) {
             m_readAhead->start(batch.begin, batch.end);
         }

@@ -134,7 +134,8 @@ struct SampleBatch {
 /// Hands out a dataset in consecutive batches of `batchSize` samples (the last one smaller): no
 /// sample dropped, none repeated. Re-batching (the Hessian service) builds on it. A streamed
 /// dataset (Dataset::rowReaders) can be read ahead: while the caller works on one batch, a
-/// background thread reads (decodes, draws) the next one.
+/// background thread reads (decodes, draws) the next one; a stream destroyed early (an error,
+/// a cancel) waits for that read to end.
 class BatchStream {
 public:
     explicit BatchStream(const Dataset& dataset);
@@ -153,8 +154,8 @@ public:
     /// How many batches next() handed out so far.
     int64_t batchesHandedOut() const { return m_index; }
 
-    /// Whether the next batch is read on a background thread.
-    bool readsAhead() const { return m_readAhead != nullptr; }
+    /// Whether the next batch is read on a background thread (started by the first next()).
+    bool readsAhead() const { return m_readsAhead; }
 
     /// The next batch; only while !done(). An error when a streamed input cannot be read.
     Result<SampleBatch> next();
@@ -170,6 +171,7 @@ private:
     int64_t m_samples;
     int64_t m_next = 0;
     int64_t m_index = 0;
+    bool m_readsAhead = false;
     std::unique_ptr<ReadAhead> m_readAhead;
     int64_t m_readRows = 0;     ///< rows read at once without reading ahead (0: a batch)
     std::vector<Tensor> m_read; ///< rows [m_readBegin, m_readEnd) of the streamed inputs

@@ -132,9 +132,15 @@ std::vector<unsigned char>& pixelBuffer() {
     return buffer;
 }
 
-/// A pixel buffer larger than this (a 2560 x 2048 RGB photo) is given back after its image
-/// rather than held by the thread for the rest of the process.
+/// A pixel buffer larger than this (a 2560 x 2048 RGB photo) is given back after its image,
+/// decoded or not, rather than held by the thread for the rest of the process.
 constexpr size_t kKeptPixelBufferBytes = size_t{16} << 20;
+
+void releaseLargePixelBuffer() {
+    if (pixelBuffer().capacity() > kKeptPixelBufferBytes) {
+        std::vector<unsigned char>().swap(pixelBuffer());
+    }
+}
 
 using StbPixels = std::unique_ptr<unsigned char, void (*)(void*)>;
 
@@ -241,9 +247,6 @@ Result<void> loadImage(const fs::path& file, int64_t channels, int64_t height, i
         QS_ASSIGN_OR_RETURN(stbPixels, decodeWithStb(bytes, wanted, pixels).context(where));
     }
     resizeInto(pixels, channels, height, width, normalization, dst);
-    if (pixelBuffer().capacity() > kKeptPixelBufferBytes) {
-        std::vector<unsigned char>().swap(pixelBuffer());
-    }
     return success();
 }
 
@@ -311,6 +314,7 @@ Result<Tensor> ImageFiles::read(int64_t begin, int64_t end) const {
                 !done.ok()) {
                 failures[static_cast<size_t>(n)] = done.error();
             }
+            releaseLargePixelBuffer();
         }
     });
     for (const std::optional<Error>& failure : failures) {

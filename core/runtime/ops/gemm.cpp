@@ -78,8 +78,10 @@ Tensor broadcastOutput(const OpContext& ctx, const GemmShape& s) {
 /// broadcastOutput for the fast kernel: a bias row (C of [N] or [1, N]), the usual C, is copied
 /// row by row; the index computation per element took 5 % of a small transformer's forward.
 Tensor initialOutput(const OpContext& ctx, const GemmShape& s) {
-    const bool biasRow = ctx.has(2) && s.beta != 0.0F && ctx.input(2).numElements() == s.n &&
-                         (ctx.input(2).rank() == 1 || ctx.input(2).dim(0) == 1);
+    // [N], [1, N], and a scalar when N is 1.
+    const bool biasRow =
+        ctx.has(2) && s.beta != 0.0F && ctx.input(2).numElements() == s.n &&
+        (ctx.input(2).rank() <= 1 || (ctx.input(2).rank() == 2 && ctx.input(2).dim(0) == 1));
     if (!biasRow) {
         return broadcastOutput(ctx, s);
     }
@@ -277,6 +279,14 @@ std::vector<OpSample> samples(std::mt19937& rng) {
         {"transA no C",
          {intAttribute("transA", 1)},
          {randomTensor(rng, {4, 2}), randomTensor(rng, {4, 3})},
+         {}},
+        {"bias row [1, N], beta 0.5",
+         {floatAttribute("beta", 0.5F)},
+         {randomTensor(rng, {3, 4}), randomTensor(rng, {4, 5}), randomTensor(rng, {1, 5})},
+         {}},
+        {"scalar C, N = 1",
+         {floatAttribute("beta", 2.0F)},
+         {randomTensor(rng, {3, 4}), randomTensor(rng, {4, 1}), Tensor::scalar<float>(0.75F)},
          {}},
         {"transA transB alpha",
          {intAttribute("transA", 1), intAttribute("transB", 1), floatAttribute("alpha", -1.5F)},

@@ -540,7 +540,9 @@ TEST(DatasetRequest, ImagesReadByBatchAreThoseLoadedWhole) {
         }
     }
     // A damaged image is refused when its batch is read, by name; read ahead, the batches
-    // before it come whole (read together, it fails with the first batch of that read).
+    // before it come whole; read together (two threads, batches of one: two at a time), it
+    // fails with the first batch of that read, i2 and i3 handed out before it.
+    setNumThreads(2);
     std::ofstream(dir / "bee" / "i4.bmp", std::ios::trunc) << "BM not an image";
     DatasetRequest request;
     request.imagesDir = (dir / "bee").string();
@@ -555,10 +557,12 @@ TEST(DatasetRequest, ImagesReadByBatchAreThoseLoadedWhole) {
         for (; batch.ok() && !stream.done(); batch = stream.next()) {
             ++whole;
         }
-        EXPECT_EQ(whole, ahead ? 2 : (2 / numThreads()) * numThreads());
+        EXPECT_EQ(whole, 2);
         const std::string damaged = messageOf(batch);
         EXPECT_NE(damaged.find("i4.bmp"), std::string::npos) << damaged;
+        EXPECT_EQ(damaged.find("read together") != std::string::npos, !ahead) << damaged;
     }
+    setNumThreads(0);
     std::filesystem::remove_all(dir);
 }
 
