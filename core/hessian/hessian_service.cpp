@@ -121,6 +121,32 @@ bool HessianService::unjudged(const std::vector<EstimatorTarget>& targets) const
     });
 }
 
+void HessianService::judgeSamplesAxisBySymbol(const std::vector<EstimatorTarget>& targets) {
+    // Import-time shape inference carries the batch's symbol (dim_param) through the graph; a
+    // tensor with it on its sample axis is 1 long for one sample and N long for N, what the
+    // traced check would find, without running it.
+    const graph::Graph& graph = m_executor.graph();
+    const std::vector<graph::ValueId> inputs = graph.runtimeInputs();
+    if (inputs.empty()) {
+        return;
+    }
+    const graph::TensorShape& input = graph.value(inputs[0]).shape;
+    if (!input.rankKnown || input.rank() == 0 || input.dims[0].isKnown() ||
+        input.dims[0].symbol.empty()) {
+        return;
+    }
+    const std::string& batch = input.dims[0].symbol;
+    for (const EstimatorTarget& target : targets) {
+        const auto [value, axis] = sampleCarrier(graph, target);
+        const graph::TensorShape& shape = graph.value(value).shape;
+        const auto at = static_cast<size_t>(axis);
+        if (shape.rankKnown && shape.rank() > at && !shape.dims[at].isKnown() &&
+            shape.dims[at].symbol == batch) {
+            m_sampleAxis.emplace(std::pair{target.node, target.weights}, std::string());
+        }
+    }
+}
+
 void HessianService::judgeSamplesAxis(const std::vector<EstimatorTarget>& targets,
                                       const runtime::ForwardTrace& single,
                                       const runtime::ForwardTrace& many, int64_t count) {
@@ -177,6 +203,7 @@ Result<void> HessianService::traceSamplesAxis(const std::vector<EstimatorTarget>
     QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace two,
                         m_executor.forwardForBackward(chunk.second));
     QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardForBackward(one));
+    m_stats.sampleAxisForwards += 2;
     judgeSamplesAxis(targets, single, two, 2);
     return success();
 }
@@ -216,6 +243,7 @@ Result<void> HessianService::settleSamplesAxis(const HessianScoresRequest& reque
     // that has 2 samples or more (one small extra forward, in computeMissing), else against a
     // 2-sample trace, here.
     const bool defaults = request.targetNodes.empty();
+    judgeSamplesAxisBySymbol(targets);
     QS_TRY(applySampleAxisVerdicts(targets, defaults, notes));
     m_judgeOnFirstBatch = sampleAxisCheckable() && unjudged(targets);
     if (m_judgeOnFirstBatch &&
@@ -376,6 +404,7 @@ Result<void> HessianService::judgeOnBatch(const runtime::ForwardTrace& trace,
         one.push_back(runtime::sliceBatch(input, 0, 1));
     }
     QS_ASSIGN_OR_RETURN(const runtime::ForwardTrace single, m_executor.forwardForBackward(one));
+    ++m_stats.sampleAxisForwards;
     judgeSamplesAxis(targets, single, trace, count);
     m_judgeOnFirstBatch = false;
     QS_TRY(applySampleAxisVerdicts(targets, defaults, notes));

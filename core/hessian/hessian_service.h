@@ -26,6 +26,7 @@ struct HessianServiceStats {
     int64_t sweeps = 0;               ///< reverse sweeps (batches x iterations)
     int64_t samplesComputed = 0;      ///< samples that went through a batch
     int64_t targetScoresComputed = 0; ///< (target, sample) pairs computed
+    int64_t sampleAxisForwards = 0;   ///< traced forwards run only to judge the samples axis
 };
 
 class HessianService {
@@ -87,6 +88,10 @@ private:
     /// Records, for every target without one, whether it holds the samples on axis 0 (sequence-
     /// first attention or a flattened batch do not): its tensor's axis is 1 long in `single`
     /// and `count` long in `many`, traces of 1 and `count` samples.
+    /// Judges the targets whose samples axis the graph's shapes show: that dim carries the
+    /// symbol of the first input's dynamic batch dim.
+    void judgeSamplesAxisBySymbol(const std::vector<EstimatorTarget>& targets);
+
     void judgeSamplesAxis(const std::vector<EstimatorTarget>& targets,
                           const runtime::ForwardTrace& single, const runtime::ForwardTrace& many,
                           int64_t count);

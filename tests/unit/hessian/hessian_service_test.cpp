@@ -87,6 +87,37 @@ TEST(HessianService, RebatchesWithoutDroppingOrReusingSamples) {
     }
 }
 
+TEST(HessianService, TheBatchSymbolOnTheSampleAxisNeedsNoTracedForward) {
+    // Shapes as import-time inference leaves them: the conv outputs carry the input's "batch" on
+    // axis 0, so no forward is run to judge them, and the scores are those of a traced check.
+    // (Another symbol or a number there is refused from the graph alone: lfh_estimator's
+    // notBatchFirst.)
+    const auto withShape = [](graph::Graph graph, const std::string& node,
+                              std::vector<graph::Dim> dims) {
+        graph::Value& out = graph.value(graph.node(*graph.findNode(node)).outputs[0]);
+        out.shape.rankKnown = true;
+        out.shape.dims = std::move(dims);
+        return graph;
+    };
+    const auto batchFirst = [] {
+        return std::vector<graph::Dim>{graph::Dim::symbolic("batch"), graph::Dim::known(3),
+                                       graph::Dim::known(6), graph::Dim::known(6)};
+    };
+    Service symbolic(withShape(withShape(testing::residualBlock(), "conv1", batchFirst()), "conv2",
+                               batchFirst()),
+                     4, 4);
+    auto scores = symbolic.fetch(request({"conv1", "conv2"}, 4, 2));
+    ASSERT_TRUE(scores.ok()) << scores.error().toString();
+    EXPECT_EQ(symbolic.service.stats().sampleAxisForwards, 0);
+    Service traced(testing::residualBlock(), 4, 4);
+    auto same = traced.fetch(request({"conv1", "conv2"}, 4, 2));
+    ASSERT_TRUE(same.ok()) << same.error().toString();
+    EXPECT_EQ(traced.service.stats().sampleAxisForwards, 1);
+    for (size_t t = 0; t < 2; ++t) {
+        EXPECT_EQ(scores->targets[t].perSample, same->targets[t].perSample);
+    }
+}
+
 TEST(HessianService, JudgesTheSamplesAxisOnTheFirstBatchAndRemembersTheVerdict) {
     Service s(testing::sequenceFirst(), 4, 4);
     HessianScoresRequest defaults = request({}, 4, 2);
