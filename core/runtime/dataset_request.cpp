@@ -631,12 +631,9 @@ Result<Dataset> loadDataset(const graph::Graph& model, const DatasetRequest& req
         return Error(Errc::InvalidArgument, "the model has no inputs to feed a dataset to");
     }
     QS_ASSIGN_OR_RETURN(Dataset dataset, loadSource(model, inputs, request));
-    if (!request.readByBatch) {
+    if (!request.readByBatch && !dataset.rowReaders.empty()) {
         // Every sample in memory now: read (drawn) whole through the row readers.
-        for (size_t i = 0; i < dataset.rowReaders.size(); ++i) {
-            QS_ASSIGN_OR_RETURN(dataset.inputs[i],
-                                dataset.rowReaders[i](0, dataset.inputs[i].dim(0)));
-        }
+        QS_ASSIGN_OR_RETURN(dataset.inputs, readRows(dataset, 0, dataset.samples()));
         dataset.rowReaders.clear();
         dataset.readsRowPerThread = false;
     }
