@@ -11,25 +11,6 @@
 namespace qs::runtime {
 namespace {
 
-/// 2-D windows without dilation, each clipped to the image once instead of testing every kernel
-/// position: fn(o, y0, y1, x0, x1) for every output o of one plane, the window covering input
-/// rows [y0, y1) and columns [x0, x1).
-template <typename Fn>
-void forEachClippedWindow(const PoolShape& s, Fn fn) {
-    const ConvGeometry& g = s.geo;
-    const int64_t h = g.input[0];
-    const int64_t w = g.input[1];
-    for (int64_t oy = 0; oy < g.output[0]; ++oy) {
-        const int64_t y0 = std::max<int64_t>(0, oy * g.strides[0] - g.padsBegin[0]);
-        const int64_t y1 = std::min(h, oy * g.strides[0] - g.padsBegin[0] + g.kernel[0]);
-        for (int64_t ox = 0; ox < g.output[1]; ++ox) {
-            const int64_t x0 = std::max<int64_t>(0, ox * g.strides[1] - g.padsBegin[1]);
-            const int64_t x1 = std::min(w, ox * g.strides[1] - g.padsBegin[1] + g.kernel[1]);
-            fn(oy * g.output[1] + ox, y0, y1, x0, x1);
-        }
-    }
-}
-
 /// 2-D, no dilation and no negative pad (which the padded rows of forward2d cannot hold).
 bool hasClippedWindows(const PoolShape& s) {
     const ConvGeometry& g = s.geo;
@@ -101,31 +82,99 @@ void forward2d(const PoolShape& s, const float* x, float* y) {
     });
 }
 
+/// hit[ox] for ox in [lo, hi) (windows inside the row): the plane offset of the first element of
+/// window ox, rows [y0, y1) in order, equal to maxima[ox], if none was set (-1) before. Stride is
+/// a template constant where it can be (1, 2: vectorised strided loads), else `runtimeStride`.
+template <int64_t Stride>
+void firstHitsInRow(const float* plane, int64_t w, int64_t y0, int64_t y1, int64_t kw, int64_t left,
+                    const float* maxima, int64_t lo, int64_t hi, int32_t* hit,
+                    int64_t runtimeStride = Stride) {
+    const int64_t stride = Stride != 0 ? Stride : runtimeStride;
+    for (int64_t iy = y0; iy < y1; ++iy) {
+        for (int64_t kx = 0; kx < kw; ++kx) {
+            // Input column of output ox: ox * stride - left + kx.
+            const int64_t first = iy * w - left + kx;
+            const float* src = plane + first;
+            for (int64_t ox = lo; ox < hi; ++ox) {
+                // Both compares unconditional: a strided load under a mask does not vectorise.
+                const bool equal = src[ox * stride] == maxima[ox];
+                const bool open = hit[ox] < 0;
+                hit[ox] = equal & open ? static_cast<int32_t>(first + ox * stride) : hit[ox];
+            }
+        }
+    }
+}
+
 /// dx of forward2d: each dy goes to the first maximum of its window (none for a window of -inf).
-void backward2d(const PoolShape& s, const float* x, const float* dy, float* dx) {
-    const int64_t w = s.geo.input[1];
+/// The forward's output says what each maximum is, so finding where it sits needs no running
+/// maximum (a chain of dependent compares, one window at a time): per output row, each kernel
+/// position is compared with the maxima of the whole row at once (vectorised), the first hit of
+/// each window kept, then each dy added at its hit.
+void backward2d(const PoolShape& s, const float* x, const float* y, const float* dy, float* dx) {
+    const ConvGeometry& g = s.geo;
+    const int64_t h = g.input[0];
+    const int64_t w = g.input[1];
+    const int64_t ow = g.output[1];
+    const int64_t stride = g.strides[1];
+    const int64_t left = g.padsBegin[1];
+    const int64_t kw = g.kernel[1];
+    // Outputs [inLo, inHi) of a row have windows inside the row; the others are clipped.
+    const int64_t inLo = std::min(ow, (left + stride - 1) / stride);
+    const int64_t inHi =
+        std::clamp<int64_t>(w + left - kw < 0 ? 0 : (w + left - kw) / stride + 1, inLo, ow);
     parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+        std::vector<int32_t> hits(static_cast<size_t>(ow));
         for (int64_t plane = begin; plane < end; ++plane) {
             const float* xp = x + plane * s.inSize;
+            const float* yp = y + plane * s.outSize;
             const float* dyp = dy + plane * s.outSize;
             float* dxp = dx + plane * s.inSize;
             // Zeroed here, plane by plane, so that the scatter finds it in cache.
             std::fill(dxp, dxp + s.inSize, 0.0F);
-            forEachClippedWindow(s, [&](int64_t o, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
-                float best = -std::numeric_limits<float>::infinity();
-                int64_t where = -1;
-                for (int64_t iy = y0; iy < y1; ++iy) {
-                    for (int64_t ix = x0; ix < x1; ++ix) {
-                        if (xp[iy * w + ix] > best) {
-                            best = xp[iy * w + ix];
-                            where = iy * w + ix;
+            for (int64_t oy = 0; oy < g.output[0]; ++oy) {
+                const int64_t top = oy * g.strides[0] - g.padsBegin[0];
+                const int64_t y0 = std::max<int64_t>(0, top);
+                const int64_t y1 = std::min(h, top + g.kernel[0]);
+                const float* maxima = yp + oy * ow;
+                int32_t* hit = hits.data();
+                std::fill(hit, hit + ow, -1);
+                switch (stride) {
+                case 1:
+                    firstHitsInRow<1>(xp, w, y0, y1, kw, left, maxima, inLo, inHi, hit);
+                    break;
+                case 2:
+                    firstHitsInRow<2>(xp, w, y0, y1, kw, left, maxima, inLo, inHi, hit);
+                    break;
+                default:
+                    firstHitsInRow<0>(xp, w, y0, y1, kw, left, maxima, inLo, inHi, hit, stride);
+                    break;
+                }
+                const auto clipped = [&](int64_t ox) {
+                    const int64_t x0 = std::max<int64_t>(0, ox * stride - left);
+                    const int64_t x1 = std::min(w, ox * stride - left + kw);
+                    for (int64_t iy = y0; iy < y1; ++iy) {
+                        for (int64_t ix = x0; ix < x1; ++ix) {
+                            if (xp[iy * w + ix] == maxima[ox]) {
+                                hit[ox] = static_cast<int32_t>(iy * w + ix);
+                                return;
+                            }
                         }
                     }
+                };
+                for (int64_t ox = 0; ox < inLo; ++ox) {
+                    clipped(ox);
                 }
-                if (where >= 0) {
-                    dxp[where] += dyp[o];
+                for (int64_t ox = inHi; ox < ow; ++ox) {
+                    clipped(ox);
                 }
-            });
+                const float* dyRow = dyp + oy * ow;
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    // A window of -inf (or NaN) only has no maximum to pass dy to.
+                    if (hit[ox] >= 0 && maxima[ox] != kLowest) {
+                        dxp[hit[ox]] += dyRow[ox];
+                    }
+                }
+            }
         }
     });
 }
@@ -176,14 +225,18 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y};
 }
 
-Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
+Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
     const float* x = ctx.input(0).data<float>();
     const float* dy = outputGrads[0].data<float>();
-    if (hasClippedWindows(s)) {
+    // The row search needs the forward's maxima and plane offsets that fit 32 bits.
+    const bool haveMaxima = !outputs.empty() && outputs[0].rawData() != nullptr &&
+                            outputs[0].dtype() == graph::DataType::Float &&
+                            outputs[0].shape() == s.outShape;
+    if (hasClippedWindows(s) && haveMaxima && s.inSize < std::numeric_limits<int32_t>::max()) {
         Tensor dx = allocateFloat(ctx.input(0).shape());
-        backward2d(s, x, dy, dx.mutableData<float>());
+        backward2d(s, x, outputs[0].data<float>(), dy, dx.mutableData<float>());
         return std::vector<Tensor>{dx};
     }
     Tensor dx = Tensor::zeros(graph::DataType::Float, ctx.input(0).shape());

@@ -834,5 +834,65 @@ TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
     }
 }
 
+// The VJP finds each window's first maximum by comparing with the forward's output, row by row
+// (vectorised, strides 1 and 2 compiled apart); without the output it keeps a running maximum per
+// window. Both must send every dy to the same element, through ties, NaNs, windows of -inf and
+// windows clipped by padding or ceil mode.
+TEST(MaxPool, VjpFromTheForwardsMaximaEqualsTheRunningMaximum) {
+    struct Geometry {
+        std::vector<int64_t> kernel, strides, pads;
+        int64_t ceil = 0;
+    };
+
+    const std::vector<Geometry> geometries{
+        {{3, 3}, {2, 2}, {1, 1, 1, 1}},    {{3, 3}, {1, 1}, {1, 1, 1, 1}},
+        {{2, 2}, {2, 2}, {0, 0, 0, 0}, 1}, {{3, 3}, {2, 2}, {0, 1, 1, 0}, 1},
+        {{5, 3}, {3, 3}, {2, 1, 2, 1}},    {{1, 4}, {1, 3}, {0, 2, 0, 3}, 1},
+        {{3, 3}, {2, 2}, {0, 0, 0, 0}, 1},
+    };
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> level(0, 5); // few levels: ties in most windows
+    const Shape shape{2, 3, 11, 37};                // rows long enough for the vector loop
+    std::vector<float> xs(static_cast<size_t>(shapeNumElements(shape)));
+    for (float& v : xs) {
+        v = static_cast<float>(level(rng));
+    }
+    xs[5] = std::nanf("");
+    xs[100] = std::numeric_limits<float>::infinity();
+    // Plane 1 is -inf but for a NaN: its windows have no maximum to pass dy to.
+    const auto plane = static_cast<std::ptrdiff_t>(11 * 37);
+    std::fill(xs.begin() + plane, xs.begin() + 2 * plane, -std::numeric_limits<float>::infinity());
+    xs[static_cast<size_t>(plane + 40)] = std::nanf("");
+    const Tensor x = Tensor::fromVector<float>(shape, xs);
+    for (const Geometry& geo : geometries) {
+        const NodeRun run = makeRun(
+            "MaxPool", {x},
+            {intsAttribute("kernel_shape", geo.kernel), intsAttribute("strides", geo.strides),
+             intsAttribute("pads", geo.pads), intAttribute("ceil_mode", geo.ceil)});
+        auto y = run.forward();
+        ASSERT_TRUE(y.ok()) << y.error().toString();
+        std::vector<float> dys(static_cast<size_t>((*y)[0].numElements()));
+        for (size_t i = 0; i < dys.size(); ++i) {
+            dys[i] = 1.0F + static_cast<float>(i % 97);
+        }
+        const Tensor dy = Tensor::fromVector<float>((*y)[0].shape(), dys);
+        auto fromMaxima = findOp("MaxPool")->vjp(run.context(), *y, std::span(&dy, 1));
+        auto running = findOp("MaxPool")->vjp(run.context(), {}, std::span(&dy, 1));
+        ASSERT_TRUE(fromMaxima.ok() && running.ok());
+        const Tensor& a = (*fromMaxima)[0];
+        const Tensor& b = (*running)[0];
+        ASSERT_EQ(a.shape(), shape);
+        ASSERT_EQ(b.shape(), shape);
+        int64_t nonzero = 0;
+        for (int64_t i = 0; i < a.numElements(); ++i) {
+            ASSERT_EQ(a.data<float>()[i], b.data<float>()[i])
+                << "kernel " << geo.kernel[0] << "x" << geo.kernel[1] << " stride "
+                << geo.strides[1] << ", element " << i;
+            nonzero += a.data<float>()[i] != 0.0F ? 1 : 0;
+        }
+        EXPECT_GT(nonzero, 0);
+    }
+}
+
 } // namespace
 } // namespace qs::runtime
