@@ -1,4 +1,4 @@
-// Intra-op parallelism for kernels: one process-wide pool (Eigen's non-blocking ThreadPool) and a
+// Intra-op parallelism for kernels: one process-wide pool of spinning worker threads and a
 // parallelFor that splits a range into contiguous chunks. setNumThreads(1) makes every kernel run
 // on the calling thread, which benchmarks and reproducibility checks use.
 #pragma once

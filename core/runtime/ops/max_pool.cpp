@@ -99,11 +99,71 @@ void firstHitsInRow(const float* plane, int64_t w, int64_t y0, int64_t y1, int64
                 // Both compares unconditional: a strided load under a mask does not vectorise.
                 const bool equal = src[ox * stride] == maxima[ox];
                 const bool open = hit[ox] < 0;
-                hit[ox] = equal & open ? static_cast<int32_t>(first + ox * stride) : hit[ox];
+                hit[ox] = (equal & open) ? static_cast<int32_t>(first + ox * stride) : hit[ox];
             }
         }
     }
 }
+
+/// Where each window of one output row has its first maximum: the windows inside the row
+/// [inner.first, inner.second) by firstHitsInRow, those clipped by the row's ends one by one.
+class RowSearch {
+public:
+    explicit RowSearch(const PoolShape& s)
+        : m_g(s.geo)
+        , m_w(s.geo.input[1])
+        , m_ow(s.geo.output[1])
+        , m_stride(s.geo.strides[1])
+        , m_left(s.geo.padsBegin[1])
+        , m_kw(s.geo.kernel[1])
+        , m_lo(std::min(m_ow, (m_left + m_stride - 1) / m_stride))
+        , m_hi(std::clamp<int64_t>(
+              m_w + m_left - m_kw < 0 ? 0 : (m_w + m_left - m_kw) / m_stride + 1, m_lo, m_ow)) {}
+
+    /// hit[ox] (ow entries) for output row oy of plane xp: the plane offset of the first element
+    /// of window ox equal to maxima[ox], or -1.
+    void find(const float* xp, int64_t oy, const float* maxima, int32_t* hit) const {
+        const int64_t top = oy * m_g.strides[0] - m_g.padsBegin[0];
+        const int64_t y0 = std::max<int64_t>(0, top);
+        const int64_t y1 = std::min(m_g.input[0], top + m_g.kernel[0]);
+        std::fill(hit, hit + m_ow, -1);
+        switch (m_stride) {
+        case 1:
+            firstHitsInRow<1>(xp, m_w, y0, y1, m_kw, m_left, maxima, m_lo, m_hi, hit);
+            break;
+        case 2:
+            firstHitsInRow<2>(xp, m_w, y0, y1, m_kw, m_left, maxima, m_lo, m_hi, hit);
+            break;
+        default:
+            firstHitsInRow<0>(xp, m_w, y0, y1, m_kw, m_left, maxima, m_lo, m_hi, hit, m_stride);
+            break;
+        }
+        for (int64_t ox = 0; ox < m_lo; ++ox) {
+            hit[ox] = clippedHit(xp, y0, y1, ox, maxima[ox]);
+        }
+        for (int64_t ox = m_hi; ox < m_ow; ++ox) {
+            hit[ox] = clippedHit(xp, y0, y1, ox, maxima[ox]);
+        }
+    }
+
+private:
+    int32_t clippedHit(const float* xp, int64_t y0, int64_t y1, int64_t ox, float maximum) const {
+        const int64_t x0 = std::max<int64_t>(0, ox * m_stride - m_left);
+        const int64_t x1 = std::min(m_w, ox * m_stride - m_left + m_kw);
+        for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+                if (xp[iy * m_w + ix] == maximum) {
+                    return static_cast<int32_t>(iy * m_w + ix);
+                }
+            }
+        }
+        return -1;
+    }
+
+    const ConvGeometry& m_g;
+    int64_t m_w, m_ow, m_stride, m_left, m_kw;
+    int64_t m_lo, m_hi; ///< outputs whose windows lie inside the row
+};
 
 /// dx of forward2d: each dy goes to the first maximum of its window (none for a window of -inf).
 /// The forward's output says what each maximum is, so finding where it sits needs no running
@@ -111,67 +171,22 @@ void firstHitsInRow(const float* plane, int64_t w, int64_t y0, int64_t y1, int64
 /// position is compared with the maxima of the whole row at once (vectorised), the first hit of
 /// each window kept, then each dy added at its hit.
 void backward2d(const PoolShape& s, const float* x, const float* y, const float* dy, float* dx) {
-    const ConvGeometry& g = s.geo;
-    const int64_t h = g.input[0];
-    const int64_t w = g.input[1];
-    const int64_t ow = g.output[1];
-    const int64_t stride = g.strides[1];
-    const int64_t left = g.padsBegin[1];
-    const int64_t kw = g.kernel[1];
-    // Outputs [inLo, inHi) of a row have windows inside the row; the others are clipped.
-    const int64_t inLo = std::min(ow, (left + stride - 1) / stride);
-    const int64_t inHi =
-        std::clamp<int64_t>(w + left - kw < 0 ? 0 : (w + left - kw) / stride + 1, inLo, ow);
+    const RowSearch search(s);
+    const int64_t ow = s.geo.output[1];
     parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
         std::vector<int32_t> hits(static_cast<size_t>(ow));
         for (int64_t plane = begin; plane < end; ++plane) {
-            const float* xp = x + plane * s.inSize;
-            const float* yp = y + plane * s.outSize;
-            const float* dyp = dy + plane * s.outSize;
             float* dxp = dx + plane * s.inSize;
             // Zeroed here, plane by plane, so that the scatter finds it in cache.
             std::fill(dxp, dxp + s.inSize, 0.0F);
-            for (int64_t oy = 0; oy < g.output[0]; ++oy) {
-                const int64_t top = oy * g.strides[0] - g.padsBegin[0];
-                const int64_t y0 = std::max<int64_t>(0, top);
-                const int64_t y1 = std::min(h, top + g.kernel[0]);
-                const float* maxima = yp + oy * ow;
-                int32_t* hit = hits.data();
-                std::fill(hit, hit + ow, -1);
-                switch (stride) {
-                case 1:
-                    firstHitsInRow<1>(xp, w, y0, y1, kw, left, maxima, inLo, inHi, hit);
-                    break;
-                case 2:
-                    firstHitsInRow<2>(xp, w, y0, y1, kw, left, maxima, inLo, inHi, hit);
-                    break;
-                default:
-                    firstHitsInRow<0>(xp, w, y0, y1, kw, left, maxima, inLo, inHi, hit, stride);
-                    break;
-                }
-                const auto clipped = [&](int64_t ox) {
-                    const int64_t x0 = std::max<int64_t>(0, ox * stride - left);
-                    const int64_t x1 = std::min(w, ox * stride - left + kw);
-                    for (int64_t iy = y0; iy < y1; ++iy) {
-                        for (int64_t ix = x0; ix < x1; ++ix) {
-                            if (xp[iy * w + ix] == maxima[ox]) {
-                                hit[ox] = static_cast<int32_t>(iy * w + ix);
-                                return;
-                            }
-                        }
-                    }
-                };
-                for (int64_t ox = 0; ox < inLo; ++ox) {
-                    clipped(ox);
-                }
-                for (int64_t ox = inHi; ox < ow; ++ox) {
-                    clipped(ox);
-                }
-                const float* dyRow = dyp + oy * ow;
+            for (int64_t oy = 0; oy < s.geo.output[0]; ++oy) {
+                const int64_t row = plane * s.outSize + oy * ow;
+                search.find(x + plane * s.inSize, oy, y + row, hits.data());
                 for (int64_t ox = 0; ox < ow; ++ox) {
                     // A window of -inf (or NaN) only has no maximum to pass dy to.
-                    if (hit[ox] >= 0 && maxima[ox] != kLowest) {
-                        dxp[hit[ox]] += dyRow[ox];
+                    const int32_t at = hits[static_cast<size_t>(ox)];
+                    if (at >= 0 && y[row + ox] != kLowest) {
+                        dxp[at] += dy[row + ox];
                     }
                 }
             }

@@ -242,45 +242,5 @@ TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
     setWideGemmKernel(wideBefore);
 }
 
-// Small items are grouped until a chunk holds kMinChunkWork, large ones go one per chunk, and
-// the floor holds either way.
-TEST(ParallelFor, MinChunkForWorkGroupsSmallItems) {
-    EXPECT_EQ(minChunkForWork(1024), kMinChunkWork / 1024);
-    EXPECT_EQ(minChunkForWork(kMinChunkWork * 4), 1);
-    EXPECT_EQ(minChunkForWork(kMinChunkWork * 4, 64), 64);
-    EXPECT_EQ(minChunkForWork(0), kMinChunkWork);
-}
-
-// A parallelFor called from inside the caller's own chunk runs inline, on that thread, in one
-// piece: scheduled, its chunks would wait behind the pool threads' outer chunks.
-TEST(ParallelFor, ANestedCallFromTheCallersChunkRunsInline) {
-    const int threadsBefore = numThreads();
-    setNumThreads(2);
-    const std::thread::id caller = std::this_thread::get_id();
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    bool sameThread = true;
-    parallelFor(2, 1, [&](int64_t begin, int64_t) {
-        if (begin != 0) {
-            return;
-        }
-        parallelFor(1000, 1, [&](int64_t b, int64_t e) {
-            ranges.emplace_back(b, e); // inline: one chunk, no race on the vector
-            sameThread = sameThread && std::this_thread::get_id() == caller;
-        });
-    });
-    ASSERT_EQ(ranges.size(), 1U);
-    EXPECT_EQ(ranges[0], (std::pair<int64_t, int64_t>{0, 1000}));
-    EXPECT_TRUE(sameThread);
-    // Outside a chunk the same call splits again.
-    ranges.clear();
-    std::mutex mutex;
-    parallelFor(1000, 1, [&](int64_t b, int64_t e) {
-        const std::lock_guard lock(mutex);
-        ranges.emplace_back(b, e);
-    });
-    EXPECT_EQ(ranges.size(), 2U);
-    setNumThreads(threadsBefore);
-}
-
 } // namespace
 } // namespace qs::runtime
