@@ -154,6 +154,10 @@ TEST(DataMovement, ForwardAndVjpFollowTheReferenceIndexMap) {
                      {"large NCHW to NHWC",
                       {intsAttribute("perm", {0, 2, 3, 1})},
                       {allocateFloat({2, 64, 24, 40})}}});
+    // Attention's keys, [S, B x H, d] -> [B x H, d, S]: 8 x 8 register tiles and partial ones.
+    cases.push_back(
+        {"Transpose",
+         {"attention keys", {intsAttribute("perm", {1, 2, 0})}, {allocateFloat({36, 12, 21})}}});
     for (const auto& [opType, sample] : cases) {
         SCOPED_TRACE(opType + ": " + sample.label);
         if (sample.inputs[0].dtype() != DataType::Float) {
