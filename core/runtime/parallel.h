@@ -36,10 +36,13 @@ private:
 /// pool thread or on the caller's) runs inline.
 void parallelFor(int64_t count, int64_t minChunk, const std::function<void(int64_t, int64_t)>& fn);
 
-/// Work (multiply-adds, or the like) that a chunk should hold at least, about 25 to 50
-/// microseconds: waking a pool thread costs tens of microseconds on a virtual machine, and a
-/// transformer's small MatMuls at batch 1 ran slower on two threads than on one.
-inline constexpr int64_t kMinChunkWork = int64_t{1} << 20;
+/// Work (multiply-adds, or the like) that a chunk should hold at least, a microsecond or two: a
+/// spinning pool thread takes a chunk within a microsecond, and one asleep (which takes tens of
+/// microseconds to wake on a virtual machine) leaves its chunk to the caller. It was 16 times
+/// larger while the pool's threads slept between calls; `tiny_bert` at two threads and batch 1
+/// then ran its MatMuls of 1.6 million multiply-adds on one thread (0.40 ms a forward, 0.35 ms
+/// now).
+inline constexpr int64_t kMinChunkWork = int64_t{1} << 16;
 
 /// parallelFor's minChunk for items of `workPerItem` each: enough items for kMinChunkWork, and
 /// at least `atLeast`.
