@@ -19,9 +19,13 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace qs::cli {
 
@@ -167,6 +171,32 @@ Result<void> checkDestinations(const RunOptions& options) {
     return success();
 }
 
+/// The nodes that took longest (a fused Conv chain under the Conv's name), with their op types:
+/// where a model spends its time, which the per-op-type totals spread over dozens of nodes.
+void printSlowestNodes(const graph::Graph& graph, const runtime::RunStats& stats) {
+    constexpr size_t kShown = 10;
+    std::vector<std::pair<double, std::string>> nodes;
+    for (const auto& [name, seconds] : stats.secondsByNode) {
+        nodes.emplace_back(seconds, name);
+    }
+    std::sort(nodes.begin(), nodes.end(), std::greater<>());
+    nodes.resize(std::min(nodes.size(), kShown));
+    if (nodes.empty()) {
+        return;
+    }
+    std::map<std::string, std::string> opTypes;
+    for (const graph::NodeId id : graph.nodeIds()) {
+        opTypes[graph.node(id).name] = graph.node(id).opType;
+    }
+    std::cerr << "slowest nodes:\n";
+    for (const auto& [seconds, name] : nodes) {
+        const auto type = opTypes.find(name);
+        std::cerr << "  " << (name.empty() ? std::string("(unnamed)") : name) << " ("
+                  << (type != opTypes.end() ? type->second : std::string("?"))
+                  << "): " << seconds * 1000.0 << " ms\n";
+    }
+}
+
 Result<void> runModel(const RunOptions& options) {
     QS_TRY(runtime::checkProcessorSupport());
     QS_TRY(checkDestinations(options));
@@ -199,6 +229,7 @@ Result<void> runModel(const RunOptions& options) {
     for (const auto& [opType, seconds] : stats.secondsByOpType) {
         std::cerr << "  " << opType << ": " << seconds * 1000.0 << " ms\n";
     }
+    printSlowestNodes(executor.graph(), stats);
     if (options.fp16) {
         QS_TRY(reportFp16Deviation(executor, dataset, outputs));
     }
@@ -226,7 +257,8 @@ Command addRunCommand(CLI::App& parent) {
                     "Graph passes before running: 'inference' (" +
                         std::string(pass::kInferencePipeline) + ") or a comma-separated list");
     app->add_flag("--verbose", options->verbose,
-                  "Print each pass's name, time and changes, and the time per op type");
+                  "Print each pass's name, time and changes, the time per op type and the "
+                  "slowest nodes");
     app->add_option("--out", options->out, "Write the first output here (.npy)");
     app->add_option("--out-dir", options->outDir, "Write every output as <name>.npy here");
     return {app, [options] {

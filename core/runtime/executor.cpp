@@ -670,8 +670,10 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
         const auto opStart = std::chrono::steady_clock::now();
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
         if (stats != nullptr && stats->profile) {
-            stats->secondsByOpType[node.opType] +=
+            const double seconds =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+            stats->secondsByOpType[node.opType] += seconds;
+            stats->secondsByNode[node.name] += seconds;
         }
         storeOutputs(node, outputs, values, live);
         freeDead(step);
@@ -894,8 +896,10 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
                         m_ops[step]->vjp(ctx, outputs, outputGrads));
     if (stats != nullptr && stats->profile) {
-        stats->secondsByOpType[node.opType] +=
+        const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+        stats->secondsByOpType[node.opType] += seconds;
+        stats->secondsByNode[node.name] += seconds;
     }
     releaseOutputGrads();
     accumulateInputGrads(node, mask, inputGrads, grads);

@@ -43,7 +43,9 @@ struct RunStats {
     size_t peakActivationBytes = 0; ///< largest sum of live non-initializer buffers
     double seconds = 0.0;
     std::map<std::string, double> secondsByOpType; ///< filled when `profile` is set
-    bool profile = false;                          ///< set by the caller to time each op type
+    /// By node name, filled when `profile` is set; a fused chain counts under its Conv's name.
+    std::map<std::string, double> secondsByNode;
+    bool profile = false; ///< set by the caller to time each op type
 };
 
 /// All values of one forward pass, kept for backward().

@@ -14,6 +14,9 @@ void addBatchStats(const RunStats& batch, RunStats& total) {
     for (const auto& [opType, seconds] : batch.secondsByOpType) {
         total.secondsByOpType[opType] += seconds;
     }
+    for (const auto& [node, seconds] : batch.secondsByNode) {
+        total.secondsByNode[node] += seconds;
+    }
 }
 
 Result<void> checkFits(const Dataset& dataset, const Executor& executor) {

@@ -189,8 +189,16 @@ int main(int argc, char** argv) {
         for (int i = 0; i < profileRuns; ++i) {
             (void)exec->run(std::span(&x, 1), &profile);
         }
-        for (const auto& [op, seconds] : profile.secondsByOpType) {
-            std::cerr << op << ": " << seconds * 1000.0 / profileRuns << " ms\n";
+        // QS_BENCH_PROFILE=nodes: one line per node instead, tab-separated (profile_vs_ort.py
+        // reads them).
+        if (std::string_view(std::getenv("QS_BENCH_PROFILE")) == "nodes") {
+            for (const auto& [name, seconds] : profile.secondsByNode) {
+                std::cerr << "node\t" << name << '\t' << seconds * 1000.0 / profileRuns << '\n';
+            }
+        } else {
+            for (const auto& [op, seconds] : profile.secondsByOpType) {
+                std::cerr << op << ": " << seconds * 1000.0 / profileRuns << " ms\n";
+            }
         }
     }
     auto wroteIn = runtime::writeNpy(x, outDir / "input.npy");

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 
 namespace qs::runtime {
 namespace {
@@ -525,9 +526,23 @@ TEST(Executor, FusedRunMatchesUnfusedTrace) {
     stats.profile = true;
     auto fused = exec->run(std::span(&x, 1), &stats);
     ASSERT_TRUE(fused.ok()) << fused.error().toString();
-    // Every Relu, Add and Clip ran inside a Conv.
+    // Every Relu, Add and Clip ran inside a Conv, and counts under the Conv's name.
     ASSERT_EQ(stats.secondsByOpType.size(), 1U);
     EXPECT_EQ(stats.secondsByOpType.begin()->first, "Conv");
+    std::set<std::string> convs;
+    for (const graph::NodeId id : exec->graph().nodeIds()) {
+        if (exec->graph().node(id).opType == "Conv") {
+            convs.insert(exec->graph().node(id).name);
+        }
+    }
+    std::set<std::string> timed;
+    double nodeSeconds = 0.0;
+    for (const auto& [name, seconds] : stats.secondsByNode) {
+        timed.insert(name);
+        nodeSeconds += seconds;
+    }
+    EXPECT_EQ(timed, convs);
+    EXPECT_NEAR(nodeSeconds, stats.secondsByOpType.begin()->second, 1e-9);
     // forwardWithTrace runs node by node: the same values, and the clamps did bite.
     auto trace = exec->forwardWithTrace(std::span(&x, 1));
     ASSERT_TRUE(trace.ok()) << trace.error().toString();
