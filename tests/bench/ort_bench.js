@@ -6,24 +6,11 @@
 //
 // usage: node ort_bench.js MODEL DIR [REPEATS] [THREADS]   (NODE_PATH must reach onnxruntime-node)
 'use strict';
-const fs = require('fs');
 const path = require('path');
 
 const baselineRssMib = process.memoryUsage().rss / (1024 * 1024);
 const ort = require('onnxruntime-node');
-
-function readNpy(file) {
-  const bytes = fs.readFileSync(file);
-  const headerLength = bytes.readUInt16LE(8);
-  const header = bytes.subarray(10, 10 + headerLength).toString('latin1');
-  const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim())
-    .map((s) => parseInt(s, 10));
-  const data = bytes.subarray(10 + headerLength);
-  const buffer = data.buffer.slice(data.byteOffset, data.byteOffset + data.length);
-  if (header.includes("'<f4'")) return { shape, type: 'float32', data: new Float32Array(buffer) };
-  if (header.includes("'<i8'")) return { shape, type: 'int64', data: new BigInt64Array(buffer) };
-  throw new Error(file + ': expected float32 or int64');
-}
+const { readNpy } = require('./npy.js');
 
 async function main() {
   const [model, dir, repeatsText, threadsText] = process.argv.slice(2);
