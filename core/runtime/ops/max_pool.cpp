@@ -34,23 +34,22 @@ void maxOverRows(const float* plane, int64_t w, int64_t y0, int64_t y1, float* c
     }
 }
 
-/// out[ox] = the maximum of row[ox * stride, ox * stride + kernel): the maximum at every window
-/// start, contiguous and vectorised (into `starts`, or straight into out at stride 1), then every
-/// stride-th start.
-void maxAlongRow(const float* row, int64_t kernel, int64_t stride, int64_t ow, float* starts,
-                 float* out) {
-    const int64_t startCount = (ow - 1) * stride + 1;
-    float* maxima = stride == 1 ? out : starts;
-    std::copy(row, row + startCount, maxima);
+/// out[ox] = the maximum of row[ox * stride, ox * stride + kernel), kernel position by position
+/// over the whole row (vectorised; strides 1 and 2 are template constants, so a stride-2 pool
+/// loads every second element instead of taking the maximum at every window start and keeping
+/// every second one). Stride 0: `runtimeStride`. Row entries are never NaN (maxOverRows drops
+/// them), so the order of the maxima does not matter.
+template <int64_t Stride>
+void maxAlongRow(const float* row, int64_t kernel, int64_t ow, float* out,
+                 int64_t runtimeStride = Stride) {
+    const int64_t stride = Stride != 0 ? Stride : runtimeStride;
+    for (int64_t ox = 0; ox < ow; ++ox) {
+        out[ox] = row[ox * stride];
+    }
     for (int64_t kx = 1; kx < kernel; ++kx) {
         const float* shifted = row + kx;
-        for (int64_t i = 0; i < startCount; ++i) {
-            maxima[i] = std::max(maxima[i], shifted[i]);
-        }
-    }
-    if (stride != 1) {
         for (int64_t ox = 0; ox < ow; ++ox) {
-            out[ox] = maxima[ox * stride];
+            out[ox] = std::max(out[ox], shifted[ox * stride]);
         }
     }
 }
@@ -67,16 +66,22 @@ void forward2d(const PoolShape& s, const float* x, float* y) {
     const int64_t left = g.padsBegin[1];
     // Entries outside [left, left + w) are padding (ceil_mode windows may run past the end pad).
     const int64_t rowLength = std::max(left + w, (ow - 1) * g.strides[1] + g.kernel[1]);
+    const int64_t stride = g.strides[1];
     parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
         std::vector<float> row(static_cast<size_t>(rowLength), kLowest);
-        std::vector<float> starts(static_cast<size_t>(rowLength));
         for (int64_t plane = begin; plane < end; ++plane) {
             for (int64_t oy = 0; oy < g.output[0]; ++oy) {
                 const int64_t top = oy * g.strides[0] - g.padsBegin[0];
                 maxOverRows(x + plane * s.inSize, w, std::max<int64_t>(0, top),
                             std::min(h, top + g.kernel[0]), row.data() + left);
-                maxAlongRow(row.data(), g.kernel[1], g.strides[1], ow, starts.data(),
-                            y + plane * s.outSize + oy * ow);
+                float* out = y + plane * s.outSize + oy * ow;
+                if (stride == 1) {
+                    maxAlongRow<1>(row.data(), g.kernel[1], ow, out);
+                } else if (stride == 2) {
+                    maxAlongRow<2>(row.data(), g.kernel[1], ow, out);
+                } else {
+                    maxAlongRow<0>(row.data(), g.kernel[1], ow, out, stride);
+                }
             }
         }
     });
@@ -292,6 +297,12 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
           intsAttribute("pads", {0, 1, 1, 0}), intAttribute("ceil_mode", 1)},
          {randomDistinct(rng, {1, 3, 13, 23})},
+         {}},
+        // A stride that is no template constant, windows past both ends of the rows.
+        {"5x3 stride 3 pads",
+         {intsAttribute("kernel_shape", {5, 3}), intsAttribute("strides", {3, 3}),
+          intsAttribute("pads", {2, 1, 2, 1})},
+         {randomDistinct(rng, {1, 2, 11, 37})},
          {}},
         // Dilated windows take the any-rank loops, forward and backward.
         {"2x2 dilation 2",
