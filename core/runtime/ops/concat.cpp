@@ -48,37 +48,63 @@ Result<ConcatShape> inferShape(const OpContext& ctx) {
     return s;
 }
 
-/// One run of bytes from an input to the output (or back, for the VJP).
-struct Run {
+/// The rows of one input: `outer` runs of `bytes`, from src to dst, each side advancing by its
+/// stride (forward: the input's row, then the output's; the VJP the other way round).
+struct Rows {
     const std::byte* src;
     std::byte* dst;
+    size_t srcStride;
+    size_t dstStride;
     size_t bytes;
 };
 
-/// Copies the runs on the threads, cut into pieces of at most kPiece bytes so that a concat of a
-/// few large inputs (batch 1) splits as well as one of many small rows: a Fire module's concat
-/// of 8 x 128 x 55 x 55 floats took as long on two threads as on one.
-void copyRuns(const std::vector<Run>& runs) {
+/// Copies every input's rows on the threads, in pieces of about kPiece bytes: by outer index when
+/// there are many rows, by pieces of the rows when there are few and long ones (a Fire module's
+/// concat of 8 x 128 x 55 x 55 floats, or any concat at batch 1, took as long on two threads as on
+/// one).
+void copyRows(const std::vector<Rows>& inputs, int64_t outer) {
     constexpr size_t kPiece = size_t{64} << 10;
-    std::vector<Run> pieces;
-    for (const Run& run : runs) {
-        for (size_t at = 0; at < run.bytes; at += kPiece) {
-            pieces.push_back({run.src + at, run.dst + at, std::min(kPiece, run.bytes - at)});
+    size_t perOuter = 0;
+    for (const Rows& rows : inputs) {
+        perOuter += rows.bytes;
+    }
+    if (perOuter == 0 || outer <= 0) {
+        return;
+    }
+    if (outer >= 64) {
+        const auto minChunk = static_cast<int64_t>(std::max<size_t>(1, kPiece / perOuter));
+        parallelFor(outer, minChunk, [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+                const auto at = static_cast<size_t>(o);
+                for (const Rows& rows : inputs) {
+                    std::memcpy(rows.dst + at * rows.dstStride, rows.src + at * rows.srcStride,
+                                rows.bytes);
+                }
+            }
+        });
+        return;
+    }
+
+    struct Piece {
+        const std::byte* src;
+        std::byte* dst;
+        size_t bytes;
+    };
+
+    std::vector<Piece> pieces; // at most 64 rows per input, each cut into pieces
+    for (const Rows& rows : inputs) {
+        for (int64_t o = 0; o < outer; ++o) {
+            const auto row = static_cast<size_t>(o);
+            for (size_t at = 0; at < rows.bytes; at += kPiece) {
+                pieces.push_back({rows.src + row * rows.srcStride + at,
+                                  rows.dst + row * rows.dstStride + at,
+                                  std::min(kPiece, rows.bytes - at)});
+            }
         }
     }
-    size_t total = 0;
-    for (const Run& piece : pieces) {
-        total += piece.bytes;
-    }
-    // About 64 KiB per chunk: smaller copies are not worth a second thread.
-    const auto count = static_cast<int64_t>(pieces.size());
-    const int64_t perChunk =
-        count == 0 ? 1
-                   : std::max<int64_t>(
-                         1, static_cast<int64_t>((kPiece * count) / std::max<size_t>(total, 1)));
-    parallelFor(count, perChunk, [&](int64_t begin, int64_t end) {
+    parallelFor(static_cast<int64_t>(pieces.size()), 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
-            const Run& piece = pieces[static_cast<size_t>(i)];
+            const Piece& piece = pieces[static_cast<size_t>(i)];
             std::memcpy(piece.dst, piece.src, piece.bytes);
         }
     });
@@ -89,21 +115,17 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     Tensor y = Tensor::allocate(ctx.input(0).dtype(), s.outShape);
     const size_t elem = runtimeElementSize(y.dtype());
     auto* dst = static_cast<std::byte*>(y.mutableRawData());
-    const int64_t outRow = s.outShape[static_cast<size_t>(s.axis)] * s.inner;
-    std::vector<Run> runs;
-    int64_t offset = 0;
+    const auto outRow = static_cast<size_t>(s.outShape[static_cast<size_t>(s.axis)] * s.inner);
+    std::vector<Rows> inputs;
+    size_t offset = 0;
     for (size_t i = 0; i < ctx.numInputs(); ++i) {
         const Tensor& x = ctx.input(i);
-        const int64_t row = x.shape()[static_cast<size_t>(s.axis)] * s.inner;
-        const auto* src = static_cast<const std::byte*>(x.rawData());
-        for (int64_t o = 0; o < s.outer && row > 0; ++o) {
-            runs.push_back({src + static_cast<size_t>(o * row) * elem,
-                            dst + static_cast<size_t>(o * outRow + offset) * elem,
-                            static_cast<size_t>(row) * elem});
-        }
+        const auto row = static_cast<size_t>(x.shape()[static_cast<size_t>(s.axis)] * s.inner);
+        inputs.push_back({static_cast<const std::byte*>(x.rawData()), dst + offset * elem,
+                          row * elem, outRow * elem, row * elem});
         offset += row;
     }
-    copyRuns(runs);
+    copyRows(inputs, s.outer);
     return std::vector<Tensor>{y};
 }
 
@@ -111,23 +133,21 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor>,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(ConcatShape s, inferShape(ctx));
     const auto* dy = reinterpret_cast<const std::byte*>(outputGrads[0].data<float>());
-    const int64_t outRow = s.outShape[static_cast<size_t>(s.axis)] * s.inner;
+    const auto outRow = static_cast<size_t>(s.outShape[static_cast<size_t>(s.axis)] * s.inner);
     std::vector<Tensor> grads;
-    std::vector<Run> runs;
-    int64_t offset = 0;
+    std::vector<Rows> inputs;
+    size_t offset = 0;
     for (size_t i = 0; i < ctx.numInputs(); ++i) {
         Tensor dx = allocateFloat(ctx.input(i).shape());
-        auto* dst = reinterpret_cast<std::byte*>(dx.mutableData<float>());
-        const int64_t row = ctx.input(i).shape()[static_cast<size_t>(s.axis)] * s.inner;
-        for (int64_t o = 0; o < s.outer && row > 0; ++o) {
-            runs.push_back({dy + static_cast<size_t>(o * outRow + offset) * sizeof(float),
-                            dst + static_cast<size_t>(o * row) * sizeof(float),
-                            static_cast<size_t>(row) * sizeof(float)});
-        }
+        const auto row =
+            static_cast<size_t>(ctx.input(i).shape()[static_cast<size_t>(s.axis)] * s.inner);
+        inputs.push_back({dy + offset * sizeof(float),
+                          reinterpret_cast<std::byte*>(dx.mutableData<float>()),
+                          outRow * sizeof(float), row * sizeof(float), row * sizeof(float)});
         offset += row;
         grads.push_back(dx);
     }
-    copyRuns(runs);
+    copyRows(inputs, s.outer);
     return grads;
 }
 

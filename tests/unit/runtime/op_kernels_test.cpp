@@ -898,47 +898,52 @@ TEST(MaxPool, VjpFromTheForwardsMaximaEqualsTheRunningMaximum) {
     }
 }
 
-// Concat copies its runs on the threads in pieces of 64 KiB: inputs of several pieces per sample
-// and per input, along axis 1 (a Fire module's) and axis 0, forward and VJP, on one and two
-// threads, element for element.
-TEST(Concat, LargeInputsCopiedInPiecesOnTheThreads) {
+// Concat copies on the threads: by outer index when there are many rows (axis 3 here), in
+// pieces of 64 KiB when there are few long ones (axes 0 and 1, a Fire module's). Forward and VJP
+// on one and two threads, element for element against plain loops.
+TEST(Concat, LargeInputsCopiedOnTheThreads) {
     std::mt19937 rng(21);
-    const Tensor a = randomTensor(rng, {2, 3, 70, 90});
-    const Tensor b = randomTensor(rng, {2, 5, 70, 90});
-    for (const int64_t axis : {int64_t{1}, int64_t{0}}) {
-        const Tensor second = axis == 1 ? b : randomTensor(rng, {3, 3, 70, 90});
-        const NodeRun run = makeRun("Concat", {a, second}, {intAttribute("axis", axis)});
-        const int64_t plane = 70 * 90;
+    const Shape shape{2, 3, 70, 90};
+    for (const int64_t axis : {int64_t{0}, int64_t{1}, int64_t{3}}) {
+        Shape otherShape = shape;
+        otherShape[static_cast<size_t>(axis)] = axis == 3 ? 7 : 5;
+        const Tensor a = randomTensor(rng, shape);
+        const Tensor b = randomTensor(rng, otherShape);
+        // Plain loops: each outer index holds a's row, then b's.
+        int64_t outer = 1;
+        for (int64_t d = 0; d < axis; ++d) {
+            outer *= shape[static_cast<size_t>(d)];
+        }
+        const int64_t rowA = a.numElements() / outer;
+        const int64_t rowB = b.numElements() / outer;
+        std::vector<float> expected;
+        for (int64_t o = 0; o < outer; ++o) {
+            expected.insert(expected.end(), a.data<float>() + o * rowA,
+                            a.data<float>() + (o + 1) * rowA);
+            expected.insert(expected.end(), b.data<float>() + o * rowB,
+                            b.data<float>() + (o + 1) * rowB);
+        }
+        const NodeRun run = makeRun("Concat", {a, b}, {intAttribute("axis", axis)});
         for (const int threads : {1, 2}) {
             setNumThreads(threads);
+            SCOPED_TRACE("axis " + std::to_string(axis) + ", " + std::to_string(threads) +
+                         " threads");
             auto y = run.forward();
             ASSERT_TRUE(y.ok()) << y.error().toString();
             const Tensor& out = (*y)[0];
-            // out[n, c] is a[n, c] for c < 3, else second[n, c - 3] (axis 1); axis 0 stacks.
-            const int64_t channels = out.dim(1);
+            ASSERT_EQ(out.numElements(), static_cast<int64_t>(expected.size()));
             for (int64_t i = 0; i < out.numElements(); ++i) {
-                const int64_t n = i / (channels * plane);
-                const int64_t c = (i / plane) % channels;
-                const int64_t p = i % plane;
-                float expected = 0.0F;
-                if (axis == 1) {
-                    expected = c < 3 ? a.data<float>()[(n * 3 + c) * plane + p]
-                                     : second.data<float>()[(n * 5 + c - 3) * plane + p];
-                } else {
-                    expected =
-                        n < 2 ? a.data<float>()[i] : second.data<float>()[i - a.numElements()];
-                }
-                ASSERT_EQ(out.data<float>()[i], expected) << "axis " << axis << ", element " << i;
+                ASSERT_EQ(out.data<float>()[i], expected[static_cast<size_t>(i)]) << i;
             }
             const std::vector<Tensor> dy{out};
             auto grads = findOp("Concat")->vjp(run.context(), *y, dy);
             ASSERT_TRUE(grads.ok()) << grads.error().toString();
-            ASSERT_EQ((*grads).size(), 2U);
-            for (int64_t i = 0; i < a.numElements(); ++i) {
-                ASSERT_EQ((*grads)[0].data<float>()[i], a.data<float>()[i]) << i;
-            }
-            for (int64_t i = 0; i < second.numElements(); ++i) {
-                ASSERT_EQ((*grads)[1].data<float>()[i], second.data<float>()[i]) << i;
+            ASSERT_EQ(grads->size(), 2U);
+            for (const auto& [grad, input] : {std::pair{&(*grads)[0], &a}, {&(*grads)[1], &b}}) {
+                ASSERT_EQ(grad->shape(), input->shape());
+                for (int64_t i = 0; i < input->numElements(); ++i) {
+                    ASSERT_EQ(grad->data<float>()[i], input->data<float>()[i]) << i;
+                }
             }
         }
     }
