@@ -728,9 +728,6 @@ void transformInLanes(int64_t first, int64_t last, int64_t channels, Taps taps, 
 template <typename F, typename Taps>
 void packTransformed(int64_t filters, int64_t channels, Taps taps, float* packed) {
     const int64_t panelSize = packedWeightsSize(filters, channels);
-    if (filters % kGemmRows != 0) {
-        std::fill(packed, packed + F::kPositions * panelSize, 0.0F);
-    }
     // Panels on the threads: a model's Winograd weights take tens of milliseconds to transform,
     // paid when the executor is created (and on the first backward sweep for dx's).
     const int64_t panels = (filters + kGemmRows - 1) / kGemmRows;
@@ -741,6 +738,14 @@ void packTransformed(int64_t filters, int64_t channels, Taps taps, float* packed
             const int64_t first = panelIndex * kGemmRows;
             const int64_t last = std::min(filters, first + kGemmRows);
             float* panel = packed + first * channels;
+            if (last - first < kGemmRows) {
+                // Only a short last panel has padding filters, which must be zero. The whole
+                // buffer was zeroed here before, on one thread: a third of resnet18's weight
+                // packing, page faults included, for the padding of one panel.
+                for (int64_t position = 0; position < F::kPositions; ++position) {
+                    std::fill_n(panel + position * panelSize, kGemmRows * channels, 0.0F);
+                }
+            }
             transformInLanes<F>(first, last, channels, taps, panel, panelSize);
         }
     });
