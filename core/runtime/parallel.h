@@ -18,8 +18,8 @@ int numThreads();
 int hardwareThreads();
 
 /// While one lives, parallelFor calls from the thread that made it run inline: background work
-/// beside the kernels (reading the next batch ahead) keeps to its own thread instead of queueing
-/// chunks behind theirs, which would stall the kernels' callers waiting for them.
+/// beside the kernels (reading the next batch ahead) keeps to its own thread instead of holding
+/// the pool, whose one job at a time would then leave the kernels' calls to run on one thread.
 class InlineParallelFor {
 public:
     InlineParallelFor();
