@@ -6,6 +6,7 @@
 // residual Add) into the convolution instead of running them as separate passes over memory.
 #pragma once
 
+#include "core/runtime/fused_tail.h"
 #include "core/runtime/im2col.h"
 
 #include <cstdint>
@@ -32,9 +33,10 @@ struct ConvEpilogue {
 void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
                    int64_t p0, int64_t p1, float* y, const float* residual);
 
-/// Depthwise convolution (one filter per channel) of every image and channel, epilogue included.
+/// Depthwise convolution (one filter per channel) of every image and channel, epilogue included,
+/// then `tail` (empty for none) on each block of output planes while it is in cache.
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
-                     float* y);
+                     const FusedTail& tail, float* y);
 
 /// dx of a 3x3, stride-2, dilation-1 depthwise convolution with begin pads of 0 or 1, written
 /// over dx (y = conv(x) of p, dy of y's shape); false, leaving dx alone, for any other geometry.

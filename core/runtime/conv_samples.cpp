@@ -114,6 +114,40 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
          {intAttribute("group", 2), intsAttribute("pads", {1, 1}), intsAttribute("strides", {2})},
          {randomTensor(rng, {1, 2, 23}), randomTensor(rng, {2, 1, 3})},
          {}});
+    // The channel-blocked kernel (8 channels or more, rows of at most 16): partial channel
+    // blocks, plane sizes on and off whole transposes, strides, dilations, asymmetric pads and a
+    // kernel width it does not unroll.
+    out.push_back({"depthwise blocked 5x5 pad 2, 12 channels, 7x7",
+                   {intAttribute("group", 12), intsAttribute("pads", {2, 2, 2, 2})},
+                   {randomTensor(rng, {1, 12, 7, 7}), randomTensor(rng, {12, 1, 5, 5}),
+                    randomTensor(rng, {12})},
+                   {}});
+    out.push_back({"depthwise blocked 5x5 stride 2 asym pads, batch 2",
+                   {intAttribute("group", 16), intsAttribute("pads", {1, 2, 2, 1}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {2, 16, 13, 11}), randomTensor(rng, {16, 1, 5, 5}),
+                    randomTensor(rng, {16})},
+                   {}});
+    out.push_back({"depthwise blocked 3x3 pad 1, 8x8 (whole transposes), no bias",
+                   {intAttribute("group", 8), intsAttribute("pads", {1, 1, 1, 1})},
+                   {randomTensor(rng, {1, 8, 8, 8}), randomTensor(rng, {8, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise blocked 3x3 dilation 2 stride (2, 1), 9 channels",
+                   {intAttribute("group", 9), intsAttribute("dilations", {2, 2}),
+                    intsAttribute("strides", {2, 1}), intsAttribute("pads", {2, 0, 1, 3})},
+                   {randomTensor(rng, {1, 9, 9, 10}), randomTensor(rng, {9, 1, 3, 3}),
+                    randomTensor(rng, {9})},
+                   {}});
+    out.push_back({"depthwise blocked 7x7 (width not unrolled), 16 wide",
+                   {intAttribute("group", 8), intsAttribute("pads", {3, 3, 3, 3})},
+                   {randomTensor(rng, {1, 8, 5, 16}), randomTensor(rng, {8, 1, 7, 7}),
+                    randomTensor(rng, {8})},
+                   {}});
+    out.push_back(
+        {"depthwise blocked 1-D stride 2",
+         {intAttribute("group", 10), intsAttribute("pads", {1, 1}), intsAttribute("strides", {2})},
+         {randomTensor(rng, {1, 10, 23}), randomTensor(rng, {10, 1, 3})},
+         {}});
     return out;
 }
 
@@ -278,6 +312,10 @@ std::vector<OpSample> convSamples(std::mt19937& rng, ConvReference reference) {
                                intsAttribute("strides", {2, 2})},
                               {randomTensor(rng, {1, 3, 9, 41}), randomTensor(rng, {3, 1, 3, 3}),
                                randomTensor(rng, {3})}));
+    out.push_back(fusedSample(rng, reference, "fused residual + clip, depthwise blocked, batch 2",
+                              {intAttribute("group", 10), intsAttribute("pads", {1, 1, 1, 1})},
+                              {randomTensor(rng, {2, 10, 6, 7}), randomTensor(rng, {10, 1, 3, 3}),
+                               randomTensor(rng, {10})}));
     return out;
 }
 

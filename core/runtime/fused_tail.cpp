@@ -362,14 +362,21 @@ void applyFusedTail(const FusedTail& tail, float* y, int64_t count) {
         return;
     }
     parallelFor(count, kTailBlock * 16, [&](int64_t begin, int64_t end) {
-        alignas(64) float saved[kTailBlock];
-        for (int64_t b0 = begin; b0 < end; b0 += kTailBlock) {
-            const int64_t n = std::min(kTailBlock, end - b0);
-            for (const TailStep& step : tail) {
-                runStep(step, y + b0, saved, n);
-            }
-        }
+        applyFusedTailHere(tail, y + begin, end - begin);
     });
+}
+
+void applyFusedTailHere(const FusedTail& tail, float* y, int64_t count) {
+    if (tail.empty()) {
+        return;
+    }
+    alignas(64) float saved[kTailBlock];
+    for (int64_t b0 = 0; b0 < count; b0 += kTailBlock) {
+        const int64_t n = std::min(kTailBlock, count - b0);
+        for (const TailStep& step : tail) {
+            runStep(step, y + b0, saved, n);
+        }
+    }
 }
 
 void applyFusedTailReference(const FusedTail& tail, float* y, int64_t count) {

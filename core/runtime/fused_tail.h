@@ -82,6 +82,10 @@ TailMatch matchFusedTail(const graph::Graph& g, graph::ValueId from, size_t rank
 /// Applies `tail` in place to `count` floats, in blocks that stay in L1, on every thread.
 void applyFusedTail(const FusedTail& tail, float* y, int64_t count);
 
+/// Applies `tail` in place to `count` floats, in L1-sized blocks, on the calling thread only (for
+/// kernels that run it on each piece of their output while that piece is in cache).
+void applyFusedTailHere(const FusedTail& tail, float* y, int64_t count);
+
 /// The reference: one element at a time, the sigmoid in double.
 void applyFusedTailReference(const FusedTail& tail, float* y, int64_t count);
 

@@ -308,7 +308,9 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     if (winogradApplies(p)) {
         QS_TRY(winogradForward(ctx, p, e, y));
     } else if (p.isDepthwise()) {
-        depthwiseConv2d(p, x, w, e, y.mutableData<float>());
+        // The depthwise kernels run the tail on each block of planes while it is in cache.
+        depthwiseConv2d(p, x, w, e, tail, y.mutableData<float>());
+        return std::vector<Tensor>{y};
     } else {
         QS_ASSIGN_OR_RETURN(
             const float* prepacked,

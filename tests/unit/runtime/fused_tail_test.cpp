@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -321,6 +322,73 @@ TEST(FusedTail, ExecutorTailsMatchTheUnfusedTrace) {
     EXPECT_TRUE(touchesBounds(trace->values[exec->graph().findValue("clip_out")->index()]))
         << "the test's clip never bites";
     expectWithinAFewUlp((*fused)[0], trace->values[exec->graph().outputs()[0].index()]);
+}
+
+/// x [2, c, h, w] -> depthwise Conv k x k ("same" pads) -> SiLU, weights and input seeded.
+struct DepthwiseSiluModel {
+    Graph graph;
+    Tensor input;
+};
+
+DepthwiseSiluModel makeDepthwiseSilu(int64_t c, int64_t h, int64_t w, int64_t k) {
+    std::mt19937 rng(static_cast<unsigned>(c * 100 + h * 10 + k));
+    std::normal_distribution<float> normal(0.0F, 1.0F);
+    const auto shape = TensorShape::ofDims({2, c, h, w});
+    Graph g;
+    const ValueId x = g.addValue("x", DataType::Float, shape);
+    g.addInput(x);
+    std::vector<float> weights(static_cast<size_t>(c * k * k));
+    std::generate(weights.begin(), weights.end(), [&] { return 0.3F * normal(rng); });
+    std::vector<float> bias(static_cast<size_t>(c));
+    std::generate(bias.begin(), bias.end(), [&] { return normal(rng); });
+    const ValueId wv =
+        g.addInitializer("w", graph::TensorData::fromValues<float>(DataType::Float, {c, 1, k, k},
+                                                                   std::span(weights)));
+    const ValueId bv = g.addInitializer(
+        "b", graph::TensorData::fromValues<float>(DataType::Float, {c}, std::span(bias)));
+    const ValueId conv = g.addValue("conv", DataType::Float, shape);
+    const int64_t pad = k / 2;
+    const graph::NodeId dw = g.addNode("dw", "Conv", {x, wv, bv}, {conv});
+    g.node(dw).attributes.push_back(graph::Attribute{"group", c, {}});
+    g.node(dw).attributes.push_back(
+        graph::Attribute{"pads", std::vector<int64_t>{pad, pad, pad, pad}, {}});
+    const ValueId sig = g.addValue("sig", DataType::Float, shape);
+    g.addNode("sigmoid", "Sigmoid", {conv}, {sig});
+    const ValueId out = g.addValue("out", DataType::Float, shape);
+    g.addNode("silu", "Mul", {conv, sig}, {out});
+    g.addOutput(out);
+    Tensor input = Tensor::allocate(DataType::Float, {2, c, h, w});
+    std::generate_n(input.mutableData<float>(), input.numElements(), [&] { return normal(rng); });
+    return {std::move(g), std::move(input)};
+}
+
+// The depthwise kernels run the tail on each block of planes they finish: the channel-blocked
+// kernel (12 channels of 7x7, one partial block), the 3x3 fast path and the flat phase-plane loop
+// (few channels on wide planes) all match the unfused trace, on one and two threads.
+TEST(FusedTail, DepthwiseKernelsRunTheTailOnTheirBlocks) {
+    const int threadsBefore = numThreads();
+    for (const auto& [c, h, w, k] :
+         {std::array<int64_t, 4>{12, 7, 7, 5}, std::array<int64_t, 4>{3, 20, 20, 3},
+          std::array<int64_t, 4>{3, 20, 20, 5}}) {
+        DepthwiseSiluModel m = makeDepthwiseSilu(c, h, w, k);
+        auto exec = Executor::create(std::move(m.graph));
+        ASSERT_TRUE(exec.ok()) << exec.error().toString();
+        auto trace = exec->forwardWithTrace(std::span(&m.input, 1));
+        ASSERT_TRUE(trace.ok()) << trace.error().toString();
+        const Tensor& unfused = trace->values[exec->graph().outputs()[0].index()];
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            RunStats stats;
+            stats.profile = true;
+            auto fused = exec->run(std::span(&m.input, 1), &stats);
+            ASSERT_TRUE(fused.ok()) << fused.error().toString();
+            EXPECT_EQ(stats.secondsByOpType.size(), 1U) << "the SiLU was not fused";
+            SCOPED_TRACE(testing::Message() << c << " channels " << h << "x" << w << ", " << k
+                                            << "x" << k << ", " << threads << " threads");
+            expectWithinAFewUlp((*fused)[0], unfused);
+        }
+    }
+    setNumThreads(threadsBefore);
 }
 
 } // namespace
