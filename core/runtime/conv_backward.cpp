@@ -152,11 +152,11 @@ bool depthwiseInputGrad(const Conv2d& p, const float* w, const float* dy, float*
         std::reverse_copy(w + c * taps, w + (c + 1) * taps, flipped.begin() + c * taps);
     }
     if (p.sh == 1 && p.sw == 1) {
-        depthwiseConv2d(q, dy, flipped.data(), ConvEpilogue{}, FusedTail{}, dx);
+        depthwiseConv2d(q, dy, flipped.data(), ConvEpilogue{}, dx);
         return true;
     }
     const std::vector<float> spread = spreadByStrides(p, dy, q.h, q.w);
-    depthwiseConv2d(q, spread.data(), flipped.data(), ConvEpilogue{}, FusedTail{}, dx);
+    depthwiseConv2d(q, spread.data(), flipped.data(), ConvEpilogue{}, dx);
     return true;
 }
 

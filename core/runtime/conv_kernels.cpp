@@ -775,7 +775,7 @@ public:
     /// `channels` (<= kLanes) consecutive channels of one image: x, y and residual (nullptr for
     /// none) point at the first one's plane, w at its taps, bias at its bias (or nullptr).
     void run(const float* x, const float* w, const float* bias, int64_t channels, float lo,
-             float hi, const float* residual, const FusedTail& tail, float* scratch,
+             float hi, const float* residual, const FusedTail* tail, float* scratch,
              float* y) const {
         const int64_t taps = m_p.kh * m_p.kw;
         float* staged = scratch;
@@ -807,7 +807,9 @@ public:
         if (!clampHere) {
             epilogueRow(y, 0.0F, residual, lo, hi, count, y);
         }
-        applyFusedTailHere(tail, y, count);
+        if (tail != nullptr && !tail->empty()) {
+            applyFusedTailHere(*tail, y, count);
+        }
     }
 
 private:
@@ -980,7 +982,7 @@ private:
 
 /// Every image's channels in blocks of kLanes through DepthwiseChannelBlocked.
 void depthwiseChannelBlockedConv2d(const Conv2d& p, const float* x, const float* w,
-                                   const ConvEpilogue& epilogue, const FusedTail& tail, float* y) {
+                                   const ConvEpilogue& epilogue, float* y) {
     const DepthwiseChannelBlocked kernel(p);
     const int64_t blocks = (p.c + kLanes - 1) / kLanes;
     const int64_t taps = p.kh * p.kw;
@@ -995,7 +997,7 @@ void depthwiseChannelBlockedConv2d(const Conv2d& p, const float* x, const float*
                 epilogue.residual != nullptr ? epilogue.residual + plane * p.outPixels() : nullptr;
             kernel.run(x + plane * p.h * p.w, w + c0 * taps,
                        epilogue.bias != nullptr ? epilogue.bias + c0 : nullptr, channels,
-                       epilogue.lo, epilogue.hi, residual, tail, scratch.data(),
+                       epilogue.lo, epilogue.hi, residual, epilogue.tail, scratch.data(),
                        y + plane * p.outPixels());
         }
     });
@@ -1003,7 +1005,7 @@ void depthwiseChannelBlockedConv2d(const Conv2d& p, const float* x, const float*
 
 /// Every plane through the 3x3 fast path.
 void depthwise3x3Conv2d(const Depthwise3x3& fast, const Conv2d& p, const float* x, const float* w,
-                        const ConvEpilogue& epilogue, const FusedTail& tail, float* y) {
+                        const ConvEpilogue& epilogue, float* y) {
     parallelFor(p.n * p.c, 1, [&](int64_t begin, int64_t end) {
         std::vector<float> staging(static_cast<size_t>(fast.stagingSize()));
         for (int64_t nc = begin; nc < end; ++nc) {
@@ -1013,14 +1015,16 @@ void depthwise3x3Conv2d(const Depthwise3x3& fast, const Conv2d& p, const float* 
             fast.run(x + nc * p.h * p.w, w + c * 9,
                      epilogue.bias != nullptr ? epilogue.bias[c] : 0.0F, res, epilogue.lo,
                      epilogue.hi, staging.data(), y + nc * p.outPixels());
-            applyFusedTailHere(tail, y + nc * p.outPixels(), p.outPixels());
+            if (hasTail(epilogue)) {
+                applyFusedTailHere(*epilogue.tail, y + nc * p.outPixels(), p.outPixels());
+            }
         }
     });
 }
 
 /// Every plane through its zero-padded phase planes, then the epilogue row by row.
 void depthwisePhasePlanes(const Conv2d& p, const float* x, const float* w,
-                          const ConvEpilogue& epilogue, const FusedTail& tail, float* y) {
+                          const ConvEpilogue& epilogue, float* y) {
     const PhasePlanes planes(p);
     const auto taps = static_cast<int>(planes.tapOffsets.size());
     const int64_t flat = planes.flatOutputs(p);
@@ -1046,7 +1050,9 @@ void depthwisePhasePlanes(const Conv2d& p, const float* x, const float* w,
                 epilogueRow(acc.data() + oy * planes.rowLength, 0.0F, res, epilogue.lo, epilogue.hi,
                             p.ow, y + plane + oy * p.ow);
             }
-            applyFusedTailHere(tail, y + plane, p.outPixels());
+            if (hasTail(epilogue)) {
+                applyFusedTailHere(*epilogue.tail, y + plane, p.outPixels());
+            }
         }
     });
 }
@@ -1064,14 +1070,14 @@ void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows,
 }
 
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
-                     const FusedTail& tail, float* y) {
+                     float* y) {
     const auto fast = Depthwise3x3::plan(p);
     if (DepthwiseChannelBlocked::suits(p, fast.has_value())) {
-        depthwiseChannelBlockedConv2d(p, x, w, epilogue, tail, y);
+        depthwiseChannelBlockedConv2d(p, x, w, epilogue, y);
     } else if (fast) {
-        depthwise3x3Conv2d(*fast, p, x, w, epilogue, tail, y);
+        depthwise3x3Conv2d(*fast, p, x, w, epilogue, y);
     } else {
-        depthwisePhasePlanes(p, x, w, epilogue, tail, y);
+        depthwisePhasePlanes(p, x, w, epilogue, y);
     }
 }
 

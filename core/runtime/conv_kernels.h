@@ -26,17 +26,26 @@ struct ConvEpilogue {
     const float* residual = nullptr; ///< same layout as the output, or nullptr
     float lo = -std::numeric_limits<float>::infinity();
     float hi = std::numeric_limits<float>::infinity();
+    /// The executor's fused element-wise tail, run after the above on each finished piece of the
+    /// output while it is in cache (nullptr or empty for none). The GEMM and depthwise paths run
+    /// it; the caller runs it over the whole output after any other kernel.
+    const FusedTail* tail = nullptr;
 };
+
+/// Whether `e` carries a tail with steps.
+inline bool hasTail(const ConvEpilogue& e) {
+    return e.tail != nullptr && !e.tail->empty();
+}
 
 /// Applies the epilogue in place to `rows` output channels starting at `channel0`, each holding
 /// pixels [p0, p1) at `y + row * ld` (the residual uses the same offsets).
 void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows, int64_t ld,
                    int64_t p0, int64_t p1, float* y, const float* residual);
 
-/// Depthwise convolution (one filter per channel) of every image and channel, epilogue included,
-/// then `tail` (empty for none) on each block of output planes while it is in cache.
+/// Depthwise convolution (one filter per channel) of every image and channel, epilogue (and its
+/// tail, on each block of output planes) included.
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
-                     const FusedTail& tail, float* y);
+                     float* y);
 
 /// dx of a 3x3, stride-2, dilation-1 depthwise convolution with begin pads of 0 or 1, written
 /// over dx (y = conv(x) of p, dy of y's shape); false, leaving dx alone, for any other geometry.

@@ -1,5 +1,6 @@
 #include "core/runtime/packed_gemm.h"
 
+#include "core/runtime/fused_tail.h"
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
@@ -595,10 +596,29 @@ struct StripLayout {
     int64_t stripStep;
 };
 
-/// All tiles of columns [j0, j0 + count) once their B strips are in place.
+/// The epilogue's tail (if any) over columns [c0, c1) of `rows` rows of C: in one run when they
+/// are whole rows, which lie back to back.
+void tailOverColumns(const ConvEpilogue& epilogue, const GemmOutput& out, int64_t rows, int64_t c0,
+                     int64_t c1) {
+    if (!hasTail(epilogue) || c1 <= c0) {
+        return;
+    }
+    if (c0 == 0 && c1 == out.ldc) {
+        applyFusedTailHere(*epilogue.tail, out.c, rows * out.ldc);
+        return;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        applyFusedTailHere(*epilogue.tail, out.c + r * out.ldc + c0, c1 - c0);
+    }
+}
+
+/// All tiles of columns [j0, j0 + count) once their B strips are in place, then the tail over
+/// columns [j0, tailTo) (tailTo -1: the same columns; j0: none, the caller runs it), so that a
+/// narrow edge computed first joins the block before it instead of taking the tail in runs of a
+/// few values per row.
 void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float* strips,
                         const StripLayout& layout, int64_t j0, int64_t count, const GemmOutput& out,
-                        const ConvEpilogue& epilogue, int64_t n) {
+                        const ConvEpilogue& epilogue, int64_t n, int64_t tailTo = -1) {
     const int64_t stripCount = (count + kGemmCols - 1) / kGemmCols;
     // Equal depth blocks: a short last block would reload and store C for little work.
     const int64_t blocks = (k + kDepthBlock - 1) / kDepthBlock;
@@ -641,6 +661,9 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
                           std::min(stripsPerPass, stripCount - s), s == 0, j0 + s * kGemmCols);
         }
     }
+    // The block of C is final and still in L2 (kMaxColumnBlock): its tail now rather than in a
+    // pass over the whole output from memory.
+    tailOverColumns(epilogue, out, m, j0, tailTo < 0 ? j0 + count : tailTo);
 }
 
 } // namespace
@@ -861,32 +884,34 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
                         const int64_t count = std::min(m, end * kGemmRows) - row0;
                         const GemmOutput rows = rowsFrom(out, row0);
                         columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, whole, rows,
-                                           epilogue, n);
+                                           epilogue, n, 0);
                         if (whole < n) {
                             columnBlockProduct(count, k, packedA + row0 * k, tail.data(),
                                                StripLayout{kGemmCols, k * kGemmCols}, whole,
-                                               n - whole, rows, epilogue, n);
+                                               n - whole, rows, epilogue, n, whole);
                         }
+                        tailOverColumns(epilogue, rows, count, 0, n);
                     });
         return;
+    }
+    if (whole < n) {
+        // The last strip would read past B's rows: packed, zero past n. Computed first, its tail
+        // left to the last block's.
+        std::vector<float>& strip = stripBuffer(k, kGemmCols);
+        packRowMajorStrips(b + whole, ldb, k, n - whole, strip.data());
+        columnBlockProduct(m, k, packedA, strip.data(), StripLayout{kGemmCols, k * kGemmCols},
+                           whole, n - whole, out, epilogue, n, whole);
     }
     const int64_t block = columnBlock(whole);
     const int64_t blocks = (whole + block - 1) / block;
     parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;
-            columnBlockProduct(m, k, packedA, b + j0, inPlace, j0, std::min(block, whole - j0), out,
-                               epilogue, n);
+            const int64_t count = std::min(block, whole - j0);
+            columnBlockProduct(m, k, packedA, b + j0, inPlace, j0, count, out, epilogue, n,
+                               j0 + count == whole ? n : j0 + count);
         }
     });
-    if (whole == n) {
-        return;
-    }
-    // The last strip would read past B's rows: packed, zero past n.
-    std::vector<float>& strip = stripBuffer(k, kGemmCols);
-    packRowMajorStrips(b + whole, ldb, k, n - whole, strip.data());
-    columnBlockProduct(m, k, packedA, strip.data(), StripLayout{kGemmCols, k * kGemmCols}, whole,
-                       n - whole, out, epilogue, n);
 }
 
 } // namespace qs::runtime

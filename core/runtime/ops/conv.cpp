@@ -300,24 +300,27 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         return reference(ctx);
     }
     const Conv2d p = as2d(s);
-    const ConvEpilogue e = epilogueOf(ctx);
+    ConvEpilogue e = epilogueOf(ctx);
     QS_ASSIGN_OR_RETURN(const FusedTail tail, tailOf(ctx));
     Tensor y = allocateFloat(s.outShape);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
     if (winogradApplies(p)) {
         QS_TRY(winogradForward(ctx, p, e, y));
-    } else if (p.isDepthwise()) {
-        // The depthwise kernels run the tail on each block of planes while it is in cache.
-        depthwiseConv2d(p, x, w, e, tail, y.mutableData<float>());
+        applyFusedTail(tail, y.mutableData<float>(), y.numElements());
         return std::vector<Tensor>{y};
+    }
+    // The depthwise and GEMM kernels run the tail on each piece of output they finish, while it
+    // is in cache.
+    e.tail = &tail;
+    if (p.isDepthwise()) {
+        depthwiseConv2d(p, x, w, e, y.mutableData<float>());
     } else {
         QS_ASSIGN_OR_RETURN(
             const float* prepacked,
             prepackedWeights(ctx, packedGroupedWeightsSize(p.m, p.colRows(), p.group)));
         gemmConv2d(p, x, w, prepacked, e, y.mutableData<float>());
     }
-    applyFusedTail(tail, y.mutableData<float>(), y.numElements());
     return std::vector<Tensor>{y};
 }
 

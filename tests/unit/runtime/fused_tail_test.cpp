@@ -324,53 +324,72 @@ TEST(FusedTail, ExecutorTailsMatchTheUnfusedTrace) {
     expectWithinAFewUlp((*fused)[0], trace->values[exec->graph().outputs()[0].index()]);
 }
 
-/// x [2, c, h, w] -> depthwise Conv k x k ("same" pads) -> SiLU, weights and input seeded.
-struct DepthwiseSiluModel {
+/// x [2, c, h, w] -> Conv k x k to m filters in `group` groups ("same" pads, `stride`) -> SiLU,
+/// weights and input seeded.
+struct ConvSiluModel {
     Graph graph;
     Tensor input;
 };
 
-DepthwiseSiluModel makeDepthwiseSilu(int64_t c, int64_t h, int64_t w, int64_t k) {
-    std::mt19937 rng(static_cast<unsigned>(c * 100 + h * 10 + k));
+struct ConvSiluCase {
+    int64_t c, m, group, h, w, k, stride;
+    const char* path; ///< the kernel path the case takes, for messages
+};
+
+ConvSiluModel makeConvSilu(const ConvSiluCase& p) {
+    std::mt19937 rng(static_cast<unsigned>(p.c * 100 + p.h * 10 + p.k));
     std::normal_distribution<float> normal(0.0F, 1.0F);
-    const auto shape = TensorShape::ofDims({2, c, h, w});
+    const int64_t oh = (p.h - 1) / p.stride + 1;
+    const int64_t ow = (p.w - 1) / p.stride + 1;
+    const auto outShape = TensorShape::ofDims({2, p.m, oh, ow});
     Graph g;
-    const ValueId x = g.addValue("x", DataType::Float, shape);
+    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({2, p.c, p.h, p.w}));
     g.addInput(x);
-    std::vector<float> weights(static_cast<size_t>(c * k * k));
-    std::generate(weights.begin(), weights.end(), [&] { return 0.3F * normal(rng); });
-    std::vector<float> bias(static_cast<size_t>(c));
+    const int64_t depth = p.c / p.group * p.k * p.k;
+    std::vector<float> weights(static_cast<size_t>(p.m * depth));
+    const float scale = 1.5F / std::sqrt(static_cast<float>(depth));
+    std::generate(weights.begin(), weights.end(), [&] { return scale * normal(rng); });
+    std::vector<float> bias(static_cast<size_t>(p.m));
     std::generate(bias.begin(), bias.end(), [&] { return normal(rng); });
-    const ValueId wv =
-        g.addInitializer("w", graph::TensorData::fromValues<float>(DataType::Float, {c, 1, k, k},
-                                                                   std::span(weights)));
+    const ValueId wv = g.addInitializer(
+        "w", graph::TensorData::fromValues<float>(DataType::Float, {p.m, p.c / p.group, p.k, p.k},
+                                                  std::span(weights)));
     const ValueId bv = g.addInitializer(
-        "b", graph::TensorData::fromValues<float>(DataType::Float, {c}, std::span(bias)));
-    const ValueId conv = g.addValue("conv", DataType::Float, shape);
-    const int64_t pad = k / 2;
-    const graph::NodeId dw = g.addNode("dw", "Conv", {x, wv, bv}, {conv});
-    g.node(dw).attributes.push_back(graph::Attribute{"group", c, {}});
-    g.node(dw).attributes.push_back(
+        "b", graph::TensorData::fromValues<float>(DataType::Float, {p.m}, std::span(bias)));
+    const ValueId conv = g.addValue("conv", DataType::Float, outShape);
+    const int64_t pad = p.k / 2;
+    const graph::NodeId node = g.addNode("conv", "Conv", {x, wv, bv}, {conv});
+    g.node(node).attributes.push_back(graph::Attribute{"group", p.group, {}});
+    g.node(node).attributes.push_back(
         graph::Attribute{"pads", std::vector<int64_t>{pad, pad, pad, pad}, {}});
-    const ValueId sig = g.addValue("sig", DataType::Float, shape);
+    g.node(node).attributes.push_back(
+        graph::Attribute{"strides", std::vector<int64_t>{p.stride, p.stride}, {}});
+    const ValueId sig = g.addValue("sig", DataType::Float, outShape);
     g.addNode("sigmoid", "Sigmoid", {conv}, {sig});
-    const ValueId out = g.addValue("out", DataType::Float, shape);
+    const ValueId out = g.addValue("out", DataType::Float, outShape);
     g.addNode("silu", "Mul", {conv, sig}, {out});
     g.addOutput(out);
-    Tensor input = Tensor::allocate(DataType::Float, {2, c, h, w});
+    Tensor input = Tensor::allocate(DataType::Float, {2, p.c, p.h, p.w});
     std::generate_n(input.mutableData<float>(), input.numElements(), [&] { return normal(rng); });
     return {std::move(g), std::move(input)};
 }
 
-// The depthwise kernels run the tail on each block of planes they finish: the channel-blocked
-// kernel (12 channels of 7x7, one partial block), the 3x3 fast path and the flat phase-plane loop
-// (few channels on wide planes) all match the unfused trace, on one and two threads.
-TEST(FusedTail, DepthwiseKernelsRunTheTailOnTheirBlocks) {
+// The depthwise and GEMM kernels run the tail on each piece of output they finish (a block of
+// planes; a block of columns of C), the other kernels after them: every path matches the unfused
+// trace, on one and two threads (which split GEMMs by columns or by rows).
+TEST(FusedTail, EveryConvPathRunsTheTail) {
     const int threadsBefore = numThreads();
-    for (const auto& [c, h, w, k] :
-         {std::array<int64_t, 4>{12, 7, 7, 5}, std::array<int64_t, 4>{3, 20, 20, 3},
-          std::array<int64_t, 4>{3, 20, 20, 5}}) {
-        DepthwiseSiluModel m = makeDepthwiseSilu(c, h, w, k);
+    const std::array<ConvSiluCase, 7> cases = {{
+        {12, 12, 12, 7, 7, 5, 1, "depthwise, channel-blocked (one partial block)"},
+        {3, 3, 3, 20, 20, 3, 1, "depthwise, 3x3 fast path"},
+        {3, 3, 3, 20, 20, 5, 1, "depthwise, phase planes"},
+        {8, 24, 1, 40, 40, 3, 2, "im2col GEMM, several column blocks"},
+        {16, 40, 1, 9, 9, 1, 1, "pointwise GEMM read in place, a partial strip"},
+        {6, 10, 2, 11, 13, 3, 1, "grouped GEMM"},
+        {16, 16, 1, 12, 12, 3, 1, "Winograd"},
+    }};
+    for (const ConvSiluCase& c : cases) {
+        ConvSiluModel m = makeConvSilu(c);
         auto exec = Executor::create(std::move(m.graph));
         ASSERT_TRUE(exec.ok()) << exec.error().toString();
         auto trace = exec->forwardWithTrace(std::span(&m.input, 1));
@@ -378,13 +397,12 @@ TEST(FusedTail, DepthwiseKernelsRunTheTailOnTheirBlocks) {
         const Tensor& unfused = trace->values[exec->graph().outputs()[0].index()];
         for (const int threads : {1, 2}) {
             setNumThreads(threads);
+            SCOPED_TRACE(testing::Message() << c.path << ", " << threads << " threads");
             RunStats stats;
             stats.profile = true;
             auto fused = exec->run(std::span(&m.input, 1), &stats);
             ASSERT_TRUE(fused.ok()) << fused.error().toString();
             EXPECT_EQ(stats.secondsByOpType.size(), 1U) << "the SiLU was not fused";
-            SCOPED_TRACE(testing::Message() << c << " channels " << h << "x" << w << ", " << k
-                                            << "x" << k << ", " << threads << " threads");
             expectWithinAFewUlp((*fused)[0], unfused);
         }
     }
