@@ -1,6 +1,7 @@
 #include "core/runtime/conv_kernels.h"
 
 #include "core/runtime/fused_tail.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <Eigen/Core>
@@ -731,16 +732,137 @@ private:
     std::array<Phase, 4> m_phases{};
 };
 
-/// A depthwise convolution over blocks of kLanes channels of one image: the block's planes are
-/// staged interleaved, [row][column][channel] with their zero padding, so that one vector holds
-/// one pixel of kLanes channels and every tap of every output is one whole-vector multiply-add.
-/// The flat loop instead spends lanes on the padding columns between rows and, with strides, on
-/// phase copies: half its work on 7x7 planes of 5x5 kernels (EfficientNet's last stages). The
-/// outputs go back to planes by 8x8 transposes, the epilogue and the tail while they are in L1.
+#if defined(__AVX2__) && defined(__FMA__)
+/// Eight AVX2 vectors (std::array drops __m256's alignment attribute).
+struct Vectors8 {
+    __m256 v[8]; // NOLINT(*-avoid-c-arrays)
+};
+
+/// Vector k = column k of the 8 rows of 8 floats at src, rows `ld` floats apart.
+Vectors8 transpose8x8(const float* src, int64_t ld) {
+    const auto load = [&](int64_t r) { return _mm256_loadu_ps(src + r * ld); };
+    const __m256 t0 = _mm256_unpacklo_ps(load(0), load(1));
+    const __m256 t1 = _mm256_unpackhi_ps(load(0), load(1));
+    const __m256 t2 = _mm256_unpacklo_ps(load(2), load(3));
+    const __m256 t3 = _mm256_unpackhi_ps(load(2), load(3));
+    const __m256 t4 = _mm256_unpacklo_ps(load(4), load(5));
+    const __m256 t5 = _mm256_unpackhi_ps(load(4), load(5));
+    const __m256 t6 = _mm256_unpacklo_ps(load(6), load(7));
+    const __m256 t7 = _mm256_unpackhi_ps(load(6), load(7));
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+    const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+    const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+    const __m256 u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+    const __m256 u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    Vectors8 out{};
+    out.v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    out.v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    out.v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    out.v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    out.v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    out.v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    out.v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    out.v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+    return out;
+}
+
+/// Where the channel-blocked depthwise kernel reads and writes: staged pixels of `block` lanes,
+/// rows `cols` pixels long.
+struct BlockedGeometry {
+    const Conv2d& p;
+    int64_t cols;
+    int64_t block;
+};
+
+// out[oy ow + ox] = clamp(bias + sum over taps of weight[tap] staged[tap's pixel]), four outputs
+// of a row at a time so that each tap's weight feeds four independent chains, for blocks of 8
+// channels (AVX2) or 16 (AVX-512, where the processor has it). kKw > 0 fixes the kernel width so
+// the column loop unrolls. The two are one loop over vector types: each output sums its taps in
+// the same order either way. Clamped as the GEMM's tiles are: min(hi, max(lo, v)) keeps NaN.
+#define QS_DEPTHWISE_BLOCK_LOOP(VEC, LOAD, FMA, STORE_CLAMPED)                                     \
+    const Conv2d& p = g.p;                                                                         \
+    const int64_t kw = kKw > 0 ? kKw : p.kw;                                                       \
+    const int64_t rowStride = g.cols * g.block;                                                    \
+    const int64_t colStep = p.sw * g.block;                                                        \
+    const int64_t tapStep = p.dw * g.block;                                                        \
+    const VEC b = LOAD(bias);                                                                      \
+    for (int64_t oy = 0; oy < p.oh; ++oy) {                                                        \
+        const float* rowBase = staged + oy * p.sh * rowStride;                                     \
+        float* outRow = out + oy * p.ow * g.block;                                                 \
+        int64_t ox = 0;                                                                            \
+        for (; ox + 4 <= p.ow; ox += 4) {                                                          \
+            VEC a0 = b;                                                                            \
+            VEC a1 = b;                                                                            \
+            VEC a2 = b;                                                                            \
+            VEC a3 = b;                                                                            \
+            for (int64_t ky = 0; ky < p.kh; ++ky) {                                                \
+                const float* in = rowBase + ky * p.dh * rowStride + ox * colStep;                  \
+                const float* wk = weights + ky * kw * g.block;                                     \
+                for (int64_t kx = 0; kx < kw; ++kx) {                                              \
+                    const VEC wt = LOAD(wk + kx * g.block);                                        \
+                    const float* s = in + kx * tapStep;                                            \
+                    a0 = FMA(wt, LOAD(s), a0);                                                     \
+                    a1 = FMA(wt, LOAD(s + colStep), a1);                                           \
+                    a2 = FMA(wt, LOAD(s + 2 * colStep), a2);                                       \
+                    a3 = FMA(wt, LOAD(s + 3 * colStep), a3);                                       \
+                }                                                                                  \
+            }                                                                                      \
+            STORE_CLAMPED(outRow + ox * g.block, a0);                                              \
+            STORE_CLAMPED(outRow + (ox + 1) * g.block, a1);                                        \
+            STORE_CLAMPED(outRow + (ox + 2) * g.block, a2);                                        \
+            STORE_CLAMPED(outRow + (ox + 3) * g.block, a3);                                        \
+        }                                                                                          \
+        for (; ox < p.ow; ++ox) {                                                                  \
+            VEC a = b;                                                                             \
+            for (int64_t ky = 0; ky < p.kh; ++ky) {                                                \
+                const float* in = rowBase + ky * p.dh * rowStride + ox * colStep;                  \
+                const float* wk = weights + ky * kw * g.block;                                     \
+                for (int64_t kx = 0; kx < kw; ++kx) {                                              \
+                    a = FMA(LOAD(wk + kx * g.block), LOAD(in + kx * tapStep), a);                  \
+                }                                                                                  \
+            }                                                                                      \
+            STORE_CLAMPED(outRow + ox * g.block, a);                                               \
+        }                                                                                          \
+    }
+
+template <int kKw>
+void convolveBlock8(const BlockedGeometry& g, const float* staged, const float* weights,
+                    const float* bias, float lo, float hi, float* out) {
+    const __m256 lower = _mm256_set1_ps(lo);
+    const __m256 upper = _mm256_set1_ps(hi);
+#define QS_STORE8(dst, v) _mm256_storeu_ps(dst, _mm256_min_ps(upper, _mm256_max_ps(lower, v)))
+    QS_DEPTHWISE_BLOCK_LOOP(__m256, _mm256_loadu_ps, _mm256_fmadd_ps, QS_STORE8)
+#undef QS_STORE8
+}
+
+template <int kKw>
+__attribute__((target("avx512f"))) void
+convolveBlock16(const BlockedGeometry& g, const float* staged, const float* weights,
+                const float* bias, float lo, float hi, float* out) {
+    const __m512 lower = _mm512_set1_ps(lo);
+    const __m512 upper = _mm512_set1_ps(hi);
+#define QS_STORE16(dst, v) _mm512_storeu_ps(dst, _mm512_min_ps(upper, _mm512_max_ps(lower, v)))
+    QS_DEPTHWISE_BLOCK_LOOP(__m512, _mm512_loadu_ps, _mm512_fmadd_ps, QS_STORE16)
+#undef QS_STORE16
+}
+
+#undef QS_DEPTHWISE_BLOCK_LOOP
+
+/// A depthwise convolution over blocks of 8 channels (16 where the processor has AVX-512) of one
+/// image: the block's planes are staged interleaved, [row][column][channel] with their zero
+/// padding, so that one vector holds one pixel of the block and every tap of every output is one
+/// whole-vector multiply-add. The flat loop instead spends lanes on the padding columns between
+/// rows and, with strides, on phase copies: half its work on 7x7 planes of 5x5 kernels
+/// (EfficientNet's last stages). The outputs go back to planes by 8x8 transposes, the epilogue
+/// and the tail while they are in L1.
 class DepthwiseChannelBlocked {
 public:
-    explicit DepthwiseChannelBlocked(const Conv2d& p)
-        : m_p(p) {
+    DepthwiseChannelBlocked(const Conv2d& p, int64_t block)
+        : m_p(p)
+        , m_block(block) {
         // Every input pixel has a place, and every tap of every output lies inside.
         m_rows = std::max((p.oh - 1) * p.sh + (p.kh - 1) * p.dh + 1, p.pt + p.h);
         m_cols = std::max((p.ow - 1) * p.sw + (p.kw - 1) * p.dw + 1, p.pl + p.w);
@@ -748,7 +870,7 @@ public:
         for (int64_t iy = 0; iy < p.h; ++iy) {
             for (int64_t ix = 0; ix < p.w; ++ix) {
                 m_pixelOffsets[static_cast<size_t>(iy * p.w + ix)] =
-                    ((iy + p.pt) * m_cols + ix + p.pl) * kLanes;
+                    ((iy + p.pt) * m_cols + ix + p.pl) * block;
             }
         }
     }
@@ -758,49 +880,57 @@ public:
     /// planes, whose padding columns still cost a sixth of 28-wide rows of 5x5 kernels (measured
     /// on EfficientNet-B0 and MobileNetV2's layers, tests/bench/qs_runtime_bench).
     static bool suits(const Conv2d& p, bool fast3x3) {
-#ifdef __AVX2__
-        // The transposes move 8 x 8 blocks: one AVX2 vector per pixel.
-        return kLanes == 8 && p.c >= kLanes && p.ow <= (fast3x3 ? 16 : 28);
-#else
-        (void)p;
-        (void)fast3x3;
-        return false;
-#endif
+        return p.c >= 8 && p.ow <= (fast3x3 ? 16 : 28);
+    }
+
+    /// Channels per block: 16 with the AVX-512 kernels on (wideGemmKernelActive) and that many
+    /// channels, else 8.
+    static int64_t blockFor(const Conv2d& p) {
+        return wideGemmKernelActive() && p.c >= 16 ? 16 : 8;
     }
 
     int64_t scratchSize() const {
-        return (m_rows * m_cols + m_p.outPixels() + m_p.kh * m_p.kw) * kLanes;
+        return (m_rows * m_cols + m_p.outPixels() + m_p.kh * m_p.kw + 1) * m_block;
     }
 
-    /// `channels` (<= kLanes) consecutive channels of one image: x, y and residual (nullptr for
-    /// none) point at the first one's plane, w at its taps, bias at its bias (or nullptr).
+    /// `channels` (<= the block) consecutive channels of one image: x, y and residual (nullptr
+    /// for none) point at the first one's plane, w at its taps, bias at its bias (or nullptr).
     void run(const float* x, const float* w, const float* bias, int64_t channels, float lo,
              float hi, const float* residual, const FusedTail* tail, float* scratch,
              float* y) const {
         const int64_t taps = m_p.kh * m_p.kw;
         float* staged = scratch;
-        float* out = staged + m_rows * m_cols * kLanes;
-        float* weights = out + m_p.outPixels() * kLanes;
+        float* out = staged + m_rows * m_cols * m_block;
+        float* weights = out + m_p.outPixels() * m_block;
+        float* biases = weights + taps * m_block;
         for (int64_t t = 0; t < taps; ++t) {
-            for (int64_t l = 0; l < kLanes; ++l) {
-                weights[t * kLanes + l] = l < channels ? w[l * taps + t] : 0.0F;
+            for (int64_t l = 0; l < m_block; ++l) {
+                weights[t * m_block + l] = l < channels ? w[l * taps + t] : 0.0F;
             }
         }
-        std::array<float, kLanes> biases{};
-        for (int64_t l = 0; l < channels && bias != nullptr; ++l) {
-            biases[static_cast<size_t>(l)] = bias[l];
+        for (int64_t l = 0; l < m_block; ++l) {
+            biases[l] = l < channels && bias != nullptr ? bias[l] : 0.0F;
         }
         stage(x, channels, staged);
         // A residual comes before the clamp: then both wait for the planes.
         const bool clampHere = residual == nullptr;
         const float convLo = clampHere ? lo : -std::numeric_limits<float>::infinity();
         const float convHi = clampHere ? hi : std::numeric_limits<float>::infinity();
-        if (m_p.kw == 3) {
-            convolve<3>(staged, weights, biases.data(), convLo, convHi, out);
+        const BlockedGeometry g{m_p, m_cols, m_block};
+        if (m_block == 16) {
+            if (m_p.kw == 3) {
+                convolveBlock16<3>(g, staged, weights, biases, convLo, convHi, out);
+            } else if (m_p.kw == 5) {
+                convolveBlock16<5>(g, staged, weights, biases, convLo, convHi, out);
+            } else {
+                convolveBlock16<0>(g, staged, weights, biases, convLo, convHi, out);
+            }
+        } else if (m_p.kw == 3) {
+            convolveBlock8<3>(g, staged, weights, biases, convLo, convHi, out);
         } else if (m_p.kw == 5) {
-            convolve<5>(staged, weights, biases.data(), convLo, convHi, out);
+            convolveBlock8<5>(g, staged, weights, biases, convLo, convHi, out);
         } else {
-            convolve<0>(staged, weights, biases.data(), convLo, convHi, out);
+            convolveBlock8<0>(g, staged, weights, biases, convLo, convHi, out);
         }
         unstage(out, channels, y);
         const int64_t count = channels * m_p.outPixels();
@@ -816,26 +946,31 @@ private:
     /// The staged block: zero padding, then every input pixel at m_pixelOffsets.
     void stage(const float* x, int64_t channels, float* staged) const {
         const int64_t plane = m_p.h * m_p.w;
+        const int64_t b = m_block;
         // Zero only the padding: rows above and below the input, columns left and right of it.
-        std::fill_n(staged, m_p.pt * m_cols * kLanes, 0.0F);
-        std::fill(staged + (m_p.pt + m_p.h) * m_cols * kLanes, staged + m_rows * m_cols * kLanes,
-                  0.0F);
+        std::fill_n(staged, m_p.pt * m_cols * b, 0.0F);
+        std::fill(staged + (m_p.pt + m_p.h) * m_cols * b, staged + m_rows * m_cols * b, 0.0F);
         for (int64_t r = m_p.pt; r < m_p.pt + m_p.h; ++r) {
-            float* row = staged + r * m_cols * kLanes;
-            std::fill_n(row, m_p.pl * kLanes, 0.0F);
-            std::fill(row + (m_p.pl + m_p.w) * kLanes, row + m_cols * kLanes, 0.0F);
+            float* row = staged + r * m_cols * b;
+            std::fill_n(row, m_p.pl * b, 0.0F);
+            std::fill(row + (m_p.pl + m_p.w) * b, row + m_cols * b, 0.0F);
         }
         int64_t i = 0;
-#ifdef __AVX2__
-        if (channels == kLanes) {
+        if (channels == b) {
+            // Pixels i .. i + 7 of 8 channels at a time to their staged places.
             for (; i + 8 <= plane; i += 8) {
-                transposeIn(x + i, plane, staged, m_pixelOffsets.data() + i);
+                for (int64_t half = 0; half < b; half += 8) {
+                    const Vectors8 t = transpose8x8(x + half * plane + i, plane);
+                    for (size_t k = 0; k < 8; ++k) {
+                        _mm256_storeu_ps(staged + m_pixelOffsets[static_cast<size_t>(i) + k] + half,
+                                         t.v[k]);
+                    }
+                }
             }
         }
-#endif
         for (; i < plane; ++i) {
             float* pixel = staged + m_pixelOffsets[static_cast<size_t>(i)];
-            for (int64_t l = 0; l < kLanes; ++l) {
+            for (int64_t l = 0; l < b; ++l) {
                 pixel[l] = l < channels ? x[l * plane + i] : 0.0F;
             }
         }
@@ -844,154 +979,45 @@ private:
     /// out[pixel][lane] back to y[lane][pixel] for the block's channels.
     void unstage(const float* out, int64_t channels, float* y) const {
         const int64_t plane = m_p.outPixels();
+        const int64_t b = m_block;
         int64_t i = 0;
-#ifdef __AVX2__
-        if (channels == kLanes) {
+        if (channels == b) {
             for (; i + 8 <= plane; i += 8) {
-                transpose8x8(out + i * kLanes, y + i, plane);
+                for (int64_t half = 0; half < b; half += 8) {
+                    const Vectors8 t = transpose8x8(out + i * b + half, b);
+                    for (int64_t k = 0; k < 8; ++k) {
+                        _mm256_storeu_ps(y + (half + k) * plane + i, t.v[k]);
+                    }
+                }
             }
         }
-#endif
         for (; i < plane; ++i) {
             for (int64_t l = 0; l < channels; ++l) {
-                y[l * plane + i] = out[i * kLanes + l];
-            }
-        }
-    }
-
-#ifdef __AVX2__
-    /// Eight vectors (std::array drops __m256's alignment attribute).
-    struct Vectors8 {
-        __m256 v[8]; // NOLINT(*-avoid-c-arrays)
-    };
-
-    /// Pixels i .. i + 7 of 8 channel planes (`plane` floats apart) to their staged places.
-    static void transposeIn(const float* x, int64_t plane, float* staged, const int64_t* offsets) {
-        const Vectors8 t = transposeRegisters(x, plane);
-        for (size_t k = 0; k < 8; ++k) {
-            _mm256_storeu_ps(staged + offsets[k], t.v[k]);
-        }
-    }
-
-    /// dst row l (ld floats apart) = column l of the 8 rows of 8 floats at src.
-    static void transpose8x8(const float* src, float* dst, int64_t ld) {
-        const Vectors8 t = transposeRegisters(src, 8);
-        for (size_t k = 0; k < 8; ++k) {
-            _mm256_storeu_ps(dst + static_cast<int64_t>(k) * ld, t.v[k]);
-        }
-    }
-
-    /// Vector k = column k of the 8 rows of 8 floats at src, rows `ld` floats apart.
-    static Vectors8 transposeRegisters(const float* src, int64_t ld) {
-        Vectors8 out{};
-        auto& v = out.v;
-        const auto load = [&](int64_t r) { return _mm256_loadu_ps(src + r * ld); };
-        const __m256 t0 = _mm256_unpacklo_ps(load(0), load(1));
-        const __m256 t1 = _mm256_unpackhi_ps(load(0), load(1));
-        const __m256 t2 = _mm256_unpacklo_ps(load(2), load(3));
-        const __m256 t3 = _mm256_unpackhi_ps(load(2), load(3));
-        const __m256 t4 = _mm256_unpacklo_ps(load(4), load(5));
-        const __m256 t5 = _mm256_unpackhi_ps(load(4), load(5));
-        const __m256 t6 = _mm256_unpacklo_ps(load(6), load(7));
-        const __m256 t7 = _mm256_unpackhi_ps(load(6), load(7));
-        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-        const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-        const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-        const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-        const __m256 u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-        const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-        const __m256 u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-        v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-        v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-        v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-        v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-        v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-        v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-        v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-        v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-        return out;
-    }
-#endif
-
-    /// out[oy ow + ox] = clamp(bias + sum over taps of weight[tap] staged[tap's pixel]), four
-    /// outputs of a row at a time so that each tap's weight feeds four independent chains.
-    /// kKw > 0 fixes the kernel width so the column loop unrolls.
-    template <int kKw>
-    void convolve(const float* staged, const float* weights, const float* bias, float lo, float hi,
-                  float* out) const {
-        using Eigen::internal::ploadu;
-        using Eigen::internal::pmadd;
-        using Eigen::internal::pmax;
-        using Eigen::internal::pmin;
-        using Eigen::internal::pset1;
-        using Eigen::internal::pstoreu;
-        const int64_t kw = kKw > 0 ? kKw : m_p.kw;
-        const int64_t rowStride = m_cols * kLanes;
-        const int64_t colStep = m_p.sw * kLanes;
-        const int64_t tapStep = m_p.dw * kLanes;
-        const Packet b = ploadu<Packet>(bias);
-        const Packet l = pset1<Packet>(lo);
-        const Packet h = pset1<Packet>(hi);
-        for (int64_t oy = 0; oy < m_p.oh; ++oy) {
-            const float* rowBase = staged + oy * m_p.sh * rowStride;
-            float* outRow = out + oy * m_p.ow * kLanes;
-            int64_t ox = 0;
-            for (; ox + 4 <= m_p.ow; ox += 4) {
-                Packet a0 = b;
-                Packet a1 = b;
-                Packet a2 = b;
-                Packet a3 = b;
-                for (int64_t ky = 0; ky < m_p.kh; ++ky) {
-                    const float* in = rowBase + ky * m_p.dh * rowStride + ox * colStep;
-                    const float* wk = weights + ky * kw * kLanes;
-                    for (int64_t kx = 0; kx < kw; ++kx) {
-                        const Packet wt = ploadu<Packet>(wk + kx * kLanes);
-                        const float* s = in + kx * tapStep;
-                        a0 = pmadd(wt, ploadu<Packet>(s), a0);
-                        a1 = pmadd(wt, ploadu<Packet>(s + colStep), a1);
-                        a2 = pmadd(wt, ploadu<Packet>(s + 2 * colStep), a2);
-                        a3 = pmadd(wt, ploadu<Packet>(s + 3 * colStep), a3);
-                    }
-                }
-                pstoreu(outRow + ox * kLanes, pmin(pmax(a0, l), h));
-                pstoreu(outRow + (ox + 1) * kLanes, pmin(pmax(a1, l), h));
-                pstoreu(outRow + (ox + 2) * kLanes, pmin(pmax(a2, l), h));
-                pstoreu(outRow + (ox + 3) * kLanes, pmin(pmax(a3, l), h));
-            }
-            for (; ox < m_p.ow; ++ox) {
-                Packet a = b;
-                for (int64_t ky = 0; ky < m_p.kh; ++ky) {
-                    const float* in = rowBase + ky * m_p.dh * rowStride + ox * colStep;
-                    const float* wk = weights + ky * kw * kLanes;
-                    for (int64_t kx = 0; kx < kw; ++kx) {
-                        a = pmadd(ploadu<Packet>(wk + kx * kLanes),
-                                  ploadu<Packet>(in + kx * tapStep), a);
-                    }
-                }
-                pstoreu(outRow + ox * kLanes, pmin(pmax(a, l), h));
+                y[l * plane + i] = out[i * b + l];
             }
         }
     }
 
     Conv2d m_p;
+    int64_t m_block;
     int64_t m_rows = 0;                  ///< staged rows
     int64_t m_cols = 0;                  ///< staged columns
     std::vector<int64_t> m_pixelOffsets; ///< per input pixel, its staged place
 };
 
-/// Every image's channels in blocks of kLanes through DepthwiseChannelBlocked.
+/// Every image's channels in blocks through DepthwiseChannelBlocked.
 void depthwiseChannelBlockedConv2d(const Conv2d& p, const float* x, const float* w,
                                    const ConvEpilogue& epilogue, float* y) {
-    const DepthwiseChannelBlocked kernel(p);
-    const int64_t blocks = (p.c + kLanes - 1) / kLanes;
+    const int64_t block = DepthwiseChannelBlocked::blockFor(p);
+    const DepthwiseChannelBlocked kernel(p, block);
+    const int64_t blocks = (p.c + block - 1) / block;
     const int64_t taps = p.kh * p.kw;
     parallelFor(p.n * blocks, 1, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(static_cast<size_t>(kernel.scratchSize()));
         for (int64_t nb = begin; nb < end; ++nb) {
             const int64_t n = nb / blocks;
-            const int64_t c0 = (nb % blocks) * kLanes;
-            const int64_t channels = std::min(kLanes, p.c - c0);
+            const int64_t c0 = (nb % blocks) * block;
+            const int64_t channels = std::min(block, p.c - c0);
             const int64_t plane = n * p.c + c0;
             const float* residual =
                 epilogue.residual != nullptr ? epilogue.residual + plane * p.outPixels() : nullptr;
@@ -1002,6 +1028,7 @@ void depthwiseChannelBlockedConv2d(const Conv2d& p, const float* x, const float*
         }
     });
 }
+#endif
 
 /// Every plane through the 3x3 fast path.
 void depthwise3x3Conv2d(const Depthwise3x3& fast, const Conv2d& p, const float* x, const float* w,
@@ -1072,9 +1099,13 @@ void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows,
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
                      float* y) {
     const auto fast = Depthwise3x3::plan(p);
+#if defined(__AVX2__) && defined(__FMA__)
     if (DepthwiseChannelBlocked::suits(p, fast.has_value())) {
         depthwiseChannelBlockedConv2d(p, x, w, epilogue, y);
-    } else if (fast) {
+        return;
+    }
+#endif
+    if (fast) {
         depthwise3x3Conv2d(*fast, p, x, w, epilogue, y);
     } else {
         depthwisePhasePlanes(p, x, w, epilogue, y);

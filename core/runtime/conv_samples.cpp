@@ -114,9 +114,9 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
          {intAttribute("group", 2), intsAttribute("pads", {1, 1}), intsAttribute("strides", {2})},
          {randomTensor(rng, {1, 2, 23}), randomTensor(rng, {2, 1, 3})},
          {}});
-    // The channel-blocked kernel (8 channels or more, rows of at most 16): partial channel
-    // blocks, plane sizes on and off whole transposes, strides, dilations, asymmetric pads and a
-    // kernel width it does not unroll.
+    // The channel-blocked kernel (8 channels or more, rows of at most 16 or 28; blocks of 8, or
+    // 16 with AVX-512): partial channel blocks, plane sizes on and off whole transposes, strides,
+    // dilations, asymmetric pads and a kernel width it does not unroll.
     out.push_back({"depthwise blocked 5x5 pad 2, 12 channels, 7x7",
                    {intAttribute("group", 12), intsAttribute("pads", {2, 2, 2, 2})},
                    {randomTensor(rng, {1, 12, 7, 7}), randomTensor(rng, {12, 1, 5, 5}),
@@ -132,11 +132,11 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
                    {intAttribute("group", 8), intsAttribute("pads", {1, 1, 1, 1})},
                    {randomTensor(rng, {1, 8, 8, 8}), randomTensor(rng, {8, 1, 3, 3})},
                    {}});
-    out.push_back({"depthwise blocked 3x3 dilation 2 stride (2, 1), 9 channels",
-                   {intAttribute("group", 9), intsAttribute("dilations", {2, 2}),
+    out.push_back({"depthwise blocked 3x3 dilation 2 stride (2, 1), 25 channels",
+                   {intAttribute("group", 25), intsAttribute("dilations", {2, 2}),
                     intsAttribute("strides", {2, 1}), intsAttribute("pads", {2, 0, 1, 3})},
-                   {randomTensor(rng, {1, 9, 9, 10}), randomTensor(rng, {9, 1, 3, 3}),
-                    randomTensor(rng, {9})},
+                   {randomTensor(rng, {1, 25, 9, 10}), randomTensor(rng, {25, 1, 3, 3}),
+                    randomTensor(rng, {25})},
                    {}});
     out.push_back({"depthwise blocked 7x7 (width not unrolled), 16 wide",
                    {intAttribute("group", 8), intsAttribute("pads", {3, 3, 3, 3})},

@@ -19,10 +19,10 @@ namespace qs::runtime {
 inline constexpr int64_t kGemmRows = 6;           ///< rows of A per panel (micro-tile height)
 inline constexpr int64_t kGemmCols = kStripWidth; ///< columns of B per strip (micro-tile width)
 
-/// Turns the AVX-512 micro-kernel (two strips per tile, used where the processor supports
-/// AVX-512F; results bit-identical to the AVX2 one) on or off; returns whether it was on. It stays
-/// off on a processor without AVX-512F. For tests and benchmarks; not thread-safe with running
-/// GEMMs.
+/// Turns the AVX-512 kernels on or off (used where the processor supports AVX-512F: the GEMM's
+/// micro-kernel of two strips per tile, bit-identical to the AVX2 one, and the depthwise
+/// convolution's 16-channel blocks); returns whether they were on. They stay off on a processor
+/// without AVX-512F. For tests and benchmarks; not thread-safe with running kernels.
 bool setWideGemmKernel(bool enabled);
 
 /// Whether GEMMs run the AVX-512 micro-kernel.

@@ -4,6 +4,7 @@
 #include "core/runtime/executor.h"
 #include "core/runtime/op.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/sum_of_squares.h"
 
@@ -97,28 +98,37 @@ TEST(ReduceOps, DoubleVjpMatchesTheFloatOne) {
 
 TEST(Conv, OneAndTwoThreadsMatchTheReference) {
     // The packed GEMM splits the columns among threads, or the rows of A when there are few
-    // columns; the registry-wide test sees only the default thread count.
+    // columns; the registry-wide test sees only the default thread count. Where the processor
+    // has AVX-512 its kernels (the GEMM's 6 x 32 tile, 16-channel depthwise blocks) run by
+    // default, so the AVX2 ones are checked with them turned off too.
     const OpDef* conv = findOp("Conv");
     std::mt19937 rng(7);
+    const bool wideBefore = wideGemmKernelActive();
     for (const OpSample& sample : conv->samples(rng)) {
         SCOPED_TRACE(sample.label);
         const NodeRun run = makeRun("Conv", sample.inputs, sample.attributes);
         auto ref = conv->reference(run.context());
         ASSERT_TRUE(ref.ok()) << ref.error().toString();
-        for (const int threads : {1, 2}) {
-            setNumThreads(threads);
-            auto fast = run.forward();
-            ASSERT_TRUE(fast.ok()) << fast.error().toString();
-            const Tensor& y = (*fast)[0];
-            ASSERT_EQ(y.shape(), (*ref)[0].shape());
-            const double floor = conv->roundingOfRms * rootMeanSquare((*ref)[0]);
-            for (int64_t i = 0; i < y.numElements(); ++i) {
-                const float expected = (*ref)[0].data<float>()[i];
-                ASSERT_NEAR(y.data<float>()[i], expected, 1e-5 + 1e-4 * std::abs(expected) + floor)
-                    << threads << " threads, element " << i;
+        for (const bool wide : {false, true}) {
+            setWideGemmKernel(wide);
+            for (const int threads : {1, 2}) {
+                setNumThreads(threads);
+                auto fast = run.forward();
+                ASSERT_TRUE(fast.ok()) << fast.error().toString();
+                const Tensor& y = (*fast)[0];
+                ASSERT_EQ(y.shape(), (*ref)[0].shape());
+                const double floor = conv->roundingOfRms * rootMeanSquare((*ref)[0]);
+                for (int64_t i = 0; i < y.numElements(); ++i) {
+                    const float expected = (*ref)[0].data<float>()[i];
+                    ASSERT_NEAR(y.data<float>()[i], expected,
+                                1e-5 + 1e-4 * std::abs(expected) + floor)
+                        << threads << " threads, AVX-512 kernels " << (wide ? "on" : "off")
+                        << ", element " << i;
+                }
             }
         }
     }
+    setWideGemmKernel(wideBefore);
     setNumThreads(0);
 }
 
