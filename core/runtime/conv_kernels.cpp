@@ -3,6 +3,7 @@
 #include "core/runtime/fused_tail.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/transpose8x8.h"
 
 #include <Eigen/Core>
 
@@ -733,42 +734,6 @@ private:
 };
 
 #if defined(__AVX2__) && defined(__FMA__)
-/// Eight AVX2 vectors (std::array drops __m256's alignment attribute).
-struct Vectors8 {
-    __m256 v[8]; // NOLINT(*-avoid-c-arrays)
-};
-
-/// Vector k = column k of the 8 rows of 8 floats at src, rows `ld` floats apart.
-Vectors8 transpose8x8(const float* src, int64_t ld) {
-    const auto load = [&](int64_t r) { return _mm256_loadu_ps(src + r * ld); };
-    const __m256 t0 = _mm256_unpacklo_ps(load(0), load(1));
-    const __m256 t1 = _mm256_unpackhi_ps(load(0), load(1));
-    const __m256 t2 = _mm256_unpacklo_ps(load(2), load(3));
-    const __m256 t3 = _mm256_unpackhi_ps(load(2), load(3));
-    const __m256 t4 = _mm256_unpacklo_ps(load(4), load(5));
-    const __m256 t5 = _mm256_unpackhi_ps(load(4), load(5));
-    const __m256 t6 = _mm256_unpacklo_ps(load(6), load(7));
-    const __m256 t7 = _mm256_unpackhi_ps(load(6), load(7));
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-    const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-    const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-    const __m256 u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-    const __m256 u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    Vectors8 out{};
-    out.v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    out.v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    out.v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    out.v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    out.v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    out.v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    out.v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    out.v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-    return out;
-}
-
 /// Where the channel-blocked depthwise kernel reads and writes: staged pixels of `block` lanes,
 /// rows `cols` pixels long.
 struct BlockedGeometry {
@@ -960,7 +925,7 @@ private:
             // Pixels i .. i + 7 of 8 channels at a time to their staged places.
             for (; i + 8 <= plane; i += 8) {
                 for (int64_t half = 0; half < b; half += 8) {
-                    const Vectors8 t = transpose8x8(x + half * plane + i, plane);
+                    const Vectors8 t = transposeRegisters8x8(x + half * plane + i, plane);
                     for (size_t k = 0; k < 8; ++k) {
                         _mm256_storeu_ps(staged + m_pixelOffsets[static_cast<size_t>(i) + k] + half,
                                          t.v[k]);
@@ -984,7 +949,7 @@ private:
         if (channels == b) {
             for (; i + 8 <= plane; i += 8) {
                 for (int64_t half = 0; half < b; half += 8) {
-                    const Vectors8 t = transpose8x8(out + i * b + half, b);
+                    const Vectors8 t = transposeRegisters8x8(out + i * b + half, b);
                     for (int64_t k = 0; k < 8; ++k) {
                         _mm256_storeu_ps(y + (half + k) * plane + i, t.v[k]);
                     }

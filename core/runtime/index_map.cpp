@@ -1,6 +1,7 @@
 #include "core/runtime/index_map.h"
 
 #include "core/runtime/parallel.h"
+#include "core/runtime/transpose8x8.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -75,46 +76,14 @@ StridedCopy collapse(const StridedCopy& copy) {
 constexpr int64_t kTile = 8;
 
 #ifdef __AVX2__
-/// dst row c = src column c of an 8 x 8 block of floats; rows `srcRow` and `dstRow` bytes apart.
+/// dst row c = src column c of an 8 x 8 block of floats; rows `srcRow` and `dstRow` bytes apart
+/// (multiples of 4: only 4-byte elements come here).
 void transpose8x8(const std::byte* src, int64_t srcRow, std::byte* dst, int64_t dstRow) {
-    const auto load = [&](int r) {
-        return _mm256_loadu_ps(reinterpret_cast<const float*>(src + r * srcRow));
-    };
-    const __m256 r0 = load(0);
-    const __m256 r1 = load(1);
-    const __m256 r2 = load(2);
-    const __m256 r3 = load(3);
-    const __m256 r4 = load(4);
-    const __m256 r5 = load(5);
-    const __m256 r6 = load(6);
-    const __m256 r7 = load(7);
-    const __m256 t0 = _mm256_unpacklo_ps(r0, r1);
-    const __m256 t1 = _mm256_unpackhi_ps(r0, r1);
-    const __m256 t2 = _mm256_unpacklo_ps(r2, r3);
-    const __m256 t3 = _mm256_unpackhi_ps(r2, r3);
-    const __m256 t4 = _mm256_unpacklo_ps(r4, r5);
-    const __m256 t5 = _mm256_unpackhi_ps(r4, r5);
-    const __m256 t6 = _mm256_unpacklo_ps(r6, r7);
-    const __m256 t7 = _mm256_unpackhi_ps(r6, r7);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-    const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-    const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-    const __m256 u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-    const __m256 u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    const auto store = [&](int c, __m256 v) {
-        _mm256_storeu_ps(reinterpret_cast<float*>(dst + c * dstRow), v);
-    };
-    store(0, _mm256_permute2f128_ps(u0, u4, 0x20));
-    store(1, _mm256_permute2f128_ps(u1, u5, 0x20));
-    store(2, _mm256_permute2f128_ps(u2, u6, 0x20));
-    store(3, _mm256_permute2f128_ps(u3, u7, 0x20));
-    store(4, _mm256_permute2f128_ps(u0, u4, 0x31));
-    store(5, _mm256_permute2f128_ps(u1, u5, 0x31));
-    store(6, _mm256_permute2f128_ps(u2, u6, 0x31));
-    store(7, _mm256_permute2f128_ps(u3, u7, 0x31));
+    const Vectors8 t = transposeRegisters8x8(reinterpret_cast<const float*>(src),
+                                             srcRow / static_cast<int64_t>(sizeof(float)));
+    for (int64_t c = 0; c < 8; ++c) {
+        _mm256_storeu_ps(reinterpret_cast<float*>(dst + c * dstRow), t.v[c]);
+    }
 }
 #endif
 
