@@ -141,7 +141,7 @@ TEST(DataMovement, ForwardAndVjpFollowTheReferenceIndexMap) {
     std::mt19937 rng(11);
     const auto int64s = [](std::vector<int64_t> values) { return int64Tensor(values); };
     std::vector<std::pair<std::string, OpSample>> cases;
-    for (const char* opType : {"Slice", "Transpose"}) {
+    for (const char* opType : {"Slice", "Transpose", "Tile", "Expand"}) {
         for (OpSample& sample : findOp(opType)->samples(rng)) {
             cases.emplace_back(opType, std::move(sample));
         }
@@ -168,6 +168,16 @@ TEST(DataMovement, ForwardAndVjpFollowTheReferenceIndexMap) {
     cases.push_back(
         {"Transpose",
          {"attention keys", {intsAttribute("perm", {1, 2, 0})}, {allocateFloat({36, 12, 21})}}});
+    // Tile's repeat axes and Expand's broadcast ones read the input with stride 0: inner axes,
+    // outer ones, and a row broadcast to many rows.
+    cases.push_back(
+        {"Tile",
+         {"large, repeats inside", {}, {allocateFloat({2, 3, 40, 50}), int64s({1, 2, 3, 2})}}});
+    cases.push_back(
+        {"Tile", {"large, outer repeats", {}, {allocateFloat({1, 16, 2000}), int64s({3, 1, 1})}}});
+    cases.push_back(
+        {"Expand",
+         {"large attention mask", {}, {allocateFloat({2, 1, 1, 128}), int64s({2, 12, 128, 128})}}});
     for (const auto& [opType, sample] : cases) {
         SCOPED_TRACE(opType + ": " + sample.label);
         if (sample.inputs[0].dtype() != DataType::Float) {
