@@ -820,9 +820,9 @@ convolveBlock16(const BlockedGeometry& g, const float* staged, const float* weig
 /// image: the block's planes are staged interleaved, [row][column][channel] with their zero
 /// padding, so that one vector holds one pixel of the block and every tap of every output is one
 /// whole-vector multiply-add. The flat loop instead spends lanes on the padding columns between
-/// rows and, with strides, on phase copies: half its work on 7x7 planes of 5x5 kernels
-/// (EfficientNet's last stages). The outputs go back to planes by 8x8 transposes, the epilogue
-/// and the tail while they are in L1.
+/// rows and, with strides, on phase copies: a third of its outputs on 7x7 planes of 5x5 kernels
+/// (EfficientNet's last stages) fall in the padding. The outputs go back to planes by 8x8
+/// transposes, the epilogue and the tail while they are in L1.
 class DepthwiseChannelBlocked {
 public:
     DepthwiseChannelBlocked(const Conv2d& p, int64_t block)
