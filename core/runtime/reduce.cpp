@@ -2,10 +2,16 @@
 
 #include "core/runtime/parallel.h"
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <limits>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 namespace qs::runtime {
 
@@ -145,11 +151,100 @@ int64_t sumRunsByFour(const T* x, int64_t group, double init, int64_t begin, int
     return o;
 }
 
+/// The fold of a run of floats by std::max or std::min (kind.extremum), from kind.init: eight
+/// lanes at a time, then the lanes. MAXPS(x, acc) is x > acc ? x : acc, std::max(acc, x) itself
+/// (MINPS likewise), so a NaN never replaces and equal values keep the first. The lanes change
+/// which of two equal values comes first, which only a zero shows (-0 or +0): a zero result is
+/// folded again in order. Any other result is the generic loop's to the bit.
+double extremumOfRun(const float* run, int64_t n, const ReduceKind& kind) {
+    double acc = kind.init;
+    int64_t i = 0;
+    bool inLanes = false;
+#ifdef __AVX2__
+    if (n >= 32) {
+        inLanes = true;
+        const bool max = kind.extremum > 0;
+        const auto step = [max](const float* p, __m256 a) {
+            const __m256 x = _mm256_loadu_ps(p);
+            return max ? _mm256_max_ps(x, a) : _mm256_min_ps(x, a);
+        };
+        __m256 a0 = _mm256_set1_ps(static_cast<float>(kind.init));
+        __m256 a1 = a0;
+        __m256 a2 = a0;
+        __m256 a3 = a0;
+        for (; i + 32 <= n; i += 32) {
+            a0 = step(run + i, a0);
+            a1 = step(run + i + 8, a1);
+            a2 = step(run + i + 16, a2);
+            a3 = step(run + i + 24, a3);
+        }
+        alignas(32) std::array<float, 32> lanes{};
+        _mm256_store_ps(lanes.data(), a0);
+        _mm256_store_ps(lanes.data() + 8, a1);
+        _mm256_store_ps(lanes.data() + 16, a2);
+        _mm256_store_ps(lanes.data() + 24, a3);
+        for (const float lane : lanes) {
+            acc = kind.fold(acc, static_cast<double>(lane));
+        }
+    }
+#endif
+    for (; i < n; ++i) {
+        acc = kind.fold(acc, static_cast<double>(run[i]));
+    }
+    if (acc == 0.0 && inLanes) {
+        acc = kind.init;
+        for (int64_t j = 0; j < n; ++j) {
+            acc = kind.fold(acc, static_cast<double>(run[j]));
+        }
+    }
+    return acc;
+}
+
+/// ReduceMax / ReduceMin over runs of floats: run by run on the threads, or, with fewer runs
+/// than threads, each run in pieces on the threads whose results are folded in order (the
+/// first of equal values stays the first).
+void reduceFloatRunsToExtremum(const float* x, int64_t group, const ReduceKind& kind,
+                               std::vector<double>& acc) {
+    const auto outputs = static_cast<int64_t>(acc.size());
+    constexpr int64_t kPiece = int64_t{1} << 16;
+    if (outputs >= numThreads() || group < 2 * kPiece) {
+        parallelFor(outputs, std::max<int64_t>(1, 16384 / group), [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+                acc[static_cast<size_t>(o)] = extremumOfRun(x + o * group, group, kind);
+            }
+        });
+        return;
+    }
+    const int64_t pieces = (group + kPiece - 1) / kPiece;
+    std::vector<double> partial(static_cast<size_t>(pieces));
+    for (int64_t o = 0; o < outputs; ++o) {
+        const float* run = x + o * group;
+        parallelFor(pieces, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t p = begin; p < end; ++p) {
+                const int64_t first = p * kPiece;
+                partial[static_cast<size_t>(p)] =
+                    extremumOfRun(run + first, std::min(kPiece, group - first), kind);
+            }
+        });
+        double value = kind.init;
+        for (const double piece : partial) {
+            value = kind.fold(value, piece);
+        }
+        acc[static_cast<size_t>(o)] = value;
+    }
+}
+
 /// Run by run on the threads, each run folded in the order the generic loop folds it, so the
 /// results are the same; the odometer per element cost more than the fold.
 template <typename T>
 void reduceTrailingRuns(const T* x, int64_t group, const ReduceKind& kind,
                         std::vector<double>& acc) {
+    if constexpr (std::is_same_v<T, float>) {
+        if (kind.extremum != 0) {
+            reduceFloatRunsToExtremum(x, group, kind, acc);
+            return;
+        }
+    }
     parallelFor(static_cast<int64_t>(acc.size()), std::max<int64_t>(1, 16384 / group),
                 [&](int64_t begin, int64_t end) {
                     int64_t o = begin;

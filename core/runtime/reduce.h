@@ -45,6 +45,9 @@ struct ReduceKind {
     /// fold is acc + x (ReduceSum, ReduceMean): contiguous runs are then summed inline, four
     /// runs at once, each still in the generic loop's order.
     bool plainSum = false;
+    /// fold is std::max(acc, x) (+1: ReduceMax) or std::min(acc, x) (-1: ReduceMin): runs of floats
+    /// then fold eight lanes at a time, and a few long runs split over the threads.
+    int extremum = 0;
 };
 
 /// The plan of a Reduce* node: x is float32 or float64, axes from the attribute when present,

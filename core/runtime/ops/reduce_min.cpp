@@ -18,7 +18,9 @@ const ReduceKind kKind{.init = std::numeric_limits<double>::infinity(),
                        .fold = fold,
                        .finish = nullptr,
                        .grad = nullptr,
-                       .shiftByMax = false};
+                       .shiftByMax = false,
+                       .plainSum = false,
+                       .extremum = -1};
 
 const OpDef kDef{.opType = "ReduceMin",
                  .domain = "",

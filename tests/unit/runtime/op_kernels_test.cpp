@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -429,6 +430,73 @@ TEST(ReduceOps, TrailingRunsAndMiddleAxesGiveTheGenericLoopsFloats) {
     for (int64_t i = 0; i < 3; ++i) {
         EXPECT_EQ((*empty)[0].data<float>()[i], 0.0F);
     }
+}
+
+// ReduceMax and ReduceMin fold runs of floats eight lanes at a time, and split a few long runs
+// over the threads: the same bits as the generic loop, through what order could change, the sign
+// of a zero extremum (-0 seen before +0, or after) and NaNs, which never replace the extremum.
+TEST(ReduceOps, ExtremaOfLongRunsEqualTheGenericLoopThroughZerosAndNaN) {
+    constexpr int64_t kGroup = 300000;
+    std::mt19937 rng(29);
+    std::uniform_real_distribution<float> magnitude(0.5F, 8.0F);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const char* op : {"ReduceMax", "ReduceMin"}) {
+        const float sign = std::string(op) == "ReduceMax" ? -1.0F : 1.0F; // away from the extremum
+        std::vector<float> values(static_cast<size_t>(4 * kGroup));
+        for (float& v : values) {
+            v = sign * magnitude(rng);
+        }
+        const auto at = [&](int64_t row, int64_t i) -> float& {
+            return values[static_cast<size_t>(row * kGroup + i)];
+        };
+        // Row 0: the extremum is zero, -0 first (in the last lane of a vector) and +0 next (in
+        // the first lane of the next one, which a fold of the lanes in order would take first);
+        // row 1 the other way round, and zeros in later pieces of the run too.
+        at(0, 7) = -0.0F;
+        at(0, 32) = 0.0F;
+        at(0, 250003) = 0.0F;
+        at(1, 31) = 0.0F;
+        at(1, 32) = -0.0F;
+        at(1, 200017) = -0.0F;
+        // Row 2: NaNs everywhere, the extremum in the last, partial vector.
+        for (int64_t i = 0; i < kGroup; i += 7) {
+            at(2, i) = nan;
+        }
+        at(2, kGroup - 3) = -sign * 9.0F;
+        // Row 3: nothing but NaN.
+        for (int64_t i = 0; i < kGroup; ++i) {
+            at(3, i) = nan;
+        }
+        const Tensor x = Tensor::fromVector<float>({4, kGroup}, values);
+        const Tensor split = splitAroundKeptAxes(x, 4, kGroup, 1, 3);
+        for (const int threads : {1, 2}) {
+            setNumThreads(threads);
+            auto fast = makeRun(op, {x}, {intsAttribute("axes", {1})}).forward();
+            auto generic = makeRun(op, {split}, {intsAttribute("axes", {0, 3})}).forward();
+            ASSERT_TRUE(fast.ok() && generic.ok()) << op;
+            for (int64_t r = 0; r < 4; ++r) {
+                const float f = (*fast)[0].data<float>()[r];
+                const float g = (*generic)[0].data<float>()[r];
+                EXPECT_EQ(std::bit_cast<uint32_t>(f), std::bit_cast<uint32_t>(g))
+                    << op << ", " << threads << " threads, row " << r << ": " << f << " vs " << g;
+            }
+            // Each row alone: one output, so two threads split its run into pieces.
+            for (int64_t r = 0; r < 4; ++r) {
+                const Tensor one = Tensor::fromVector<float>(
+                    {1, kGroup}, std::vector<float>(values.begin() + r * kGroup,
+                                                    values.begin() + (r + 1) * kGroup));
+                auto alone = makeRun(op, {one}, {intsAttribute("axes", {1})}).forward();
+                ASSERT_TRUE(alone.ok()) << op;
+                EXPECT_EQ(std::bit_cast<uint32_t>((*alone)[0].data<float>()[0]),
+                          std::bit_cast<uint32_t>((*generic)[0].data<float>()[r]))
+                    << op << ", " << threads << " threads, row " << r << " alone";
+            }
+        }
+        EXPECT_TRUE(std::signbit(
+            (*makeRun(op, {x}, {intsAttribute("axes", {1})}).forward())[0].data<float>()[0]))
+            << op << ": the first zero seen was -0";
+    }
+    setNumThreads(0);
 }
 
 TEST(SumInDouble, PartialSumsStayWithinRoundingOfTheLongDoubleSum) {
