@@ -829,7 +829,13 @@ bool winogradInputGradApplies(const Conv2d& p, bool weightsPacked) {
 WinogradTile sweptInputGradTile(int64_t images, int64_t height, int64_t width, int64_t filters,
                                 int64_t channels) {
     const int64_t tiles = images * ((height + 3) / 4) * ((width + 3) / 4);
-    return tiles >= 32 ? WinogradTile::f4x4 : winogradTileFor(channels, filters);
+    // Multiplies per image: 36 positions per F(4x4) tile against 16 per F(2x2) tile. Planes
+    // whose sizes F(4x4) covers with a wide margin (14: 16 rows for 14) save too little for its
+    // heavier transforms.
+    const int64_t large = 36 * ((height + 3) / 4) * ((width + 3) / 4);
+    const int64_t small = 16 * ((height + 1) / 2) * ((width + 1) / 2);
+    return tiles >= 32 && 2 * small >= 3 * large ? WinogradTile::f4x4
+                                                 : winogradTileFor(channels, filters);
 }
 
 int64_t winogradInputGradWeightsSize(int64_t filters, int64_t channels, WinogradTile tile) {

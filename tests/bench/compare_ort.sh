@@ -8,7 +8,7 @@
 #   (npm install --ignore-scripts onnxruntime-node).
 # SETTINGS (environment, default "1x1"): THREADSxBATCH settings, e.g. "1x1 2x1 2x8".
 # ROUNDS (environment, default 5): each round times our executor and then ONNX Runtime, REPEATS
-# runs each; the table shows the medians over rounds (the ratio is the median of the per-round
+# runs each and at least 250 ms of runs (a sub-millisecond model runs hundreds); the table shows the medians over rounds (the ratio is the median of the per-round
 # ratios), so a burst of load on a shared machine hits both sides of a round alike.
 # RUN_FIGURE (environment, default 1): each round also times whole `quantscope-cli run`
 # processes on the benchmark's input of 1 and of K batches (K - 1 batches take about two seconds

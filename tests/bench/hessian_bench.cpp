@@ -5,7 +5,8 @@
 //
 // usage: qs_hessian_bench MODEL [BATCH] [THREADS] [REPEATS]
 // prints one JSON line: forward_ms, traced_forward_ms, full_traced_forward_ms, sweep_ms,
-// sweep_over_forward, peak_rss_mib
+// sweep_over_forward, peak_rss_mib, sweep_ms_by_op; with QS_BENCH_PROFILE=nodes, then one line
+// per node: its name and its milliseconds per sweep
 
 #include "core/onnx/model_io.h"
 #include "core/runtime/batching.h"
@@ -156,5 +157,11 @@ int main(int argc, char** argv) {
         separator = ", ";
     }
     std::cout << "}}\n";
+    if (const char* nodes = std::getenv("QS_BENCH_PROFILE");
+        nodes != nullptr && std::string(nodes) == "nodes") {
+        for (const auto& [name, seconds] : sweepStats.secondsByNode) {
+            std::cout << name << ' ' << seconds * 1000.0 / (repeats + 1) << '\n';
+        }
+    }
     return 0;
 }

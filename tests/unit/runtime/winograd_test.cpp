@@ -217,6 +217,10 @@ TEST(Winograd, SweptInputGradTakesTheLargeTileOnceItsTilesFillAPanel) {
     EXPECT_EQ(sweptInputGradTile(8, 7, 7, 512, 512), WinogradTile::f4x4);
     EXPECT_EQ(sweptInputGradTile(7, 7, 7, 512, 512), WinogradTile::f2x2);
     EXPECT_EQ(sweptInputGradTile(1, 28, 28, 256, 256), WinogradTile::f4x4);
+    // 14 x 14: F(4x4) computes 16 x 16 and multiplies only 1.36 times less.
+    EXPECT_EQ(sweptInputGradTile(8, 14, 14, 256, 256), WinogradTile::f2x2);
+    EXPECT_EQ(sweptInputGradTile(8, 14, 14, 64, 64), WinogradTile::f4x4);
+    EXPECT_EQ(sweptInputGradTile(8, 56, 56, 512, 512), WinogradTile::f4x4);
     // Below 32 tiles: the forward's variant, F(4x4) for few weights.
     EXPECT_EQ(sweptInputGradTile(1, 14, 14, 256, 256), WinogradTile::f2x2);
     EXPECT_EQ(sweptInputGradTile(1, 7, 7, 64, 64), WinogradTile::f4x4);
