@@ -3,6 +3,7 @@
 #include "core/runtime/conv_backward.h"
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/fused_tail.h"
+#include "core/runtime/layer_norm_fusion.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
@@ -496,6 +497,7 @@ void Executor::releasePackedOriginals() {
 // (fused_tail.h: SiLU, decomposed HardSwish, scalar affine steps). Each fused value must feed only
 // the next node of the chain and be no graph output; r must be computed before the Conv runs and
 // have the Conv output's shape (proved from the graph's shapes; the kernel checks it again).
+// Then decomposed LayerNormalizations (layer_norm_fusion.h) run as one LayerNormalization.
 // Values freed by the skipped steps are still freed there, so the lifetime plan stays valid.
 void Executor::planFusions() {
     const graph::Graph& g = m_graph;
@@ -511,6 +513,13 @@ void Executor::planFusions() {
             }
         }
     }
+    planConvFusions(stepOf, producedAt);
+    planLayerNormFusions(stepOf, producedAt);
+}
+
+void Executor::planConvFusions(const std::vector<int64_t>& stepOf,
+                               const std::vector<int64_t>& producedAt) {
+    const graph::Graph& g = m_graph;
     for (size_t step = 0; step < m_order.size(); ++step) {
         const graph::Node& conv = g.node(m_order[step]);
         if (conv.opType != "Conv" || !conv.isDefaultDomain() || conv.outputs.empty()) {
@@ -545,14 +554,90 @@ void Executor::planFusions() {
             continue;
         }
         fused.outputs = {last};
-        m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
-        m_fusedNodes.push_back(std::move(fused));
-        std::vector<size_t>& chain = m_fusedChainSteps.emplace_back();
-        for (const NodeId id : absorbed) {
-            chain.push_back(static_cast<size_t>(stepOf[id.index()]));
-            m_fusedAway[chain.back()] = true;
-        }
+        // Without a tail, the chain's VJPs (Add's, Relu's, Clip's, the Conv's own) read no value
+        // inside it: forwardForBackward runs it fused too.
+        const bool traceable =
+            std::none_of(fused.attributes.begin(), fused.attributes.end(),
+                         [](const graph::Attribute& a) { return a.name == kFusedTailAttr; });
+        addFusedNode(step, std::move(fused), m_ops[step], traceable, absorbed, stepOf);
     }
+}
+
+void Executor::planLayerNormFusions(const std::vector<int64_t>& stepOf,
+                                    const std::vector<int64_t>& producedAt) {
+    const graph::Graph& g = m_graph;
+    // Not in fp16 mode, as tails; nor for gradients: Div's VJP reads the centred x and the
+    // standard deviation, which the fused node never materialises.
+    const OpDef* layerNorm = findOp("LayerNormalization");
+    for (size_t step = 0; step < m_order.size() && !m_options.fp16 && layerNorm != nullptr;
+         ++step) {
+        if (m_fusedAway[step] || m_fusedNodeOf[step] >= 0) {
+            continue;
+        }
+        const std::optional<LayerNormMatch> match = matchDecomposedLayerNorm(g, m_order[step]);
+        // Scale and bias computed by an earlier node (an Identity of the initializer) must be
+        // ready when the chain's first step runs.
+        const auto ready = [&](ValueId id) {
+            return !id.valid() || producedAt[id.index()] < static_cast<int64_t>(step);
+        };
+        if (!match || !ready(match->scale) || !ready(match->bias) ||
+            std::any_of(match->absorbed.begin(), match->absorbed.end(), [&](NodeId id) {
+                const auto at = static_cast<size_t>(stepOf[id.index()]);
+                return m_fusedAway[at] || m_fusedNodeOf[at] >= 0;
+            })) {
+            continue;
+        }
+        graph::Node fused;
+        fused.name = g.node(m_order[step]).name;
+        fused.opType = "LayerNormalization";
+        fused.inputs = {match->input, match->scale};
+        if (match->bias.valid()) {
+            fused.inputs.push_back(match->bias);
+        }
+        fused.outputs = {match->output};
+        fused.attributes = {intAttribute("axis", -1), floatAttribute("epsilon", match->epsilon)};
+        addFusedNode(step, std::move(fused), layerNorm, false, match->absorbed, stepOf);
+    }
+}
+
+void Executor::addFusedNode(size_t step, graph::Node fused, const OpDef* op, bool traceable,
+                            std::span<const NodeId> absorbed, const std::vector<int64_t>& stepOf) {
+    m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
+    m_fusedNodes.push_back(std::move(fused));
+    m_fusedOps.push_back(op);
+    m_fusedTraceable.push_back(traceable);
+    std::vector<size_t>& chain = m_fusedChainSteps.emplace_back();
+    for (const NodeId id : absorbed) {
+        chain.push_back(static_cast<size_t>(stepOf[id.index()]));
+        m_fusedAway[chain.back()] = true;
+    }
+}
+
+const graph::Node& Executor::nodeToRun(size_t step, const std::vector<Tensor>& values,
+                                       std::vector<bool>& unfused) const {
+    const graph::Node* fused = fusedNode(step);
+    if (fused == nullptr) {
+        return m_graph.node(m_order[step]);
+    }
+    if (fusedNodeRuns(step, values)) {
+        return *fused;
+    }
+    unfused.resize(m_order.size(), false);
+    for (const size_t absorbed : m_fusedChainSteps[static_cast<size_t>(m_fusedNodeOf[step])]) {
+        unfused[absorbed] = true;
+    }
+    return m_graph.node(m_order[step]);
+}
+
+bool Executor::fusedNodeRuns(size_t step, const std::vector<Tensor>& values) const {
+    const auto index = static_cast<size_t>(m_fusedNodeOf[step]);
+    if (m_fusedOps[index] == m_ops[step]) {
+        return true; // a Conv chain: its kernel checks the residual's shape itself
+    }
+    // A decomposed LayerNormalization, matched on shapes the graph may not know.
+    const graph::Node& node = m_fusedNodes[index];
+    const Tensor* bias = node.inputs.size() > 2 ? &values[node.inputs[2].index()] : nullptr;
+    return layerNormChainRuns(values[node.inputs[0].index()], values[node.inputs[1].index()], bias);
 }
 
 const graph::Node* Executor::fusedNode(size_t step) const {
@@ -615,7 +700,12 @@ Result<std::vector<Tensor>> Executor::runNode(const graph::Node& node, size_t st
         inputs.push_back(m_packedWeights[step]);
     }
     const OpContext ctx{node, inputs, m_opset};
-    QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, m_ops[step]->forward(ctx));
+    // A fused node may run another op than the step's own (a decomposed LayerNormalization).
+    const int fusedIndex = m_fusedNodeOf[step];
+    const OpDef* op = fusedIndex >= 0 && &node == &m_fusedNodes[static_cast<size_t>(fusedIndex)]
+                          ? m_fusedOps[static_cast<size_t>(fusedIndex)]
+                          : m_ops[step];
+    QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, op->forward(ctx));
     if (outputs.size() < node.outputs.size()) {
         // Trailing optional outputs (Dropout's mask, BatchNorm's running stats) may be skipped
         // only when nothing reads them.
@@ -659,14 +749,15 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
             values[dead.index()] = Tensor();
         }
     };
+    // Steps of fused chains that run unfused this time (fusedNodeRuns said no).
+    std::vector<bool> unfused;
     for (size_t step = 0; step < m_order.size(); ++step) {
         QS_TRY(reportProgress(progress, step, m_order.size(), m_graph.node(m_order[step]).name));
-        if (m_fusedAway[step]) {
+        if (m_fusedAway[step] && (unfused.empty() || !unfused[step])) {
             freeDead(step);
             continue;
         }
-        const graph::Node* fused = fusedNode(step);
-        const graph::Node& node = fused != nullptr ? *fused : m_graph.node(m_order[step]);
+        const graph::Node& node = nodeToRun(step, values, unfused);
         const auto opStart = std::chrono::steady_clock::now();
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
         if (stats != nullptr && stats->profile) {
@@ -710,14 +801,10 @@ Result<ForwardTrace> Executor::forwardForBackward(std::span<const Tensor> inputs
 }
 
 const graph::Node* Executor::traceFusedNode(size_t step) const {
-    // Without a tail, the chain's VJPs (Add's, Relu's, Clip's, the Conv's own) read no value
-    // inside it.
-    const graph::Node* fused = fusedNode(step);
-    const bool tail =
-        fused != nullptr &&
-        std::any_of(fused->attributes.begin(), fused->attributes.end(),
-                    [](const graph::Attribute& a) { return a.name == kFusedTailAttr; });
-    return tail ? nullptr : fused;
+    const int index = m_fusedNodeOf[step];
+    return index >= 0 && m_fusedTraceable[static_cast<size_t>(index)]
+               ? &m_fusedNodes[static_cast<size_t>(index)]
+               : nullptr;
 }
 
 void Executor::keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,

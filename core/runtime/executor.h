@@ -3,7 +3,8 @@
 // plans buffer lifetimes: each intermediate tensor is released right after its last consumer, and
 // a run reports the peak bytes of activations alive at once. run() also fuses, in private copies of
 // the nodes, a Conv with a following residual Add and Relu/Clip (one pass over memory instead of
-// three; the graph the caller sees is unchanged). For gradients, forwardWithTrace runs unfused,
+// three; the graph the caller sees is unchanged) and runs a decomposed LayerNormalization as one
+// node. For gradients, forwardWithTrace runs unfused,
 // keeps every value, and backward walks the nodes in reverse, calling each op's vector-Jacobian
 // product, for activations and weight initializers alike; one trace serves any number of
 // backward sweeps (Hutchinson iterations reuse the forward pass of a batch).
@@ -154,6 +155,13 @@ private:
     /// Plans the fusions run() uses (see fusion in executor.cpp).
     void planFusions();
 
+    /// planFusions' Conv chains and decomposed LayerNormalizations; `stepOf` per node and
+    /// `producedAt` per value (-1: graph input or initializer) index the steps.
+    void planConvFusions(const std::vector<int64_t>& stepOf,
+                         const std::vector<int64_t>& producedAt);
+    void planLayerNormFusions(const std::vector<int64_t>& stepOf,
+                              const std::vector<int64_t>& producedAt);
+
     /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
     void prepackWeights();
 
@@ -172,8 +180,22 @@ private:
     void keepChainShapes(size_t step, const Tensor& output, ForwardTrace& trace,
                          std::vector<bool>& skipped) const;
 
-    /// A Conv step's fused node, or nullptr.
+    /// A step's fused node, or nullptr.
     const graph::Node* fusedNode(size_t step) const;
+
+    /// What run() runs for step `step`: its fused node, or its own node when there is none or
+    /// fusedNodeRuns says no (the chain's steps are then marked in `unfused`).
+    const graph::Node& nodeToRun(size_t step, const std::vector<Tensor>& values,
+                                 std::vector<bool>& unfused) const;
+
+    /// True when step `step`'s fused node (fusedNode) computes what its chain would for the
+    /// inputs in `values`; false sends run() through the chain's own steps.
+    bool fusedNodeRuns(size_t step, const std::vector<Tensor>& values) const;
+
+    /// Records `fused` (running `op`) as step `step`'s node and marks the `absorbed` steps as
+    /// computed by it; `traceable`: forwardForBackward may run it too.
+    void addFusedNode(size_t step, graph::Node fused, const OpDef* op, bool traceable,
+                      std::span<const graph::NodeId> absorbed, const std::vector<int64_t>& stepOf);
 
     graph::Graph m_graph;
     ExecutorOptions m_options;
@@ -181,9 +203,12 @@ private:
     std::vector<const OpDef*> m_ops;                  ///< per step
     std::vector<std::vector<graph::ValueId>> m_frees; ///< values released after each step
     std::vector<graph::ValueId> m_inputIds;
-    std::vector<graph::Node> m_fusedNodes; ///< Conv nodes with their epilogue folded in
-    std::vector<int> m_fusedNodeOf;        ///< per step: index into m_fusedNodes, or -1
-    std::vector<bool> m_fusedAway;         ///< per step: computed by an earlier fused Conv
+    /// Conv nodes with their epilogue folded in, decomposed LayerNormalizations as one node.
+    std::vector<graph::Node> m_fusedNodes;
+    std::vector<const OpDef*> m_fusedOps; ///< per fused node: the op it runs
+    std::vector<bool> m_fusedTraceable;   ///< per fused node: forwardForBackward runs it fused
+    std::vector<int> m_fusedNodeOf;       ///< per step: index into m_fusedNodes, or -1
+    std::vector<bool> m_fusedAway;        ///< per step: computed by an earlier fused node
     std::vector<std::vector<size_t>> m_fusedChainSteps; ///< per fused node: the steps it absorbs
     std::vector<Tensor> m_packedWeights; ///< per step: a Conv's packed weights, or undefined
     bool m_weightsReleased = false;      ///< releasePackedOriginals() dropped some weight

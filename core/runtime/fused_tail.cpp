@@ -38,8 +38,8 @@ std::optional<NodeId> soleConsumerId(const graph::Graph& g, ValueId id) {
     return value.consumers[0].node;
 }
 
-/// The number held by input `port` of `node` when it is a one-element float initializer that
-/// broadcasts against a value of rank `rank` without changing its shape.
+} // namespace
+
 std::optional<float> scalarConstant(const graph::Graph& g, const graph::Node& node, size_t port,
                                     size_t rank) {
     if (port >= node.inputs.size() || !node.inputs[port].valid()) {
@@ -55,6 +55,8 @@ std::optional<float> scalarConstant(const graph::Graph& g, const graph::Node& no
     }
     return tensor.data<float>()[0];
 }
+
+namespace {
 
 /// A binary op of `v` and a one-element constant, as a step.
 std::optional<TailStep> scalarArithmeticStep(const graph::Graph& g, const graph::Node& node,

@@ -59,6 +59,11 @@ Result<FusedTail> decodeTail(std::span<const float> encoded);
 /// fusion may leave unmaterialised (the executor's Conv epilogue uses it too).
 const graph::Node* soleConsumer(const graph::Graph& g, graph::ValueId id);
 
+/// The number held by input `port` of `node` when it is a one-element float initializer that
+/// broadcasts against a value of rank `rank` without changing its shape.
+std::optional<float> scalarConstant(const graph::Graph& g, const graph::Node& node, size_t port,
+                                    size_t rank);
+
 /// The bounds a Relu, or a Clip whose bounds are attributes (before opset 11) or one-element
 /// float constants of rank <= `rank`, clamps to; nullopt for any other node.
 std::optional<std::pair<float, float>> clampBounds(const graph::Graph& g, const graph::Node& node,

@@ -16,4 +16,8 @@ double sumOfSquares(const float* x, int64_t count);
 /// dependent adds ran at a quarter of the rate.
 double sumInDouble(const float* x, int64_t count);
 
+/// (x[0] - center)^2 + ... + (x[count-1] - center)^2 in double, in the same partial sums (a
+/// variance about a mean computed first: no cancellation of two large sums).
+double sumOfSquaredDeviations(const float* x, int64_t count, double center);
+
 } // namespace qs::runtime

@@ -68,6 +68,8 @@ for spec in $models; do
         .map((line) => line.split("\t").map((s) => JSON.parse(s)));
       const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
       const f = (x, w, n) => (x === undefined ? "-" : x.toFixed(n)).padStart(w);
+      // Milliseconds: three decimals below 1 ms (tiny_bert), one above.
+      const ms = (x, w) => f(x, w, x !== undefined && x < 1 ? 3 : 1);
       const [a0] = rows[0];
       const ours = median(rows.map(([a]) => a.forward_ms));
       const ort = median(rows.map(([, b]) => b.ort_ms));
@@ -84,9 +86,9 @@ for spec in $models; do
       const runLoop = hasRun
         ? median(rows.map(([a, , c]) => c.run_ms_per_sample / a.loop_ms_per_sample)) : undefined;
       console.log(a0.model.padEnd(20), String(a0.threads).padStart(3), String(a0.batch).padStart(3),
-                  f(ours, 10, 1), f(ort, 10, 1), f(ratio, 7, 2), diff.toExponential(2).padStart(12),
+                  ms(ours, 10), ms(ort, 10), f(ratio, 7, 2), diff.toExponential(2).padStart(12),
                   f(vjp, 6, 2), String(rss).padStart(8), String(ortRss).padStart(8),
-                  f(run, 10, 1), f(runRatio, 8, 2), f(loop, 10, 1), f(runLoop, 9, 2));
+                  ms(run, 10), f(runRatio, 8, 2), ms(loop, 10), f(runLoop, 9, 2));
     ' "$rows"
   done
 done
