@@ -3,7 +3,9 @@
 #include "core/runtime/conv_backward.h"
 #include "core/runtime/conv_kernels.h"
 #include "core/runtime/fused_tail.h"
+#include "core/runtime/gelu_fusion.h"
 #include "core/runtime/layer_norm_fusion.h"
+#include "core/runtime/matmul_bias_fusion.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
@@ -497,7 +499,8 @@ void Executor::releasePackedOriginals() {
 // (fused_tail.h: SiLU, decomposed HardSwish, scalar affine steps). Each fused value must feed only
 // the next node of the chain and be no graph output; r must be computed before the Conv runs and
 // have the Conv output's shape (proved from the graph's shapes; the kernel checks it again).
-// Then decomposed LayerNormalizations (layer_norm_fusion.h) run as one LayerNormalization.
+// Then decomposed LayerNormalizations (layer_norm_fusion.h) and GELUs (gelu_fusion.h) run as one
+// node, and a MatMul by a weight adds the bias of the Add after it (matmul_bias_fusion.h).
 // Values freed by the skipped steps are still freed there, so the lifetime plan stays valid.
 void Executor::planFusions() {
     const graph::Graph& g = m_graph;
@@ -515,6 +518,8 @@ void Executor::planFusions() {
     }
     planConvFusions(stepOf, producedAt);
     planLayerNormFusions(stepOf, producedAt);
+    planGeluFusions(stepOf);
+    planMatMulBiasFusions(stepOf);
 }
 
 void Executor::planConvFusions(const std::vector<int64_t>& stepOf,
@@ -600,6 +605,59 @@ void Executor::planLayerNormFusions(const std::vector<int64_t>& stepOf,
     }
 }
 
+void Executor::planGeluFusions(const std::vector<int64_t>& stepOf) {
+    // Not in fp16 mode nor for gradients, as LayerNormalization.
+    const OpDef* gelu = findOp("Gelu");
+    if (m_options.fp16 || gelu == nullptr) {
+        return;
+    }
+    // Over values, graph inputs included: a chain starts at the value it gates.
+    for (const ValueId x : m_graph.valueIds()) {
+        const std::optional<GeluMatch> match = matchDecomposedGelu(m_graph, x);
+        if (!match) {
+            continue;
+        }
+        // The chain runs at its first step (x * 0.5 may come before the Div).
+        std::vector<size_t> steps;
+        for (const NodeId id : match->nodes) {
+            steps.push_back(static_cast<size_t>(stepOf[id.index()]));
+        }
+        const size_t head = *std::min_element(steps.begin(), steps.end());
+        if (std::any_of(steps.begin(), steps.end(),
+                        [&](size_t at) { return m_fusedAway[at] || m_fusedNodeOf[at] >= 0; })) {
+            continue;
+        }
+        graph::Node fused;
+        fused.name = m_graph.node(m_order[head]).name;
+        fused.opType = "Gelu";
+        fused.inputs = {match->input};
+        fused.outputs = {match->output};
+        std::vector<NodeId> absorbed;
+        std::copy_if(match->nodes.begin(), match->nodes.end(), std::back_inserter(absorbed),
+                     [&](NodeId id) { return static_cast<size_t>(stepOf[id.index()]) != head; });
+        addFusedNode(head, std::move(fused), gelu, false, absorbed, stepOf);
+    }
+}
+
+void Executor::planMatMulBiasFusions(const std::vector<int64_t>& stepOf) {
+    // Not in fp16 mode: the unfused Add rounds the product to half precision first. Not for
+    // gradients (MatMul's VJP knows no bias), so forwardForBackward runs the two steps.
+    for (size_t step = 0; step < m_order.size() && !m_options.fp16; ++step) {
+        if (m_fusedAway[step] || m_fusedNodeOf[step] >= 0) {
+            continue;
+        }
+        const std::optional<MatMulBiasMatch> match = matchMatMulBias(m_graph, m_order[step]);
+        if (!match || m_fusedAway[static_cast<size_t>(stepOf[match->add.index()])]) {
+            continue;
+        }
+        graph::Node fused = m_graph.node(m_order[step]);
+        fused.inputs.push_back(match->bias); // kMatMulBiasInput
+        fused.outputs = {match->output};
+        const std::array<NodeId, 1> absorbed{match->add};
+        addFusedNode(step, std::move(fused), m_ops[step], false, absorbed, stepOf);
+    }
+}
+
 void Executor::addFusedNode(size_t step, graph::Node fused, const OpDef* op, bool traceable,
                             std::span<const NodeId> absorbed, const std::vector<int64_t>& stepOf) {
     m_fusedNodeOf[step] = static_cast<int>(m_fusedNodes.size());
@@ -632,10 +690,15 @@ const graph::Node& Executor::nodeToRun(size_t step, const std::vector<Tensor>& v
 bool Executor::fusedNodeRuns(size_t step, const std::vector<Tensor>& values) const {
     const auto index = static_cast<size_t>(m_fusedNodeOf[step]);
     if (m_fusedOps[index] == m_ops[step]) {
-        return true; // a Conv chain: its kernel checks the residual's shape itself
+        // A Conv chain (its kernel checks the residual's shape itself) or a MatMul with its bias
+        // (whose shapes the initializers fix).
+        return true;
+    }
+    const graph::Node& node = m_fusedNodes[index];
+    if (node.opType == "Gelu") { // its float kernel; the chain computes in x's own type
+        return values[node.inputs[0].index()].dtype() == DataType::Float;
     }
     // A decomposed LayerNormalization, matched on shapes the graph may not know.
-    const graph::Node& node = m_fusedNodes[index];
     const Tensor* bias = node.inputs.size() > 2 ? &values[node.inputs[2].index()] : nullptr;
     return layerNormChainRuns(values[node.inputs[0].index()], values[node.inputs[1].index()], bias);
 }

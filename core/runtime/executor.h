@@ -3,11 +3,11 @@
 // plans buffer lifetimes: each intermediate tensor is released right after its last consumer, and
 // a run reports the peak bytes of activations alive at once. run() also fuses, in private copies of
 // the nodes, a Conv with a following residual Add and Relu/Clip (one pass over memory instead of
-// three; the graph the caller sees is unchanged) and runs a decomposed LayerNormalization as one
-// node. For gradients, forwardWithTrace runs unfused,
-// keeps every value, and backward walks the nodes in reverse, calling each op's vector-Jacobian
-// product, for activations and weight initializers alike; one trace serves any number of
-// backward sweeps (Hutchinson iterations reuse the forward pass of a batch).
+// three; the graph the caller sees is unchanged), runs a decomposed LayerNormalization or GELU as
+// one node and adds a linear layer's bias inside its MatMul. For gradients, forwardWithTrace runs
+// unfused, keeps every value, and backward walks the nodes in reverse, calling each op's
+// vector-Jacobian product, for activations and weight initializers alike; one trace serves any
+// number of backward sweeps (Hutchinson iterations reuse the forward pass of a batch).
 #pragma once
 
 #include "core/graph/graph.h"
@@ -155,12 +155,15 @@ private:
     /// Plans the fusions run() uses (see fusion in executor.cpp).
     void planFusions();
 
-    /// planFusions' Conv chains and decomposed LayerNormalizations; `stepOf` per node and
-    /// `producedAt` per value (-1: graph input or initializer) index the steps.
+    /// planFusions' Conv chains, decomposed LayerNormalizations and GELUs, and MatMul biases;
+    /// `stepOf` per node and `producedAt` per value (-1: graph input or initializer) index the
+    /// steps.
     void planConvFusions(const std::vector<int64_t>& stepOf,
                          const std::vector<int64_t>& producedAt);
     void planLayerNormFusions(const std::vector<int64_t>& stepOf,
                               const std::vector<int64_t>& producedAt);
+    void planGeluFusions(const std::vector<int64_t>& stepOf);
+    void planMatMulBiasFusions(const std::vector<int64_t>& stepOf);
 
     /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
     void prepackWeights();

@@ -22,7 +22,9 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/conv_backward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_samples.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fused_tail.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gelu_fusion.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layer_norm_fusion.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/matmul_bias_fusion.cpp
   ${CMAKE_CURRENT_LIST_DIR}/packed_gemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/winograd.cpp
   ${CMAKE_CURRENT_LIST_DIR}/winograd_weight_grad.cpp

@@ -5,6 +5,7 @@
 #include "core/runtime/elementwise.h"
 
 #include <cmath>
+#include <unsupported/Eigen/SpecialFunctions>
 
 namespace qs::runtime {
 namespace {
@@ -17,7 +18,8 @@ bool useTanh(const OpContext& ctx) {
     return ctx.stringAttr("approximate", "none") == "tanh";
 }
 
-Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+// Reference kernel: one scalar function per element, in double.
+Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     if (useTanh(ctx)) {
         return unaryFloatForward(ctx, [](auto x) {
             const double v = static_cast<double>(x);
@@ -28,6 +30,22 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         const double v = static_cast<double>(x);
         return 0.5 * v * (1.0 + std::erf(v * kInvSqrt2));
     });
+}
+
+// Fast kernel (approximate = "none"): x (1 + erf(x / sqrt 2)) / 2 in float lanes with Eigen's
+// vectorised erf, as the Erf op computes it; the executor runs PyTorch's decomposed GELU (Div,
+// Erf, Add, Mul, Mul) through it (gelu_fusion.h).
+Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    if (useTanh(ctx)) {
+        return reference(ctx);
+    }
+    return unaryEigenForward(
+        ctx,
+        [](const auto& m) {
+            const auto inner = (m * static_cast<float>(kInvSqrt2)).erf().min(1.0F).max(-1.0F);
+            return m * (inner + 1.0F) * 0.5F;
+        },
+        reference);
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
@@ -62,7 +80,7 @@ const OpDef kGelu{.opType = "Gelu",
                   .minInputs = 1,
                   .maxInputs = 1,
                   .forward = forward,
-                  .reference = nullptr,
+                  .reference = reference,
                   .vjp = vjp,
                   .samples = samples};
 

@@ -5,6 +5,7 @@
 // reference: the triple loop. VJP: dA = dY B^T, dB = A^T dY, each summed over the
 // batch dims its operand was broadcast along.
 
+#include "core/runtime/matmul_bias_fusion.h"
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
@@ -127,7 +128,36 @@ Result<const float*> prepackedStrips(const OpContext& ctx, const MatMulShape& s)
     return strips.data<float>();
 }
 
+/// y [..., n] += bias [n], when the executor's private node carries one (matmul_bias_fusion.h):
+/// the sum the unfused Add computes, while y is in cache.
+Result<void> addBias(const OpContext& ctx, int64_t n, Tensor& y) {
+    if (!ctx.has(kMatMulBiasInput)) {
+        return success();
+    }
+    const Tensor& bias = ctx.input(kMatMulBiasInput);
+    if (bias.dtype() != graph::DataType::Float || bias.numElements() != n) {
+        return ctx.error(Errc::InvalidArgument, "the fused bias does not fit the output");
+    }
+    const float* b = bias.data<float>();
+    float* py = y.mutableData<float>();
+    for (int64_t row = 0; row < y.numElements() / std::max<int64_t>(n, 1); ++row) {
+        float* out = py + row * n;
+        for (int64_t j = 0; j < n; ++j) {
+            out[j] += b[j];
+        }
+    }
+    return success();
+}
+
+Result<std::vector<Tensor>> product(const OpContext& ctx);
+
 Result<std::vector<Tensor>> forward(const OpContext& ctx) {
+    QS_ASSIGN_OR_RETURN(std::vector<Tensor> out, product(ctx));
+    QS_TRY(addBias(ctx, out[0].rank() > 0 ? out[0].dim(-1) : 1, out[0]));
+    return out;
+}
+
+Result<std::vector<Tensor>> product(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(MatMulShape s, inferShape(ctx));
     QS_TRY(foldBatchIntoRows(s));
     QS_ASSIGN_OR_RETURN(const float* strips, prepackedStrips(ctx, s));

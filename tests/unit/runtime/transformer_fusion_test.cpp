@@ -1,6 +1,8 @@
 #include "core/graph/graph_builder.h"
 #include "core/runtime/executor.h"
+#include "core/runtime/gelu_fusion.h"
 #include "core/runtime/layer_norm_fusion.h"
+#include "core/runtime/matmul_bias_fusion.h"
 #include "core/runtime/parallel.h"
 
 #include <gtest/gtest.h>
@@ -256,6 +258,176 @@ TEST(LayerNormFusion, GradientsFlowThroughTheChainsOwnSteps) {
     const Tensor b = inputGradient(*exec, *full, seed);
     ASSERT_TRUE(a.defined() && b.defined());
     EXPECT_TRUE(std::equal(a.data<float>(), a.data<float>() + a.numElements(), b.data<float>()));
+}
+
+/// A graph under construction: x [2, 6, 8] (shape declared) and helpers for the chains below.
+class ChainGraph {
+public:
+    explicit ChainGraph(const Shape& input = {2, 6, 8}) {
+        m_g.metadata().opsetImports = {{"", 13}};
+        m_x = m_g.addValue("x", DataType::Float, TensorShape::ofDims(input));
+        m_g.addInput(m_x);
+    }
+
+    ValueId x() const { return m_x; }
+
+    ValueId constant(const std::string& name, const std::vector<int64_t>& dims,
+                     const std::vector<float>& values) {
+        return m_g.addInitializer(
+            name, graph::TensorData::fromValues<float>(DataType::Float, dims, std::span(values)));
+    }
+
+    ValueId node(const std::string& op, std::vector<ValueId> inputs) {
+        const ValueId out =
+            m_g.addValue("v" + std::to_string(m_count), DataType::Float, TensorShape());
+        m_g.addNode(op + std::to_string(m_count++), op, std::move(inputs), {out});
+        return out;
+    }
+
+    Graph& graph() { return m_g; }
+
+private:
+    Graph m_g;
+    ValueId m_x;
+    int m_count = 0;
+};
+
+/// How a test's decomposed GELU is written.
+struct GeluStyle {
+    bool mulByInverse = false; ///< x * 0.7071 instead of x / 1.4142
+    bool halfFirst = false;    ///< (x * 0.5) * gate, the Mul by 0.5 before the Div
+    bool swapOperands = false;
+    float divisor = 1.4142135F;
+    bool gateIsOutput = false;
+};
+
+Graph makeGelu(const GeluStyle& style) {
+    ChainGraph c;
+    const auto ordered = [&](ValueId a, ValueId b) {
+        return style.swapOperands ? std::vector{b, a} : std::vector{a, b};
+    };
+    ValueId half;
+    if (style.halfFirst) {
+        half = c.node("Mul", ordered(c.x(), c.constant("half", {}, {0.5F})));
+    }
+    const ValueId scaled =
+        style.mulByInverse
+            ? c.node("Mul", ordered(c.x(), c.constant("inv", {}, {1.0F / style.divisor})))
+            : c.node("Div", {c.x(), c.constant("sqrt2", {}, {style.divisor})});
+    const ValueId erf = c.node("Erf", {scaled});
+    const ValueId gate = c.node("Add", ordered(erf, c.constant("one", {}, {1.0F})));
+    ValueId y;
+    if (style.halfFirst) {
+        y = c.node("Mul", ordered(half, gate));
+    } else {
+        const ValueId product = c.node("Mul", ordered(c.x(), gate));
+        y = c.node("Mul", ordered(product, c.constant("half", {}, {0.5F})));
+    }
+    c.graph().addOutput(y);
+    if (style.gateIsOutput) {
+        c.graph().addOutput(gate);
+    }
+    return std::move(c.graph());
+}
+
+TEST(GeluFusion, PyTorchAndHuggingFaceChainsRunAsOneGelu) {
+    const std::vector<GeluStyle> styles = {
+        {},
+        {.mulByInverse = true},
+        {.halfFirst = true},
+        {.swapOperands = true},
+        {.mulByInverse = true, .halfFirst = true, .swapOperands = true}};
+    for (size_t s = 0; s < styles.size(); ++s) {
+        SCOPED_TRACE("style " + std::to_string(s));
+        const Graph g = makeGelu(styles[s]);
+        const auto match = matchDecomposedGelu(g, g.inputs()[0]);
+        ASSERT_TRUE(match.has_value());
+        EXPECT_EQ(match->nodes.size(), 5U);
+        EXPECT_EQ(match->output, g.outputs()[0]);
+        const Comparison c = compareWithTrace(g, randomInput({2, 6, 8}, 21));
+        EXPECT_EQ(c.opTypes.count("Gelu"), 1U);
+        EXPECT_EQ(c.opTypes.count("Erf"), 0U);
+        EXPECT_EQ(c.opTypes.count("Mul"), 0U);
+        EXPECT_LT(c.relativeDifference, 1e-6);
+    }
+}
+
+TEST(GeluFusion, LeavesOtherChainsAlone) {
+    // Not sqrt 2; the gate read by a graph output.
+    for (const GeluStyle& style : {GeluStyle{.divisor = 2.0F}, GeluStyle{.gateIsOutput = true}}) {
+        const Graph g = makeGelu(style);
+        EXPECT_FALSE(matchDecomposedGelu(g, g.inputs()[0]).has_value());
+        const Comparison c = compareWithTrace(g, randomInput({2, 6, 8}, 22));
+        EXPECT_EQ(c.opTypes.count("Gelu"), 0U);
+        EXPECT_EQ(c.relativeDifference, 0.0);
+    }
+}
+
+/// x [2, 6, 8] -> MatMul by W [8, 5] -> Add b (written `biasDims`, through an Identity when
+/// asked) -> y.
+Graph makeLinear(const std::vector<int64_t>& biasDims, bool biasFirst, bool identity,
+                 bool productIsOutput = false) {
+    ChainGraph c;
+    std::vector<float> w(40);
+    for (size_t i = 0; i < w.size(); ++i) {
+        w[i] = 0.1F * static_cast<float>(static_cast<int>(i % 7) - 3);
+    }
+    const ValueId product = c.node("MatMul", {c.x(), c.constant("w", {8, 5}, w)});
+    ValueId b = c.constant("b", biasDims, {0.5F, -1.0F, 2.0F, 0.25F, -0.125F});
+    if (identity) {
+        b = c.node("Identity", {b});
+    }
+    const ValueId y = c.node("Add", biasFirst ? std::vector{b, product} : std::vector{product, b});
+    c.graph().addOutput(y);
+    if (productIsOutput) {
+        c.graph().addOutput(product);
+    }
+    return std::move(c.graph());
+}
+
+TEST(MatMulBiasFusion, TheBiasIsAddedInsideTheMatMul) {
+    for (const bool biasFirst : {false, true}) {
+        for (const bool identity : {false, true}) {
+            SCOPED_TRACE(std::string(biasFirst ? "bias first" : "product first") +
+                         (identity ? ", through an Identity" : ""));
+            const Graph g = makeLinear({5}, biasFirst, identity);
+            const auto match = matchMatMulBias(g, *g.findNode("MatMul0"));
+            ASSERT_TRUE(match.has_value());
+            EXPECT_EQ(match->bias, *g.findValue("b")); // the initializer itself
+            const Comparison c = compareWithTrace(g, randomInput({2, 6, 8}, 31));
+            EXPECT_EQ(c.opTypes.count("Add"), 0U);
+            // The same float sums as the Add's.
+            EXPECT_EQ(c.relativeDifference, 0.0);
+        }
+    }
+}
+
+TEST(MatMulBiasFusion, LeavesOtherAddsAlone) {
+    // A bias of rank 2, a product read by a graph output.
+    for (const Graph& g : {makeLinear({1, 5}, false, false), makeLinear({5}, false, false, true)}) {
+        EXPECT_FALSE(matchMatMulBias(g, *g.findNode("MatMul0")).has_value());
+        const Comparison c = compareWithTrace(g, randomInput({2, 6, 8}, 32));
+        EXPECT_EQ(c.opTypes.count("Add"), 1U);
+    }
+}
+
+// Gradients come from the unfused steps: forwardForBackward keeps what their VJPs read.
+TEST(TransformerFusions, GradientsMatchTheFullTrace) {
+    for (Graph g : {makeGelu({}), makeLinear({5}, false, true)}) {
+        auto exec = Executor::create(std::move(g));
+        ASSERT_TRUE(exec.ok()) << exec.error().toString();
+        const Tensor x = randomInput({2, 6, 8}, 41);
+        auto lean = exec->forwardForBackward(std::span(&x, 1));
+        auto full = exec->forwardWithTrace(std::span(&x, 1));
+        ASSERT_TRUE(lean.ok() && full.ok());
+        const Tensor& y = full->values[exec->graph().outputs()[0].index()];
+        const Tensor seed = randomInput(y.shape(), 42);
+        const Tensor a = inputGradient(*exec, *lean, seed);
+        const Tensor b = inputGradient(*exec, *full, seed);
+        ASSERT_TRUE(a.defined() && b.defined());
+        EXPECT_TRUE(
+            std::equal(a.data<float>(), a.data<float>() + a.numElements(), b.data<float>()));
+    }
 }
 
 } // namespace
