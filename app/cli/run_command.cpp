@@ -171,8 +171,9 @@ Result<void> checkDestinations(const RunOptions& options) {
     return success();
 }
 
-/// The nodes that took longest (a fused Conv chain under the Conv's name), with their op types:
-/// where a model spends its time, which the per-op-type totals spread over dozens of nodes.
+/// The nodes that took longest (a fused chain under its first node's name), with the op types
+/// they ran: where a model spends its time, which the per-op-type totals spread over dozens of
+/// nodes.
 void printSlowestNodes(const graph::Graph& graph, const runtime::RunStats& stats) {
     constexpr size_t kShown = 10;
     std::vector<std::pair<double, std::string>> nodes;
@@ -187,6 +188,9 @@ void printSlowestNodes(const graph::Graph& graph, const runtime::RunStats& stats
     std::map<std::string, std::string> opTypes;
     for (const graph::NodeId id : graph.nodeIds()) {
         opTypes[graph.node(id).name] = graph.node(id).opType;
+    }
+    for (const auto& [name, opType] : stats.opTypeByNode) {
+        opTypes[name] = opType;
     }
     std::cerr << "slowest nodes:\n";
     for (const auto& [seconds, name] : nodes) {

@@ -828,6 +828,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
             stats->secondsByOpType[node.opType] += seconds;
             stats->secondsByNode[node.name] += seconds;
+            stats->opTypeByNode[node.name] = node.opType;
         }
         storeOutputs(node, outputs, values, live);
         freeDead(step);

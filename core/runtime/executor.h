@@ -44,8 +44,11 @@ struct RunStats {
     size_t peakActivationBytes = 0; ///< largest sum of live non-initializer buffers
     double seconds = 0.0;
     std::map<std::string, double> secondsByOpType; ///< filled when `profile` is set
-    /// By node name, filled when `profile` is set; a fused chain counts under its Conv's name.
+    /// By node name, filled when `profile` is set; a fused chain counts under the name of its
+    /// first node (a Conv's, a decomposed LayerNormalization's first ReduceMean).
     std::map<std::string, double> secondsByNode;
+    /// The op each profiled node name ran: a fused chain's own (LayerNormalization, Gelu).
+    std::map<std::string, std::string> opTypeByNode;
     bool profile = false; ///< set by the caller to time each op type
 };
 

@@ -17,6 +17,9 @@ void addBatchStats(const RunStats& batch, RunStats& total) {
     for (const auto& [node, seconds] : batch.secondsByNode) {
         total.secondsByNode[node] += seconds;
     }
+    for (const auto& [node, opType] : batch.opTypeByNode) {
+        total.opTypeByNode[node] = opType;
+    }
 }
 
 Result<void> checkFits(const Dataset& dataset, const Executor& executor) {

@@ -125,6 +125,7 @@ Tensor randomInput(const Shape& shape, unsigned seed) {
 /// largest difference of the first outputs relative to the largest magnitude.
 struct Comparison {
     std::map<std::string, double> opTypes;
+    std::map<std::string, std::string> opTypeByNode;
     double relativeDifference = 0.0;
     Shape shape;
 };
@@ -136,7 +137,7 @@ Comparison compareWithTrace(Graph g, const Tensor& x, ExecutorOptions options = 
     stats.profile = true;
     auto fused = exec->run(std::span(&x, 1), &stats);
     EXPECT_TRUE(fused.ok()) << fused.error().toString();
-    Comparison c{stats.secondsByOpType, 0.0, (*fused)[0].shape()};
+    Comparison c{stats.secondsByOpType, stats.opTypeByNode, 0.0, (*fused)[0].shape()};
     if (options.fp16) {
         return c; // the trace keeps half-precision values; run() returns them widened
     }
@@ -167,6 +168,8 @@ void expectFused(const ChainStyle& style) {
     EXPECT_EQ(match->absorbed.size(), style.bias ? 8U : 7U);
     const Comparison c = compareWithTrace(g, randomInput({2, 5, kChannels}, 7));
     EXPECT_EQ(c.opTypes.count("LayerNormalization"), 1U);
+    // The profile names the chain after its first node, with the op it ran.
+    EXPECT_EQ(c.opTypeByNode.at("mean"), "LayerNormalization");
     for (const char* op : {"ReduceMean", "Sub", "Pow", "Sqrt", "Div", "Mul"}) {
         EXPECT_EQ(c.opTypes.count(op), 0U) << op << " ran unfused";
     }
