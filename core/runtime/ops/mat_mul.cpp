@@ -3,7 +3,8 @@
 // broadcast. Fast kernel: with a 2-D B, A's batch dims are folded into its rows, and a weight B
 // runs on the packed GEMM with the strips the executor packed; else one Eigen GEMM per batch;
 // reference: the triple loop. VJP: dA = dY B^T, dB = A^T dY, each summed over the
-// batch dims its operand was broadcast along.
+// batch dims its operand was broadcast along. The executor's private node of a linear layer
+// carries the bias of the Add after it as input 2, added to the product (matmul_bias_fusion.h).
 
 #include "core/runtime/matmul_bias_fusion.h"
 #include "core/runtime/op_util.h"
@@ -140,7 +141,8 @@ Result<void> addBias(const OpContext& ctx, int64_t n, Tensor& y) {
     }
     const float* b = bias.data<float>();
     float* py = y.mutableData<float>();
-    for (int64_t row = 0; row < y.numElements() / std::max<int64_t>(n, 1); ++row) {
+    const int64_t rows = y.numElements() / std::max<int64_t>(n, 1);
+    for (int64_t row = 0; row < rows; ++row) {
         float* out = py + row * n;
         for (int64_t j = 0; j < n; ++j) {
             out[j] += b[j];
