@@ -24,7 +24,30 @@ constexpr float kLowest = -std::numeric_limits<float>::infinity();
 /// cols[ix] = the maximum of plane rows [y0, y1) at column ix (-inf for no rows), vectorised.
 void maxOverRows(const float* plane, int64_t w, int64_t y0, int64_t y1, float* cols) {
     // Seeded with -inf and folded by std::max(acc, x), which keeps acc for a NaN x: a NaN is
-    // ignored wherever it sits, as by the reference's `x > best`.
+    // ignored wherever it sits, as by the reference's `x > best`. Windows of up to three rows
+    // (most pools) fold in one pass, each column in a register; taller ones row by row.
+    const float* a = plane + y0 * w;
+    const float* b = a + w;
+    const float* c = b + w;
+    switch (y1 - y0) {
+    case 1:
+        for (int64_t ix = 0; ix < w; ++ix) {
+            cols[ix] = std::max(kLowest, a[ix]);
+        }
+        return;
+    case 2:
+        for (int64_t ix = 0; ix < w; ++ix) {
+            cols[ix] = std::max(std::max(kLowest, a[ix]), b[ix]);
+        }
+        return;
+    case 3:
+        for (int64_t ix = 0; ix < w; ++ix) {
+            cols[ix] = std::max(std::max(std::max(kLowest, a[ix]), b[ix]), c[ix]);
+        }
+        return;
+    default:
+        break;
+    }
     std::fill(cols, cols + w, kLowest);
     for (int64_t iy = y0; iy < y1; ++iy) {
         const float* src = plane + iy * w;

@@ -869,6 +869,31 @@ TEST(MaxPool, NaNsAndNegativePadsFollowTheReference) {
     }
 }
 
+// Windows of one, two, three and four rows (the row folds' cases) with NaNs in every row
+// position of a window: the fast kernel ignores them as the reference does.
+TEST(MaxPool, NaNsInWindowsOfEveryHeightFollowTheReference) {
+    std::mt19937 rng(5);
+    Tensor x = randomDistinct(rng, {1, 2, 9, 11});
+    for (int64_t i = 0; i < x.numElements(); i += 7) {
+        x.mutableData<float>()[i] = std::nanf("");
+    }
+    for (const int64_t rows : {1, 2, 3, 4}) {
+        for (const int64_t stride : {1, 2}) {
+            const NodeRun run = makeRun("MaxPool", {x},
+                                        {intsAttribute("kernel_shape", {rows, 2}),
+                                         intsAttribute("strides", {stride, stride})});
+            auto fast = run.forward();
+            auto ref = findOp("MaxPool")->reference(run.context());
+            ASSERT_TRUE(fast.ok() && ref.ok());
+            ASSERT_EQ((*fast)[0].shape(), (*ref)[0].shape());
+            for (int64_t i = 0; i < (*ref)[0].numElements(); ++i) {
+                EXPECT_EQ((*fast)[0].data<float>()[i], (*ref)[0].data<float>()[i])
+                    << rows << " rows, stride " << stride << ", element " << i;
+            }
+        }
+    }
+}
+
 TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
     const Shape shape{2, 3, 7, 6};
     std::mt19937 rng(5);
