@@ -21,8 +21,9 @@ struct GeluMatch {
 
 /// The GELU chain over `x`: x feeds exactly the scaling op and one Mul (by the gate, or by 0.5),
 /// every other value inside feeds only the next op and none is a graph output, the constants are
-/// one-element float initializers (sqrt 2 or 1 / sqrt 2 within 1e-4, 1 and 0.5 exactly).
-/// nullopt otherwise.
+/// one-element float initializers (sqrt 2 or 1 / sqrt 2 within 1e-4, 1 and 0.5 exactly) of rank at
+/// most x's (0 when x's rank is unknown), which never broadcast x to a larger shape. nullopt
+/// otherwise.
 std::optional<GeluMatch> matchDecomposedGelu(const graph::Graph& g, graph::ValueId x);
 
 } // namespace qs::runtime

@@ -269,9 +269,11 @@ TEST(LayerNormFusion, GradientsFlowThroughTheChainsOwnSteps) {
 /// A graph under construction: x [2, 6, 8] (shape declared) and helpers for the chains below.
 class ChainGraph {
 public:
-    explicit ChainGraph(const Shape& input = {2, 6, 8}) {
+    /// `knownShape`: x declared [2, 6, 8], else of unknown rank.
+    explicit ChainGraph(bool knownShape = true) {
         m_g.metadata().opsetImports = {{"", 13}};
-        m_x = m_g.addValue("x", DataType::Float, TensorShape::ofDims(input));
+        m_x = m_g.addValue("x", DataType::Float,
+                           knownShape ? TensorShape::ofDims({2, 6, 8}) : TensorShape());
         m_g.addInput(m_x);
     }
 
@@ -305,29 +307,32 @@ struct GeluStyle {
     bool swapOperands = false;
     float divisor = 1.4142135F;
     bool gateIsOutput = false;
+    bool knownShape = true;
+    std::vector<int64_t> constantDims; ///< the constants' dims (PyTorch: rank 0)
 };
 
 Graph makeGelu(const GeluStyle& style) {
-    ChainGraph c;
+    ChainGraph c(style.knownShape);
     const auto ordered = [&](ValueId a, ValueId b) {
         return style.swapOperands ? std::vector{b, a} : std::vector{a, b};
     };
     ValueId half;
     if (style.halfFirst) {
-        half = c.node("Mul", ordered(c.x(), c.constant("half", {}, {0.5F})));
+        half = c.node("Mul", ordered(c.x(), c.constant("half", style.constantDims, {0.5F})));
     }
     const ValueId scaled =
         style.mulByInverse
-            ? c.node("Mul", ordered(c.x(), c.constant("inv", {}, {1.0F / style.divisor})))
-            : c.node("Div", {c.x(), c.constant("sqrt2", {}, {style.divisor})});
+            ? c.node("Mul",
+                     ordered(c.x(), c.constant("inv", style.constantDims, {1.0F / style.divisor})))
+            : c.node("Div", {c.x(), c.constant("sqrt2", style.constantDims, {style.divisor})});
     const ValueId erf = c.node("Erf", {scaled});
-    const ValueId gate = c.node("Add", ordered(erf, c.constant("one", {}, {1.0F})));
+    const ValueId gate = c.node("Add", ordered(erf, c.constant("one", style.constantDims, {1.0F})));
     ValueId y;
     if (style.halfFirst) {
         y = c.node("Mul", ordered(half, gate));
     } else {
         const ValueId product = c.node("Mul", ordered(c.x(), gate));
-        y = c.node("Mul", ordered(product, c.constant("half", {}, {0.5F})));
+        y = c.node("Mul", ordered(product, c.constant("half", style.constantDims, {0.5F})));
     }
     c.graph().addOutput(y);
     if (style.gateIsOutput) {
@@ -342,7 +347,9 @@ TEST(GeluFusion, PyTorchAndHuggingFaceChainsRunAsOneGelu) {
         {.mulByInverse = true},
         {.halfFirst = true},
         {.swapOperands = true},
-        {.mulByInverse = true, .halfFirst = true, .swapOperands = true}};
+        {.mulByInverse = true, .halfFirst = true, .swapOperands = true},
+        {.knownShape = false},
+        {.constantDims = {1}}};
     for (size_t s = 0; s < styles.size(); ++s) {
         SCOPED_TRACE("style " + std::to_string(s));
         const Graph g = makeGelu(styles[s]);
@@ -359,8 +366,10 @@ TEST(GeluFusion, PyTorchAndHuggingFaceChainsRunAsOneGelu) {
 }
 
 TEST(GeluFusion, LeavesOtherChainsAlone) {
-    // Not sqrt 2; the gate read by a graph output.
-    for (const GeluStyle& style : {GeluStyle{.divisor = 2.0F}, GeluStyle{.gateIsOutput = true}}) {
+    // Not sqrt 2; the gate read by a graph output; constants of shape [1] against an x of
+    // unknown rank (a rank-0 x would come out as [1]).
+    for (const GeluStyle& style : {GeluStyle{.divisor = 2.0F}, GeluStyle{.gateIsOutput = true},
+                                   GeluStyle{.knownShape = false, .constantDims = {1}}}) {
         const Graph g = makeGelu(style);
         EXPECT_FALSE(matchDecomposedGelu(g, g.inputs()[0]).has_value());
         const Comparison c = compareWithTrace(g, randomInput({2, 6, 8}, 22));
