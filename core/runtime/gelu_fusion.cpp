@@ -85,8 +85,8 @@ std::optional<GeluMatch> matchDecomposedGelu(const graph::Graph& g, ValueId x) {
         const NodeId otherId = value.consumers[1 - first].node;
         const graph::Node& scale = g.node(scaleId);
         const graph::Node& other = g.node(otherId);
-        if (!scalesBySqrt2(g, scale, x, rank) || !other.isDefaultDomain() || other.opType != "Mul" ||
-            other.inputs.size() != 2 || other.outputs.size() != 1) {
+        if (!scalesBySqrt2(g, scale, x, rank) || !other.isDefaultDomain() ||
+            other.opType != "Mul" || other.inputs.size() != 2 || other.outputs.size() != 1) {
             continue;
         }
         m.nodes = {scaleId};
