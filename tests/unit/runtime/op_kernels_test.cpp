@@ -845,6 +845,18 @@ TEST(Erf, TheVectorisedKernelStaysCloseToErfInDoubleAndWithinOne) {
     EXPECT_TRUE(std::isnan(out[count - 1]));
 }
 
+/// MaxPool's fast forward of `run` equals its reference loops element by element.
+void expectMaxPoolEqualsReference(const NodeRun& run, const std::string& label) {
+    auto fast = run.forward();
+    auto ref = findOp("MaxPool")->reference(run.context());
+    ASSERT_TRUE(fast.ok() && ref.ok()) << label;
+    ASSERT_EQ((*fast)[0].shape(), (*ref)[0].shape()) << label;
+    for (int64_t i = 0; i < (*ref)[0].numElements(); ++i) {
+        EXPECT_EQ((*fast)[0].data<float>()[i], (*ref)[0].data<float>()[i])
+            << label << ", element " << i;
+    }
+}
+
 // The separable forward ignores a NaN wherever it sits in a window (as the reference's `x > best`
 // does), and a negative pad (a crop, which ONNX does not forbid) takes the reference loops.
 TEST(MaxPool, NaNsAndNegativePadsFollowTheReference) {
@@ -858,14 +870,7 @@ TEST(MaxPool, NaNsAndNegativePadsFollowTheReference) {
             makeRun("MaxPool", {x},
                     {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
                      intsAttribute("pads", pads)});
-        auto fast = run.forward();
-        auto ref = findOp("MaxPool")->reference(run.context());
-        ASSERT_TRUE(fast.ok() && ref.ok());
-        ASSERT_EQ((*fast)[0].shape(), (*ref)[0].shape());
-        for (int64_t i = 0; i < (*ref)[0].numElements(); ++i) {
-            EXPECT_EQ((*fast)[0].data<float>()[i], (*ref)[0].data<float>()[i])
-                << "pads " << pads[1] << ", element " << i;
-        }
+        expectMaxPoolEqualsReference(run, "pads " + std::to_string(pads[1]));
     }
 }
 
@@ -882,14 +887,8 @@ TEST(MaxPool, NaNsInWindowsOfEveryHeightFollowTheReference) {
             const NodeRun run = makeRun("MaxPool", {x},
                                         {intsAttribute("kernel_shape", {rows, 2}),
                                          intsAttribute("strides", {stride, stride})});
-            auto fast = run.forward();
-            auto ref = findOp("MaxPool")->reference(run.context());
-            ASSERT_TRUE(fast.ok() && ref.ok());
-            ASSERT_EQ((*fast)[0].shape(), (*ref)[0].shape());
-            for (int64_t i = 0; i < (*ref)[0].numElements(); ++i) {
-                EXPECT_EQ((*fast)[0].data<float>()[i], (*ref)[0].data<float>()[i])
-                    << rows << " rows, stride " << stride << ", element " << i;
-            }
+            expectMaxPoolEqualsReference(run, std::to_string(rows) + " rows, stride " +
+                                                  std::to_string(stride));
         }
     }
 }
