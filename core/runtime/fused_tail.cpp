@@ -1,5 +1,6 @@
 #include "core/runtime/fused_tail.h"
 
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/tensor.h"
 
@@ -297,20 +298,96 @@ constexpr int64_t kTailBlock = 1024;
 }
 #endif
 
-void sigmoidBlock(float* v, int64_t n) {
 #ifdef __AVX2__
+/// sigmoidPacket times x when `gated` (SiLU's save, sigmoid, multiply by the saved value, in
+/// registers: the product rounds as the multiply step's did).
+template <bool kGated>
+[[gnu::always_inline]] inline __m256 tailPacket(__m256 x) {
+    const __m256 s = sigmoidPacket(x);
+    return kGated ? _mm256_mul_ps(x, s) : s;
+}
+
+/// rcp_ps of 16 lanes as two 8-lane estimates: AVX-512's rcp14 rounds otherwise, and each
+/// element must come out as on an AVX2 machine's path.
+__attribute__((target("avx512f"))) inline __m512 reciprocalEstimate16(__m512 q) {
+    const __m256 lo = _mm256_rcp_ps(_mm512_castps512_ps256(q));
+    const __m256 hi =
+        _mm256_rcp_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(q), 1)));
+    return _mm512_castpd_ps(
+        _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)), _mm256_castps_pd(hi), 1));
+}
+
+/// sigmoidPacket (times x when `gated`) on 16 lanes: the same operations lane for lane, so the
+/// bits equal the 8-lane path's; AVX-512 halves the instructions per element.
+template <bool kGated>
+__attribute__((target("avx512f"))) inline __m512 tailPacket16(__m512 x) {
+    const __mmask16 small = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-9.0F), _CMP_LT_OQ);
+    const __m512 c = _mm512_min_ps(_mm512_set1_ps(15.7243833541870117F), x);
+    const __m512 c2 = _mm512_mul_ps(c, c);
+    __m512 p = _mm512_fmadd_ps(c2, _mm512_set1_ps(4.37031012579801e-11F),
+                               _mm512_set1_ps(1.15627324459942e-07F));
+    p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(6.08574864600143e-05F));
+    p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(8.51377133304701e-03F));
+    p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(2.48287947061529e-01F));
+    p = _mm512_mul_ps(c, p);
+    __m512 q = _mm512_fmadd_ps(c2, _mm512_set1_ps(6.10247389755681e-13F),
+                               _mm512_set1_ps(5.76102136993427e-09F));
+    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(6.29106785017040e-06F));
+    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(1.70198817374094e-03F));
+    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(1.16817656904453e-01F));
+    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(9.93151921023180e-01F));
+    __m512 r = reciprocalEstimate16(q);
+    r = _mm512_mul_ps(r, _mm512_fnmadd_ps(q, r, _mm512_set1_ps(2.0F)));
+    __m512 s = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(0.5F));
+    if (small != 0) {
+        // exp(x) below -9 by the 8-lane path's own function, half by half.
+        alignas(64) std::array<float, 16> lanes{};
+        _mm512_store_ps(lanes.data(), x);
+        for (int h = 0; h < 16; h += 8) {
+            _mm256_store_ps(lanes.data() + h, Eigen::internal::pexp<Eigen::internal::Packet8f>(
+                                                  _mm256_load_ps(lanes.data() + h)));
+        }
+        s = _mm512_mask_blend_ps(small, s, _mm512_load_ps(lanes.data()));
+    }
+    return kGated ? _mm512_mul_ps(x, s) : s;
+}
+
+template <bool kGated>
+__attribute__((target("avx512f"))) int64_t tailBlock16(float* v, int64_t n) {
     int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(v + i, tailPacket16<kGated>(_mm512_loadu_ps(v + i)));
+    }
+    return i;
+}
+
+/// Sigmoid (times x when `gated`) over v[0, n).
+template <bool kGated>
+void sigmoidTail(float* v, int64_t n) {
+    int64_t i = wideGemmKernelActive() ? tailBlock16<kGated>(v, n) : 0;
     for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(v + i, sigmoidPacket(_mm256_loadu_ps(v + i)));
+        _mm256_storeu_ps(v + i, tailPacket<kGated>(_mm256_loadu_ps(v + i)));
     }
     if (i < n) {
         // The last few through the same packet function: where blocks end depends on the
         // thread count and the tensor's size, and every element must round alike.
         alignas(32) std::array<float, 8> rest{};
         std::copy(v + i, v + n, rest.begin());
-        _mm256_store_ps(rest.data(), sigmoidPacket(_mm256_load_ps(rest.data())));
+        _mm256_store_ps(rest.data(), tailPacket<kGated>(_mm256_load_ps(rest.data())));
         std::copy(rest.begin(), rest.begin() + (n - i), v + i);
     }
+}
+
+/// Whether steps [i, i + 3) are SiLU's save, sigmoid, multiply by the saved value.
+bool isSiluAt(const FusedTail& tail, size_t i) {
+    return i + 2 < tail.size() && tail[i].op == TailOp::save && tail[i + 1].op == TailOp::sigmoid &&
+           tail[i + 2].op == TailOp::mulSaved;
+}
+#endif
+
+void sigmoidBlock(float* v, int64_t n) {
+#ifdef __AVX2__
+    sigmoidTail<false>(v, n);
 #else
     // Sigmoid's own fast kernel, Eigen's logistic, whose scalar and packet paths agree.
     Eigen::Map<Eigen::ArrayXf> all(v, n);
@@ -375,8 +452,15 @@ void applyFusedTailHere(const FusedTail& tail, float* y, int64_t count) {
     alignas(64) float saved[kTailBlock];
     for (int64_t b0 = 0; b0 < count; b0 += kTailBlock) {
         const int64_t n = std::min(kTailBlock, count - b0);
-        for (const TailStep& step : tail) {
-            runStep(step, y + b0, saved, n);
+        for (size_t i = 0; i < tail.size(); ++i) {
+#ifdef __AVX2__
+            if (isSiluAt(tail, i)) { // one pass instead of three: the copy and product were half
+                sigmoidTail<true>(y + b0, n);
+                i += 2;
+                continue;
+            }
+#endif
+            runStep(tail[i], y + b0, saved, n);
         }
     }
 }

@@ -1,6 +1,7 @@
 #include "core/graph/graph_builder.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/fused_tail.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -241,6 +243,54 @@ TEST(FusedTail, ResultsDoNotDependOnThreadsOrSize) {
     EXPECT_EQ(results[1], results[0]);
     EXPECT_EQ(results[2], results[0]);
     EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), results[0].begin()));
+}
+
+// SiLU runs in one pass, 16 lanes wide where AVX-512 is: every element (below -9 the exp
+// branch, NaN, infinities, remainders of any length) has the bits of the 8-lane path and of the
+// three steps one by one (a HardSigmoid between keeps them apart).
+TEST(FusedTail, OnePassSiluHasTheBitsOfItsStepsAtEveryWidth) {
+    const bool wideBefore = setWideGemmKernel(true);
+    const FusedTail silu = {{TailOp::save}, {TailOp::sigmoid}, {TailOp::mulSaved}};
+    const FusedTail apart = {
+        {TailOp::save}, {TailOp::sigmoid}, {TailOp::clamp, -kInf, kInf}, {TailOp::mulSaved}};
+    std::mt19937 rng(17);
+    std::normal_distribution<float> normal(0.0F, 8.0F);
+    for (const int64_t count : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{37}, int64_t{3000}}) {
+        std::vector<float> input(static_cast<size_t>(count));
+        for (float& v : input) {
+            v = normal(rng);
+        }
+        input[0] = -20.0F; // the exp branch in the first vector
+        if (count > 20) {
+            input[3] = std::nanf("");
+            input[5] = kInf;
+            input[6] = -kInf;
+            input[count - 2] = -12.5F; // and in the last, padded one
+        }
+        std::vector<std::vector<float>> results;
+        for (const bool wide : {true, false}) {
+            setWideGemmKernel(wide);
+            for (const FusedTail& tail : {silu, apart}) {
+                results.push_back(input);
+                applyFusedTailHere(tail, results.back().data(), count);
+            }
+        }
+        for (size_t r = 1; r < results.size(); ++r) {
+            ASSERT_EQ(
+                std::memcmp(results[r].data(), results[0].data(), input.size() * sizeof(float)), 0)
+                << "variant " << r << ", " << count << " elements";
+        }
+        for (size_t i = 0; i < input.size(); ++i) {
+            const float x = input[i];
+            const double expected =
+                static_cast<double>(x) / (1.0 + std::exp(-static_cast<double>(x)));
+            if (std::isnan(x) || std::isinf(x)) {
+                continue;
+            }
+            EXPECT_NEAR(results[0][i], expected, 1e-6 * std::max(1.0, std::abs(expected))) << x;
+        }
+    }
+    setWideGemmKernel(wideBefore);
 }
 
 /// Conv -> SiLU -> Conv -> scalar Mul -> decomposed HardSwish (Paddle's form).
