@@ -582,10 +582,12 @@ std::vector<float>& stripBuffer(int64_t k, int64_t columns) {
 }
 
 /// The first `columns` columns of `depth` rows of a strip (row stride rowStep), at row stride
-/// `columns`.
-void copyColumns(const float* strip, int64_t rowStep, int64_t depth, int64_t columns, float* out) {
+/// `outStride` (>= columns; the columns between stay as they are): nothing past the `columns`
+/// is read, since an in-place B ends there.
+void copyColumns(const float* strip, int64_t rowStep, int64_t depth, int64_t columns,
+                 int64_t outStride, float* out) {
     for (int64_t kk = 0; kk < depth; ++kk) {
-        std::copy_n(strip + kk * rowStep, columns, out + kk * columns);
+        std::copy_n(strip + kk * rowStep, columns, out + kk * outStride);
     }
 }
 
@@ -639,8 +641,8 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         const float* b = strips + k0 * layout.rowStep;
         const int64_t stripStride = layout.stripStep;
         if (edgeCols > 0 && edgeCols <= kCompactEdgeCols) {
-            copyColumns(b + (stripCount - 1) * stripStride, layout.rowStep, depth, edgeStride,
-                        edge.data());
+            copyColumns(b + (stripCount - 1) * stripStride, layout.rowStep, depth, edgeCols,
+                        edgeStride, edge.data());
             job.edge = edge.data();
             job.edgeStride = edgeStride;
         }
@@ -866,6 +868,10 @@ bool packedGemmReadsBInPlace(int64_t n, int64_t ldb) {
 void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
                          int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue) {
     const int64_t whole = (n / kGemmCols) * kGemmCols;
+    // An edge that columnBlockProduct copies out per depth block stays in the pass over B in
+    // place: a pass of its own streamed all of A once more, from memory (a layer's weights are
+    // cold, read once per inference).
+    const int64_t inPlaceCols = n - whole <= kCompactEdgeCols ? n : whole;
     const StripLayout inPlace{ldb, kGemmCols};
     if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
         // Few columns: the threads split the rows of A (as productOverStrips does), every one
@@ -873,7 +879,7 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
         // is one parallel region (packing B first took a second one, and waking the other
         // thread twice cost what a small layer's product takes at batch 1).
         std::vector<float>& tail = stripBuffer(k, kGemmCols);
-        if (whole < n) {
+        if (inPlaceCols < n) {
             packRowMajorStrips(b + whole, ldb, k, n - whole, tail.data());
         }
         const int64_t panels = (m + kGemmRows - 1) / kGemmRows;
@@ -883,9 +889,9 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
                         const int64_t row0 = begin * kGemmRows;
                         const int64_t count = std::min(m, end * kGemmRows) - row0;
                         const GemmOutput rows = rowsFrom(out, row0);
-                        columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, whole, rows,
-                                           epilogue, n, 0);
-                        if (whole < n) {
+                        columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, inPlaceCols,
+                                           rows, epilogue, n, 0);
+                        if (inPlaceCols < n) {
                             columnBlockProduct(count, k, packedA + row0 * k, tail.data(),
                                                StripLayout{kGemmCols, k * kGemmCols}, whole,
                                                n - whole, rows, epilogue, n, whole);
@@ -894,7 +900,7 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
                     });
         return;
     }
-    if (whole < n) {
+    if (inPlaceCols < n) {
         // The last strip would read past B's rows: packed, zero past n. Computed first, its tail
         // left to the last block's.
         std::vector<float>& strip = stripBuffer(k, kGemmCols);
@@ -902,14 +908,14 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
         columnBlockProduct(m, k, packedA, strip.data(), StripLayout{kGemmCols, k * kGemmCols},
                            whole, n - whole, out, epilogue, n, whole);
     }
-    const int64_t block = columnBlock(whole);
-    const int64_t blocks = (whole + block - 1) / block;
+    const int64_t block = columnBlock(inPlaceCols);
+    const int64_t blocks = (inPlaceCols + block - 1) / block;
     parallelFor(blocks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;
-            const int64_t count = std::min(block, whole - j0);
+            const int64_t count = std::min(block, inPlaceCols - j0);
             columnBlockProduct(m, k, packedA, b + j0, inPlace, j0, count, out, epilogue, n,
-                               j0 + count == whole ? n : j0 + count);
+                               j0 + count == inPlaceCols ? n : j0 + count);
         }
     });
 }
