@@ -421,8 +421,9 @@ void edgeKernel(int64_t depth, const float* a, const float* b, int64_t ldb, int6
     }
 }
 
-/// Edge strips of up to this many columns are copied out of their strip (see columnBlockProduct).
-constexpr int64_t kCompactEdgeCols = 8;
+/// Edge strips of up to this many columns are copied out of their strip (see columnBlockProduct):
+/// up to 8 always, 9 to 15 from a B read in place (its rows are not a strip's 16 columns apart).
+constexpr int64_t kCompactEdgeCols = kGemmCols - 1;
 #else
 /// Portable micro-kernel: the same tile product in plain loops.
 inline void microKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
@@ -627,9 +628,13 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     const int64_t step = (k + blocks - 1) / blocks;
     // A narrow last strip, copied out per depth block: every panel reads it, and each of its rows
     // is a cache line for 1 to 8 values (the bandwidth, not the arithmetic, bounded its kernel).
+    // Wider edges of a B in place are copied too, at a strip's row stride, for the 16-column
+    // kernel (packed B already has that stride).
     const int64_t edgeCols = j0 + count == n ? count % kGemmCols : 0;
-    const int64_t edgeStride = edgeCols <= 4 ? edgeCols : 8;
-    std::array<float, kDepthBlock * kCompactEdgeCols> edge{};
+    const int64_t edgeStride = edgeCols <= 4 ? edgeCols : (edgeCols <= 8 ? 8 : kGemmCols);
+    const bool copyEdge = edgeCols > 0 && edgeCols <= kCompactEdgeCols &&
+                          (edgeCols <= 8 || layout.rowStep != kGemmCols);
+    std::array<float, kDepthBlock*(kCompactEdgeCols > 0 ? kGemmCols : 0)> edge{};
     const bool wide = wideKernelSwitch().load(std::memory_order_relaxed);
     // Strips per pass of the deep order: a pair when the wide kernel takes two at once.
     const int64_t stripsPerPass = wide ? 2 : 1;
@@ -640,7 +645,7 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         job.wide = wide;
         const float* b = strips + k0 * layout.rowStep;
         const int64_t stripStride = layout.stripStep;
-        if (edgeCols > 0 && edgeCols <= kCompactEdgeCols) {
+        if (copyEdge) {
             copyColumns(b + (stripCount - 1) * stripStride, layout.rowStep, depth, edgeCols,
                         edgeStride, edge.data());
             job.edge = edge.data();

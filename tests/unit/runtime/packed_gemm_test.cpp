@@ -184,9 +184,9 @@ INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
 
 // A pointwise convolution reads its input as B in place: every whole strip of columns straight
 // from the rows of B (row stride ldb, wider than n, as an image's rows are not), a last partial
-// strip of up to 8 columns copied out per depth block in the same pass (7 x 7 images: 49 = 3 x 16
-// + 1; 196 = 12 x 16 + 4; 5 and 8 columns; more than one depth block), a wider one packed apart
-// (300, 1100). Nothing past B is read (B is sized exactly: ASan). The same tiles as packing every
+// strip copied out per depth block in the same pass (7 x 7 images: 49 = 3 x 16 + 1; 196 = 12 x 16
+// + 4; 13 x 13 and 27 x 27: 9; 5, 8, 12 and 15 columns; more than one depth block). Nothing past
+// B is read (B is sized exactly: ASan). The same tiles as packing every
 // strip, so the same bits, with the fused epilogue, on one and two threads (few columns: the
 // threads split the rows, 64 x 200 x 200, or one thread takes a product too small to split,
 // 32 x 200 x 64); and where it does not apply.
@@ -197,7 +197,8 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
     for (const GemmCase g :
          {GemmCase{24, 784, 96}, GemmCase{7, 300, 5}, GemmCase{13, 1100, 49}, GemmCase{5, 40, 20},
           GemmCase{64, 200, 200}, GemmCase{32, 200, 64}, GemmCase{192, 49, 96},
-          GemmCase{20, 196, 30}, GemmCase{9, 37, 40}, GemmCase{12, 49, 600}}) {
+          GemmCase{20, 196, 30}, GemmCase{9, 37, 40}, GemmCase{12, 49, 600}, GemmCase{16, 169, 64},
+          GemmCase{10, 729, 24}, GemmCase{7, 47, 300}}) {
         SCOPED_TRACE(::testing::Message() << g.m << " x " << g.n << " x " << g.k);
         const std::vector<float> a = randomVector(rng, g.m * g.k);
         const std::vector<float> b = randomVector(rng, g.k * g.n);
