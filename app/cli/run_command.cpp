@@ -233,6 +233,10 @@ Result<void> runModel(const RunOptions& options) {
     for (const auto& [opType, seconds] : stats.secondsByOpType) {
         std::cerr << "  " << opType << ": " << seconds * 1000.0 << " ms\n";
     }
+    if (options.verbose && stats.reusedShapeSteps > 0) {
+        std::cerr << "  shape arithmetic kept from an earlier batch: " << stats.reusedShapeSteps
+                  << " step runs\n";
+    }
     printSlowestNodes(executor.graph(), stats);
     if (options.fp16) {
         QS_TRY(reportFp16Deviation(executor, dataset, outputs));

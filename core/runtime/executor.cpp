@@ -261,12 +261,23 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     }
     exec.planLifetimes();
     exec.planFusions();
+    exec.planShapeMemo();
     exec.prepackWeights();
     if (options.releasePackedWeights) {
         exec.releasePackedOriginals();
     }
     exec.m_inputGradWeights = std::make_shared<InputGradWeights>();
+    exec.m_shapeMemo = std::make_shared<ShapeMemoCell>();
     return exec;
+}
+
+void Executor::planShapeMemo() {
+    // A fused node's steps run as one op (or, unfused, as the chain's): never memoized.
+    std::vector<bool> excluded(m_order.size(), false);
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        excluded[step] = m_fusedAway[step] || m_fusedNodeOf[step] >= 0;
+    }
+    m_shapeMemoPlan = ShapeMemoPlan::plan(m_graph, m_order, excluded);
 }
 
 Result<void> Executor::resolveOps() {
@@ -797,6 +808,35 @@ Result<std::vector<Tensor>> Executor::graphOutputs(const std::vector<Tensor>& va
     return results;
 }
 
+Result<std::vector<Tensor>> Executor::runOrReuse(size_t step, const graph::Node& node,
+                                                 const std::vector<Tensor>& values,
+                                                 ShapeMemoRun& memo, RunStats* stats,
+                                                 size_t& reused) const {
+    const bool memoizable = m_shapeMemoPlan.memoizable(step);
+    const std::vector<Tensor>* kept =
+        memoizable
+            ? memo.reusable(step, m_shapeMemoPlan.probe(step) >= 0 ? &values[node.inputs[0].index()]
+                                                                   : nullptr)
+            : nullptr;
+    if (kept != nullptr) {
+        reused += 1;
+        return *kept;
+    }
+    const auto opStart = std::chrono::steady_clock::now();
+    QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
+    if (stats != nullptr && stats->profile) {
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
+        stats->secondsByOpType[node.opType] += seconds;
+        stats->secondsByNode[node.name] += seconds;
+        stats->opTypeByNode[node.name] = node.opType;
+    }
+    if (memoizable) {
+        memo.record(step, outputs);
+    }
+    return outputs;
+}
+
 Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunStats* stats,
                                           Progress* progress) const {
     const auto start = std::chrono::steady_clock::now();
@@ -814,6 +854,8 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
     };
     // Steps of fused chains that run unfused this time (fusedNodeRuns said no).
     std::vector<bool> unfused;
+    ShapeMemoRun memo(m_shapeMemoPlan, m_shapeMemo->load());
+    size_t reused = 0;
     for (size_t step = 0; step < m_order.size(); ++step) {
         QS_TRY(reportProgress(progress, step, m_order.size(), m_graph.node(m_order[step]).name));
         if (m_fusedAway[step] && (unfused.empty() || !unfused[step])) {
@@ -821,20 +863,17 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
             continue;
         }
         const graph::Node& node = nodeToRun(step, values, unfused);
-        const auto opStart = std::chrono::steady_clock::now();
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
-        if (stats != nullptr && stats->profile) {
-            const double seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
-            stats->secondsByOpType[node.opType] += seconds;
-            stats->secondsByNode[node.name] += seconds;
-            stats->opTypeByNode[node.name] = node.opType;
-        }
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                            runOrReuse(step, node, values, memo, stats, reused));
         storeOutputs(node, outputs, values, live);
         freeDead(step);
     }
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> results, graphOutputs(values));
+    if (std::shared_ptr<const ShapeMemoState> changed = memo.changed()) {
+        m_shapeMemo->store(std::move(changed));
+    }
     if (stats != nullptr) {
+        stats->reusedShapeSteps = reused;
         stats->peakActivationBytes = live.peak();
         stats->seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

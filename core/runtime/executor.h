@@ -12,6 +12,7 @@
 
 #include "core/graph/graph.h"
 #include "core/runtime/op.h"
+#include "core/runtime/shape_memo.h"
 #include "core/runtime/tensor.h"
 #include "core/support/progress.h"
 #include "core/support/result.h"
@@ -50,6 +51,9 @@ struct RunStats {
     /// The op each profiled node name ran: a fused chain's own (LayerNormalization, Gelu).
     std::map<std::string, std::string> opTypeByNode;
     bool profile = false; ///< set by the caller to time each op type
+    /// Steps of shape arithmetic whose outputs came from the last run (shape_memo.h): the input
+    /// shapes repeated.
+    size_t reusedShapeSteps = 0;
 };
 
 /// All values of one forward pass, kept for backward().
@@ -135,6 +139,12 @@ private:
 
     Result<std::vector<Tensor>> graphOutputs(const std::vector<Tensor>& values) const;
 
+    /// run()'s step `step`: `node`'s outputs from the last run when the shape memo has them for
+    /// these shapes (counted in `reused`), else computed (and timed into `stats`).
+    Result<std::vector<Tensor>> runOrReuse(size_t step, const graph::Node& node,
+                                           const std::vector<Tensor>& values, ShapeMemoRun& memo,
+                                           RunStats* stats, size_t& reused) const;
+
     /// Back-propagates through one step, asking its VJP only for the gradients of `wanted`
     /// inputs, and releases its outputs' gradients but the `retained` ones; false when no
     /// gradient reached it or none of its inputs' is wanted.
@@ -167,6 +177,9 @@ private:
                               const std::vector<int64_t>& producedAt);
     void planGeluFusions(const std::vector<int64_t>& stepOf);
     void planMatMulBiasFusions(const std::vector<int64_t>& stepOf);
+
+    /// Plans which steps run() may take from the last run (shape_memo.h); after planFusions.
+    void planShapeMemo();
 
     /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
     void prepackWeights();
@@ -228,6 +241,8 @@ private:
     };
 
     std::shared_ptr<InputGradWeights> m_inputGradWeights;
+    ShapeMemoPlan m_shapeMemoPlan;
+    std::shared_ptr<ShapeMemoCell> m_shapeMemo; ///< shared by copies of the executor
     std::vector<Tensor> m_constants; ///< initializers wrapped once, indexed by ValueId::index()
     int64_t m_opset = 21;
 };

@@ -11,6 +11,7 @@ namespace {
 void addBatchStats(const RunStats& batch, RunStats& total) {
     total.peakActivationBytes = std::max(total.peakActivationBytes, batch.peakActivationBytes);
     total.seconds += batch.seconds;
+    total.reusedShapeSteps += batch.reusedShapeSteps;
     for (const auto& [opType, seconds] : batch.secondsByOpType) {
         total.secondsByOpType[opType] += seconds;
     }

@@ -29,6 +29,7 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/winograd.cpp
   ${CMAKE_CURRENT_LIST_DIR}/winograd_weight_grad.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pooling.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shape_memo.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reduce.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sum_of_squares.cpp
   ${CMAKE_CURRENT_LIST_DIR}/index_map.cpp
