@@ -32,43 +32,54 @@ using graph::ValueId;
 namespace {
 
 /// Counts the bytes of live buffers once per storage, so views (Reshape, Identity) are free.
+/// A flat list: a forward holds a few dozen buffers at once, and a hash map's node per buffer
+/// cost a tiny model's run more than its shape ops.
 class LiveBytes {
 public:
     void add(const Tensor& tensor) {
         if (!tensor.defined() || !tensor.writable()) {
             return;
         }
-        auto& entry = m_refs[tensor.storageId()];
-        if (entry.count++ == 0) {
-            entry.bytes = tensor.byteSize();
-            m_current += entry.bytes;
-            m_peak = std::max(m_peak, m_current);
+        const auto it = find(tensor.storageId());
+        if (it != m_refs.end()) {
+            ++it->count;
+            return;
         }
+        m_refs.push_back({tensor.storageId(), 1, tensor.byteSize()});
+        m_current += m_refs.back().bytes;
+        m_peak = std::max(m_peak, m_current);
     }
 
     void remove(const Tensor& tensor) {
         if (!tensor.defined() || !tensor.writable()) {
             return;
         }
-        auto it = m_refs.find(tensor.storageId());
+        const auto it = find(tensor.storageId());
         if (it == m_refs.end()) {
             return;
         }
-        if (--it->second.count == 0) {
-            m_current -= it->second.bytes;
-            m_refs.erase(it);
+        if (--it->count == 0) {
+            m_current -= it->bytes;
+            *it = m_refs.back();
+            m_refs.pop_back();
         }
     }
 
     size_t peak() const { return m_peak; }
 
 private:
-    struct Entry {
+    struct Ref {
+        const void* storage = nullptr;
         size_t count = 0;
         size_t bytes = 0;
     };
 
-    std::unordered_map<const void*, Entry> m_refs;
+    std::vector<Ref>::iterator find(const void* storage) {
+        return std::find_if(m_refs.begin(), m_refs.end(),
+                            [storage](const Ref& ref) { return ref.storage == storage; });
+    }
+
+    std::vector<Ref> m_refs;
     size_t m_current = 0;
     size_t m_peak = 0;
 };

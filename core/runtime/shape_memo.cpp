@@ -34,10 +34,6 @@ bool isGraphOutput(const graph::Graph& graph, ValueId id) {
     return std::find(outputs.begin(), outputs.end(), id) != outputs.end();
 }
 
-} // namespace
-
-namespace {
-
 /// The probes behind every input of `node` (sorted), or nullopt when one input is a runtime
 /// value that no memoizable step computes.
 std::optional<std::vector<int>> inputProbes(const graph::Graph& graph, const graph::Node& node,

@@ -1,5 +1,5 @@
 // Shape arithmetic computed once per input shape. Exporters of dynamic-shape models (PyTorch's
-// transformers, Paddle's detectors) compute Reshape targets and slice bounds at run time: Shape,
+// transformers among them) compute Reshape targets and slice bounds at run time: Shape,
 // Gather, Unsqueeze, Concat, Cast, Mul... of the shapes of activations, half of tiny_bert's nodes
 // and a tenth of its forward at batch 1. Their outputs depend on nothing but initializers and the
 // shapes (not the data) of the values Shape and Size nodes read. The executor keeps them from one
