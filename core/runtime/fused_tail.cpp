@@ -266,6 +266,16 @@ namespace {
 constexpr int64_t kTailBlock = 1024;
 
 #ifdef __AVX2__
+/// Eigen's logistic for x >= -9: 1/2 + c p(c^2) / q(c^2), c = min(x, kLogisticBound), with p of
+/// degree 4 and q of degree 5 (highest coefficient first).
+constexpr float kLogisticBound = 15.7243833541870117F;
+constexpr std::array<float, 5> kLogisticP{4.37031012579801e-11F, 1.15627324459942e-07F,
+                                          6.08574864600143e-05F, 8.51377133304701e-03F,
+                                          2.48287947061529e-01F};
+constexpr std::array<float, 6> kLogisticQ{6.10247389755681e-13F, 5.76102136993427e-09F,
+                                          6.29106785017040e-06F, 1.70198817374094e-03F,
+                                          1.16817656904453e-01F, 9.93151921023180e-01F};
+
 /// Eigen's logistic (a rational function of degree 9 over 10 for x >= -9, exp(x) below), with
 /// its division as a reciprocal estimate refined by one Newton step: the division was a third of
 /// the step's time, and the refined quotient is within 2 ulp of it.
@@ -273,20 +283,17 @@ constexpr int64_t kTailBlock = 1024;
 [[gnu::always_inline]] inline __m256 sigmoidPacket(__m256 x) {
     const __m256 small = _mm256_cmp_ps(x, _mm256_set1_ps(-9.0F), _CMP_LT_OQ);
     // The bound first: min returns its second operand for a NaN, which must stay NaN.
-    const __m256 c = _mm256_min_ps(_mm256_set1_ps(15.7243833541870117F), x);
+    const __m256 c = _mm256_min_ps(_mm256_set1_ps(kLogisticBound), x);
     const __m256 c2 = _mm256_mul_ps(c, c);
-    __m256 p = _mm256_fmadd_ps(c2, _mm256_set1_ps(4.37031012579801e-11F),
-                               _mm256_set1_ps(1.15627324459942e-07F));
-    p = _mm256_fmadd_ps(c2, p, _mm256_set1_ps(6.08574864600143e-05F));
-    p = _mm256_fmadd_ps(c2, p, _mm256_set1_ps(8.51377133304701e-03F));
-    p = _mm256_fmadd_ps(c2, p, _mm256_set1_ps(2.48287947061529e-01F));
+    __m256 p = _mm256_fmadd_ps(c2, _mm256_set1_ps(kLogisticP[0]), _mm256_set1_ps(kLogisticP[1]));
+    for (size_t i = 2; i < kLogisticP.size(); ++i) {
+        p = _mm256_fmadd_ps(c2, p, _mm256_set1_ps(kLogisticP[i]));
+    }
     p = _mm256_mul_ps(c, p);
-    __m256 q = _mm256_fmadd_ps(c2, _mm256_set1_ps(6.10247389755681e-13F),
-                               _mm256_set1_ps(5.76102136993427e-09F));
-    q = _mm256_fmadd_ps(c2, q, _mm256_set1_ps(6.29106785017040e-06F));
-    q = _mm256_fmadd_ps(c2, q, _mm256_set1_ps(1.70198817374094e-03F));
-    q = _mm256_fmadd_ps(c2, q, _mm256_set1_ps(1.16817656904453e-01F));
-    q = _mm256_fmadd_ps(c2, q, _mm256_set1_ps(9.93151921023180e-01F));
+    __m256 q = _mm256_fmadd_ps(c2, _mm256_set1_ps(kLogisticQ[0]), _mm256_set1_ps(kLogisticQ[1]));
+    for (size_t i = 2; i < kLogisticQ.size(); ++i) {
+        q = _mm256_fmadd_ps(c2, q, _mm256_set1_ps(kLogisticQ[i]));
+    }
     __m256 r = _mm256_rcp_ps(q);
     r = _mm256_mul_ps(r, _mm256_fnmadd_ps(q, r, _mm256_set1_ps(2.0F)));
     const __m256 logistic = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(0.5F));
@@ -322,20 +329,17 @@ __attribute__((target("avx512f"))) inline __m512 reciprocalEstimate16(__m512 q) 
 template <bool kGated>
 __attribute__((target("avx512f"))) inline __m512 tailPacket16(__m512 x) {
     const __mmask16 small = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-9.0F), _CMP_LT_OQ);
-    const __m512 c = _mm512_min_ps(_mm512_set1_ps(15.7243833541870117F), x);
+    const __m512 c = _mm512_min_ps(_mm512_set1_ps(kLogisticBound), x);
     const __m512 c2 = _mm512_mul_ps(c, c);
-    __m512 p = _mm512_fmadd_ps(c2, _mm512_set1_ps(4.37031012579801e-11F),
-                               _mm512_set1_ps(1.15627324459942e-07F));
-    p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(6.08574864600143e-05F));
-    p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(8.51377133304701e-03F));
-    p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(2.48287947061529e-01F));
+    __m512 p = _mm512_fmadd_ps(c2, _mm512_set1_ps(kLogisticP[0]), _mm512_set1_ps(kLogisticP[1]));
+    for (size_t i = 2; i < kLogisticP.size(); ++i) {
+        p = _mm512_fmadd_ps(c2, p, _mm512_set1_ps(kLogisticP[i]));
+    }
     p = _mm512_mul_ps(c, p);
-    __m512 q = _mm512_fmadd_ps(c2, _mm512_set1_ps(6.10247389755681e-13F),
-                               _mm512_set1_ps(5.76102136993427e-09F));
-    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(6.29106785017040e-06F));
-    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(1.70198817374094e-03F));
-    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(1.16817656904453e-01F));
-    q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(9.93151921023180e-01F));
+    __m512 q = _mm512_fmadd_ps(c2, _mm512_set1_ps(kLogisticQ[0]), _mm512_set1_ps(kLogisticQ[1]));
+    for (size_t i = 2; i < kLogisticQ.size(); ++i) {
+        q = _mm512_fmadd_ps(c2, q, _mm512_set1_ps(kLogisticQ[i]));
+    }
     __m512 r = reciprocalEstimate16(q);
     r = _mm512_mul_ps(r, _mm512_fnmadd_ps(q, r, _mm512_set1_ps(2.0F)));
     __m512 s = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(0.5F));
