@@ -880,6 +880,11 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
         freeDead(step);
     }
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> results, graphOutputs(values));
+    for (Tensor& result : results) {
+        if (memo.keeps(result)) { // a view of kept shape arithmetic: the caller gets its own
+            result = result.clone();
+        }
+    }
     if (std::shared_ptr<const ShapeMemoState> changed = memo.changed()) {
         m_shapeMemo->store(std::move(changed));
     }

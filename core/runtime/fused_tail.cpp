@@ -382,10 +382,22 @@ void sigmoidTail(float* v, int64_t n) {
     }
 }
 
-/// Whether steps [i, i + 3) are SiLU's save, sigmoid, multiply by the saved value.
+/// Whether steps [i, i + 3) are SiLU's save, sigmoid, multiply by the saved value, and no later
+/// step reads the saved value before another save (the one pass saves nothing).
 bool isSiluAt(const FusedTail& tail, size_t i) {
-    return i + 2 < tail.size() && tail[i].op == TailOp::save && tail[i + 1].op == TailOp::sigmoid &&
-           tail[i + 2].op == TailOp::mulSaved;
+    if (i + 2 >= tail.size() || tail[i].op != TailOp::save || tail[i + 1].op != TailOp::sigmoid ||
+        tail[i + 2].op != TailOp::mulSaved) {
+        return false;
+    }
+    for (size_t j = i + 3; j < tail.size(); ++j) {
+        if (tail[j].op == TailOp::save) {
+            return true;
+        }
+        if (tail[j].op == TailOp::mulSaved) {
+            return false;
+        }
+    }
+    return true;
 }
 #endif
 

@@ -634,7 +634,12 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
     const int64_t edgeStride = edgeCols <= 4 ? edgeCols : (edgeCols <= 8 ? 8 : kGemmCols);
     const bool copyEdge = edgeCols > 0 && edgeCols <= kCompactEdgeCols &&
                           (edgeCols <= 8 || layout.rowStep != kGemmCols);
-    std::array<float, kDepthBlock*(kCompactEdgeCols > 0 ? kGemmCols : 0)> edge{};
+    // Zeroed where used (the columns past the edge's stay 0), not per call: Winograd calls this
+    // once per position.
+    std::array<float, kDepthBlock*(kCompactEdgeCols > 0 ? kGemmCols : 0)> edge;
+    if (copyEdge) {
+        std::fill_n(edge.begin(), step * edgeStride, 0.0F);
+    }
     const bool wide = wideKernelSwitch().load(std::memory_order_relaxed);
     // Strips per pass of the deep order: a pair when the wide kernel takes two at once.
     const int64_t stripsPerPass = wide ? 2 : 1;
@@ -880,9 +885,9 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
     const StripLayout inPlace{ldb, kGemmCols};
     if (numThreads() > 1 && n < kRowSplitColumns && m > kGemmRows) {
         // Few columns: the threads split the rows of A (as productOverStrips does), every one
-        // reading all of B in place; only the last partial strip is packed, here, so the product
-        // is one parallel region (packing B first took a second one, and waking the other
-        // thread twice cost what a small layer's product takes at batch 1).
+        // reading all of B in place (the portable build packs the last partial strip, here), so
+        // the product is one parallel region (packing B first took a second one, and waking the
+        // other thread twice cost what a small layer's product takes at batch 1).
         std::vector<float>& tail = stripBuffer(k, kGemmCols);
         if (inPlaceCols < n) {
             packRowMajorStrips(b + whole, ldb, k, n - whole, tail.data());
@@ -906,8 +911,8 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
         return;
     }
     if (inPlaceCols < n) {
-        // The last strip would read past B's rows: packed, zero past n. Computed first, its tail
-        // left to the last block's.
+        // The portable build, without compact edges: the last strip would read past B's rows,
+        // so it is packed, zero past n. Computed first, its tail left to the last block's.
         std::vector<float>& strip = stripBuffer(k, kGemmCols);
         packRowMajorStrips(b + whole, ldb, k, n - whole, strip.data());
         columnBlockProduct(m, k, packedA, strip.data(), StripLayout{kGemmCols, k * kGemmCols},

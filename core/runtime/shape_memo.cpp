@@ -25,8 +25,8 @@ bool mayNotRepeat(const graph::Node& node) {
 }
 
 bool isProbe(const graph::Node& node) {
-    return node.isDefaultDomain() && (node.opType == "Shape" || node.opType == "Size") &&
-           node.inputs.size() == 1 && node.inputs[0].valid();
+    return node.isDefaultDomain() && node.opType == "Shape" && node.inputs.size() == 1 &&
+           node.inputs[0].valid();
 }
 
 bool isGraphOutput(const graph::Graph& graph, ValueId id) {
@@ -161,6 +161,20 @@ void ShapeMemoRun::record(size_t step, const std::vector<Tensor>& outputs) {
     } else if (m_next || (m_last && !m_last->outputs[step].empty())) {
         next().outputs[step].clear();
     }
+}
+
+bool ShapeMemoRun::keeps(const Tensor& tensor) const {
+    const auto holds = [&](const std::shared_ptr<const ShapeMemoState>& state) {
+        return state && std::any_of(state->outputs.begin(), state->outputs.end(),
+                                    [&](const std::vector<Tensor>& outputs) {
+                                        return std::any_of(
+                                            outputs.begin(), outputs.end(), [&](const Tensor& t) {
+                                                return t.defined() &&
+                                                       t.storageId() == tensor.storageId();
+                                            });
+                                    });
+    };
+    return tensor.defined() && tensor.storageId() != nullptr && (holds(m_last) || holds(m_next));
 }
 
 } // namespace qs::runtime

@@ -2,10 +2,11 @@
 // transformers among them) compute Reshape targets and slice bounds at run time: Shape,
 // Gather, Unsqueeze, Concat, Cast, Mul... of the shapes of activations, half of tiny_bert's nodes
 // and a tenth of its forward at batch 1. Their outputs depend on nothing but initializers and the
-// shapes (not the data) of the values Shape and Size nodes read. The executor keeps them from one
-// run to the next and takes them again while every Shape and Size node it depends on reads the
-// same shape as last time: a value whose shape depends on data (Range of a computed limit) is
-// probed like any other, so a new shape recomputes what depends on it.
+// shapes (not the data) of the values Shape nodes read. The executor keeps them from one run to
+// the next and takes them again while every Shape node they depend on reads the same shape as
+// last time: a value whose shape depends on data (Range of a computed limit) is probed like any
+// other, so a new shape recomputes what depends on it. A graph output that shares storage with a
+// kept tensor (an Identity or Reshape of one) is returned as a copy.
 #pragma once
 
 #include "core/graph/graph.h"
@@ -18,22 +19,22 @@
 
 namespace qs::runtime {
 
-/// Which steps of an executor's order are shape arithmetic, and which Shape/Size steps (probes)
-/// each depends on.
+/// Which steps of an executor's order are shape arithmetic, and which Shape steps (probes) each
+/// depends on.
 class ShapeMemoPlan {
 public:
     ShapeMemoPlan() = default;
 
     /// Over the steps `order` of `graph`; steps marked in `excluded` (the executor's fused nodes
     /// and the steps they absorb) are never memoized, nor is a step producing a graph output.
-    /// A step qualifies when it is a Shape or Size node, or a deterministic default-domain op
+    /// A step qualifies when it is a Shape node, or a deterministic default-domain op
     /// without subgraphs whose every input is an initializer or the output of a qualifying step.
     static ShapeMemoPlan plan(const graph::Graph& graph, std::span<const graph::NodeId> order,
                               const std::vector<bool>& excluded);
 
     bool memoizable(size_t step) const { return step < m_probesOf.size() && m_memoizable[step]; }
 
-    /// The step's index among the probes (Shape and Size steps), or -1.
+    /// The step's index among the probes (Shape steps), or -1.
     int probe(size_t step) const { return m_probe[step]; }
 
     /// The probes a memoizable step's outputs depend on (sorted).
@@ -88,6 +89,10 @@ public:
 
     /// After memoizable step `step` computed `outputs` (reusable() gave nothing).
     void record(size_t step, const std::vector<Tensor>& outputs);
+
+    /// Whether `tensor` shares storage with an output the memo keeps (last run's or this one's):
+    /// a caller may write into what run() returns.
+    bool keeps(const Tensor& tensor) const;
 
     /// The state to publish after a successful run, or nullptr when it reused everything.
     std::shared_ptr<const ShapeMemoState> changed() { return m_next; }

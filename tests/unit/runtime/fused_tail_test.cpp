@@ -247,7 +247,8 @@ TEST(FusedTail, ResultsDoNotDependOnThreadsOrSize) {
 
 // SiLU runs in one pass, 16 lanes wide where AVX-512 is: every element (below -9 the exp
 // branch, NaN, infinities, remainders of any length) has the bits of the 8-lane path and of the
-// three steps one by one (a HardSigmoid between keeps them apart).
+// three steps one by one (a clamp to +-inf between keeps them apart). Without AVX-512 only the
+// 8-lane path and the steps are compared.
 TEST(FusedTail, OnePassSiluHasTheBitsOfItsStepsAtEveryWidth) {
     const bool wideBefore = setWideGemmKernel(true);
     const FusedTail silu = {{TailOp::save}, {TailOp::sigmoid}, {TailOp::mulSaved}};
@@ -291,6 +292,20 @@ TEST(FusedTail, OnePassSiluHasTheBitsOfItsStepsAtEveryWidth) {
         }
     }
     setWideGemmKernel(wideBefore);
+}
+
+// A tail read from a model may multiply by the saved value again after SiLU: the one pass saves
+// nothing, so SiLU then runs as its three steps (the second product reads x, not garbage).
+TEST(FusedTail, ASecondReadOfTheSavedValueKeepsSiluInSteps) {
+    const FusedTail tail = {
+        {TailOp::save}, {TailOp::sigmoid}, {TailOp::mulSaved}, {TailOp::mulSaved}};
+    std::vector<float> fast{-3.0F, -0.5F, 0.0F, 0.25F, 1.5F, 4.0F, 6.5F, 9.0F, 11.0F, -12.0F};
+    std::vector<float> reference = fast;
+    applyFusedTailHere(tail, fast.data(), static_cast<int64_t>(fast.size()));
+    applyFusedTailReference(tail, reference.data(), static_cast<int64_t>(reference.size()));
+    for (size_t i = 0; i < fast.size(); ++i) {
+        EXPECT_NEAR(fast[i], reference[i], 1e-5F * std::max(1.0F, std::abs(reference[i]))) << i;
+    }
 }
 
 /// Conv -> SiLU -> Conv -> scalar Mul -> decomposed HardSwish (Paddle's form).

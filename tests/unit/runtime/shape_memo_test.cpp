@@ -159,6 +159,31 @@ TEST(ShapeMemo, GraphOutputsAndLargeTensorsAreNotKept) {
     }
 }
 
+// An Identity of kept shape arithmetic is a graph output sharing its storage: the caller gets a
+// copy, so writing into it changes nothing the next run returns.
+TEST(ShapeMemo, AGraphOutputViewOfAKeptTensorIsACopy) {
+    Graph g;
+    g.metadata().opsetImports = {{"", 13}};
+    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({-1, 3}));
+    g.addInput(x);
+    const ValueId shape = value(g, "shape");
+    g.addNode("shape", "Shape", {x}, {shape});
+    const ValueId same = value(g, "same");
+    g.addNode("identity", "Identity", {shape}, {same});
+    g.addOutput(same);
+    auto exec = Executor::create(std::move(g));
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const Tensor in = Tensor::allocate(DataType::Float, {2, 3});
+    for (const size_t reused : {size_t{0}, size_t{1}, size_t{1}}) {
+        RunStats stats;
+        auto out = exec->run(std::span(&in, 1), &stats);
+        ASSERT_TRUE(out.ok()) << out.error().toString();
+        EXPECT_EQ(stats.reusedShapeSteps, reused);
+        ASSERT_EQ((*out)[0].data<int64_t>()[0], 2);
+        (*out)[0].mutableData<int64_t>()[0] = 42; // the caller's to change
+    }
+}
+
 // The plan: fused steps, random ops and ops of other domains never qualify; a step reading a
 // runtime value that no probe guards does not either.
 TEST(ShapeMemo, PlanLeavesOutDataRandomnessAndOtherDomains) {
