@@ -184,6 +184,69 @@ TEST(ShapeMemo, AGraphOutputViewOfAKeptTensorIsACopy) {
     }
 }
 
+// x [n, 6] reshaped to the batch of `like` [b, ...] times [-1]: the target is shape arithmetic
+// on another input, and the Reshape fails when the two disagree.
+Graph makeReshapeLike() {
+    Graph g;
+    g.metadata().opsetImports = {{"", 13}};
+    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({-1, 6}));
+    g.addInput(x);
+    const ValueId like = g.addValue("like", DataType::Float, TensorShape::ofDims({-1, 2}));
+    g.addInput(like);
+    const ValueId shape = value(g, "shape");
+    g.addNode("shape", "Shape", {like}, {shape});
+    const ValueId batch = value(g, "batch");
+    const graph::NodeId gather =
+        g.addNode("gather", "Gather", {shape, int64Constant(g, "zero", {1}, {0})}, {batch});
+    g.node(gather).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
+    const ValueId target = value(g, "target");
+    const graph::NodeId concat =
+        g.addNode("concat", "Concat", {batch, int64Constant(g, "rest", {2}, {2, -1})}, {target});
+    g.node(concat).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
+    const ValueId y = value(g, "y", DataType::Float);
+    g.addNode("reshape", "Reshape", {x, target}, {y});
+    g.addOutput(y);
+    return g;
+}
+
+// A run that fails after its shape arithmetic (a Reshape the new shapes do not fit) publishes
+// nothing: the next run with the first run's shapes still reuses all three steps.
+TEST(ShapeMemo, AFailedRunLeavesTheKeptStateAlone) {
+    auto exec = Executor::create(makeReshapeLike());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const auto run = [&](int64_t rows, int64_t likeRows, size_t* reused) {
+        const std::vector<Tensor> in{ramp(rows), Tensor::zeros(DataType::Float, {likeRows, 2})};
+        RunStats stats;
+        auto out = exec->run(in, &stats);
+        *reused = stats.reusedShapeSteps;
+        return out.ok();
+    };
+    size_t reused = 0;
+    ASSERT_TRUE(run(4, 4, &reused)); // [4, 6] -> [4, 2, 3]
+    EXPECT_EQ(reused, 0U);
+    EXPECT_FALSE(run(4, 5, &reused)); // 24 elements into [5, 2, -1]: the Reshape refuses
+    ASSERT_TRUE(run(4, 4, &reused));
+    EXPECT_EQ(reused, 3U);
+}
+
+// In fp16 mode the kept outputs are what the steps store (int64 shapes stay int64): reused and
+// still right.
+TEST(ShapeMemo, Fp16ModeKeepsAndReusesTheSame) {
+    auto exec = Executor::create(makeReshapeByShape(), {.fp16 = true});
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    for (const auto& [rows, reused] :
+         std::vector<std::pair<int64_t, size_t>>{{3, 0}, {3, 4}, {1, 0}, {1, 4}}) {
+        const Tensor x = ramp(rows);
+        const auto [y, count] = runOnce(*exec, x);
+        EXPECT_EQ(count, reused) << rows << " rows";
+        ASSERT_EQ(y.shape(), (Shape{rows, 2, 3}));
+        for (int64_t i = 0; i < y.numElements(); ++i) {
+            ASSERT_NEAR(y.data<float>()[i], x.data<float>()[i],
+                        0.01F * (1.0F + x.data<float>()[i]));
+        }
+    }
+}
+
 // The plan: fused steps, random ops and ops of other domains never qualify; a step reading a
 // runtime value that no probe guards does not either.
 TEST(ShapeMemo, PlanLeavesOutDataRandomnessAndOtherDomains) {
