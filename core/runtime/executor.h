@@ -222,7 +222,8 @@ private:
     std::vector<const OpDef*> m_ops;                  ///< per step
     std::vector<std::vector<graph::ValueId>> m_frees; ///< values released after each step
     std::vector<graph::ValueId> m_inputIds;
-    /// Conv nodes with their epilogue folded in, decomposed LayerNormalizations as one node.
+    /// Conv nodes with their epilogue folded in; decomposed LayerNormalizations and GELUs as one
+    /// node; MatMuls with their bias.
     std::vector<graph::Node> m_fusedNodes;
     std::vector<const OpDef*> m_fusedOps; ///< per fused node: the op it runs
     std::vector<bool> m_fusedTraceable;   ///< per fused node: forwardForBackward runs it fused

@@ -26,29 +26,46 @@ ValueId value(Graph& g, const std::string& name, DataType dtype = DataType::Int6
     return g.addValue(name, dtype, TensorShape());
 }
 
+/// An opset-13 graph whose float input `x` of `dims` feeds a Shape node.
+struct ShapeOfInput {
+    Graph graph;
+    ValueId x;
+    ValueId shape;
+};
+
+ShapeOfInput shapeOfInput(const std::vector<int64_t>& dims) {
+    ShapeOfInput s;
+    s.graph.metadata().opsetImports = {{"", 13}};
+    s.x = s.graph.addValue("x", DataType::Float, TensorShape::ofDims(dims));
+    s.graph.addInput(s.x);
+    s.shape = value(s.graph, "shape");
+    s.graph.addNode("shape", "Shape", {s.x}, {s.shape});
+    return s;
+}
+
+/// A Gather or Concat node over axis 0 into a new int64 value `name`.
+ValueId alongAxis0(Graph& g, const std::string& name, const std::string& op,
+                   const std::vector<ValueId>& inputs) {
+    const ValueId out = value(g, name);
+    const graph::NodeId id = g.addNode(name, op, inputs, {out});
+    g.node(id).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
+    return out;
+}
+
 /// x [n, 6] -> Reshape to [n, 2, 3], the target computed as exporters write it: Shape, Gather of
 /// the batch, Unsqueeze, Concat with the constant dims.
 Graph makeReshapeByShape() {
-    Graph g;
-    g.metadata().opsetImports = {{"", 13}};
-    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({-1, 6}));
-    g.addInput(x);
-    const ValueId shape = value(g, "shape");
-    g.addNode("shape", "Shape", {x}, {shape});
-    const ValueId batch = value(g, "batch");
-    const graph::NodeId gather =
-        g.addNode("gather", "Gather", {shape, int64Constant(g, "zero", {}, {0})}, {batch});
-    g.node(gather).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
+    auto [g, x, shape] = shapeOfInput({-1, 6});
+    const ValueId batch =
+        alongAxis0(g, "batch", "Gather", {shape, int64Constant(g, "zero", {}, {0})});
     const ValueId batch1 = value(g, "batch1");
     g.addNode("unsqueeze", "Unsqueeze", {batch, int64Constant(g, "axes", {1}, {0})}, {batch1});
-    const ValueId target = value(g, "target");
-    const graph::NodeId concat =
-        g.addNode("concat", "Concat", {batch1, int64Constant(g, "dims", {2}, {2, 3})}, {target});
-    g.node(concat).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
+    const ValueId target =
+        alongAxis0(g, "target", "Concat", {batch1, int64Constant(g, "dims", {2}, {2, 3})});
     const ValueId y = value(g, "y", DataType::Float);
     g.addNode("reshape", "Reshape", {x, target}, {y});
     g.addOutput(y);
-    return g;
+    return std::move(g);
 }
 
 Tensor ramp(int64_t rows) {
@@ -129,12 +146,7 @@ TEST(ShapeMemo, AShapeThatDependsOnDataIsProbedAtEveryRun) {
 // A graph output is never taken from the last run, and outputs over kMostKeptElements are
 // recomputed on every run (the executor holds no large tensor between runs).
 TEST(ShapeMemo, GraphOutputsAndLargeTensorsAreNotKept) {
-    Graph g;
-    g.metadata().opsetImports = {{"", 13}};
-    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({-1, 300}));
-    g.addInput(x);
-    const ValueId shape = value(g, "shape");
-    g.addNode("shape", "Shape", {x}, {shape});
+    auto [g, x, shape] = shapeOfInput({-1, 300});
     const ValueId zeros = value(g, "zeros", DataType::Float);
     g.addNode("zeros", "ConstantOfShape", {shape}, {zeros});
     const ValueId y = value(g, "y", DataType::Float);
@@ -162,12 +174,7 @@ TEST(ShapeMemo, GraphOutputsAndLargeTensorsAreNotKept) {
 // An Identity of kept shape arithmetic is a graph output sharing its storage: the caller gets a
 // copy, so writing into it changes nothing the next run returns.
 TEST(ShapeMemo, AGraphOutputViewOfAKeptTensorIsACopy) {
-    Graph g;
-    g.metadata().opsetImports = {{"", 13}};
-    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({-1, 3}));
-    g.addInput(x);
-    const ValueId shape = value(g, "shape");
-    g.addNode("shape", "Shape", {x}, {shape});
+    auto [g, x, shape] = shapeOfInput({-1, 3});
     const ValueId same = value(g, "same");
     g.addNode("identity", "Identity", {shape}, {same});
     g.addOutput(same);
@@ -195,14 +202,10 @@ Graph makeReshapeLike() {
     g.addInput(like);
     const ValueId shape = value(g, "shape");
     g.addNode("shape", "Shape", {like}, {shape});
-    const ValueId batch = value(g, "batch");
-    const graph::NodeId gather =
-        g.addNode("gather", "Gather", {shape, int64Constant(g, "zero", {1}, {0})}, {batch});
-    g.node(gather).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
-    const ValueId target = value(g, "target");
-    const graph::NodeId concat =
-        g.addNode("concat", "Concat", {batch, int64Constant(g, "rest", {2}, {2, -1})}, {target});
-    g.node(concat).attributes.push_back(graph::Attribute{"axis", int64_t{0}, {}});
+    const ValueId batch =
+        alongAxis0(g, "batch", "Gather", {shape, int64Constant(g, "zero", {1}, {0})});
+    const ValueId target =
+        alongAxis0(g, "target", "Concat", {batch, int64Constant(g, "rest", {2}, {2, -1})});
     const ValueId y = value(g, "y", DataType::Float);
     g.addNode("reshape", "Reshape", {x, target}, {y});
     g.addOutput(y);
@@ -250,12 +253,7 @@ TEST(ShapeMemo, Fp16ModeKeepsAndReusesTheSame) {
 // The plan: fused steps, random ops and ops of other domains never qualify; a step reading a
 // runtime value that no probe guards does not either.
 TEST(ShapeMemo, PlanLeavesOutDataRandomnessAndOtherDomains) {
-    Graph g;
-    g.metadata().opsetImports = {{"", 13}};
-    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({2, 3}));
-    g.addInput(x);
-    const ValueId shape = value(g, "shape");
-    g.addNode("shape", "Shape", {x}, {shape});
+    auto [g, x, shape] = shapeOfInput({2, 3});
     const ValueId noise = value(g, "noise", DataType::Float);
     g.addNode("noise", "RandomNormalLike", {x}, {noise});
     const ValueId custom = value(g, "custom");
