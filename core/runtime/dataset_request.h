@@ -18,6 +18,7 @@
 #include "core/runtime/tensor.h"
 #include "core/support/result.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -140,7 +141,8 @@ class BatchStream {
 public:
     explicit BatchStream(const Dataset& dataset);
     /// `readAhead` unset: read ahead when the kernels leave a core idle (numThreads() below
-    /// hardwareThreads()), where the reading costs no kernel any time.
+    /// hardwareThreads()), where the reading costs no kernel any time, and the first batch took
+    /// at least kReadAheadWorth to read (on the caller).
     BatchStream(const Dataset& dataset, int64_t batchSize,
                 std::optional<bool> readAhead = std::nullopt);
     ~BatchStream();
@@ -154,7 +156,12 @@ public:
     /// How many batches next() handed out so far.
     int64_t batchesHandedOut() const { return m_index; }
 
-    /// Whether the next batch is read on a background thread (started by the first next()).
+    /// A batch read faster than this is read on the caller: a hand-off to the read-ahead thread
+    /// and back would cost more.
+    static constexpr std::chrono::microseconds kReadAheadWorth{100};
+
+    /// Whether the next batch is read on a background thread (started by the first next(); with
+    /// `readAhead` unset, known after it).
     bool readsAhead() const { return m_readsAhead; }
 
     /// The next batch; only while !done(). An error when a streamed input cannot be read.
@@ -172,6 +179,7 @@ private:
     int64_t m_next = 0;
     int64_t m_index = 0;
     bool m_readsAhead = false;
+    bool m_timesFirstRead = false; ///< the first next() decides m_readsAhead
     std::unique_ptr<ReadAhead> m_readAhead;
     int64_t m_readRows = 0;     ///< rows read at once without reading ahead (0: a batch)
     std::vector<Tensor> m_read; ///< rows [m_readBegin, m_readEnd) of the streamed inputs

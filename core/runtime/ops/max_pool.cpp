@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <limits>
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 namespace qs::runtime {
 namespace {
 
@@ -77,6 +81,43 @@ void maxAlongRow(const float* row, int64_t kernel, int64_t ow, float* out,
     }
 }
 
+/// maxAlongRow<2> for windows of 3 (ResNet's and SqueezeNet's pools): out[ox] = the maximum of
+/// row[2 ox], row[2 ox + 1] and row[2 ox + 2]. GCC does not vectorise the strided loads; here the
+/// even, odd and next-even entries of 8 outputs are taken by in-lane shuffles that leave all
+/// three in one lane order, so their maximum needs a single cross-lane permute back. Reads up to
+/// row[2 ow + 1].
+void maxAlongRowStride2Kernel3(const float* row, int64_t ow, float* out) {
+    int64_t ox = 0;
+#ifdef __AVX2__
+    const auto block = [&](int64_t at) {
+        const float* r = row + 2 * at;
+        const __m256 a = _mm256_loadu_ps(r);
+        const __m256 b = _mm256_loadu_ps(r + 8);
+        const __m256 c = _mm256_loadu_ps(r + 2);
+        const __m256 d = _mm256_loadu_ps(r + 10);
+        const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 odd = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        const __m256 next = _mm256_shuffle_ps(c, d, _MM_SHUFFLE(2, 0, 2, 0));
+        const __m256 m = _mm256_max_ps(_mm256_max_ps(even, odd), next);
+        _mm256_storeu_ps(out + at, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                       _mm256_castps_pd(m), _MM_SHUFFLE(3, 1, 2, 0))));
+    };
+    if (ow >= 8) {
+        for (; ox + 8 <= ow; ox += 8) {
+            block(ox);
+        }
+        if (ox < ow) {
+            // The last block overlaps the one before: it rewrites the same values.
+            block(ow - 8);
+            ox = ow;
+        }
+    }
+#endif
+    for (; ox < ow; ++ox) {
+        out[ox] = std::max(std::max(row[2 * ox], row[2 * ox + 1]), row[2 * ox + 2]);
+    }
+}
+
 /// A 2-D window's maximum is the maximum over its columns of each column's maximum over the
 /// window's rows: per output row, the rows of the window are reduced into one padded row (whole
 /// rows, vectorised), then along that row (vectorised again). A 3x3 window's 9 scalar reads per
@@ -91,7 +132,8 @@ void forward2d(const PoolShape& s, const float* x, float* y) {
     const int64_t rowLength = std::max(left + w, (ow - 1) * g.strides[1] + g.kernel[1]);
     const int64_t stride = g.strides[1];
     parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float> row(static_cast<size_t>(rowLength), kLowest);
+        // One entry past the windows: maxAlongRowStride2Kernel3 reads it.
+        std::vector<float> row(static_cast<size_t>(rowLength + 1), kLowest);
         for (int64_t plane = begin; plane < end; ++plane) {
             for (int64_t oy = 0; oy < g.output[0]; ++oy) {
                 const int64_t top = oy * g.strides[0] - g.padsBegin[0];
@@ -100,6 +142,8 @@ void forward2d(const PoolShape& s, const float* x, float* y) {
                 float* out = y + plane * s.outSize + oy * ow;
                 if (stride == 1) {
                     maxAlongRow<1>(row.data(), g.kernel[1], ow, out);
+                } else if (stride == 2 && g.kernel[1] == 3) {
+                    maxAlongRowStride2Kernel3(row.data(), ow, out);
                 } else if (stride == 2) {
                     maxAlongRow<2>(row.data(), g.kernel[1], ow, out);
                 } else {
@@ -320,6 +364,12 @@ std::vector<OpSample> samples(std::mt19937& rng) {
          {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
           intsAttribute("pads", {0, 1, 1, 0}), intAttribute("ceil_mode", 1)},
          {randomDistinct(rng, {1, 3, 13, 23})},
+         {}},
+        // Rows of 19 windows of 3 at stride 2: two blocks of 8 and an overlapping last one.
+        {"3x3 stride 2 pad 1 wide rows",
+         {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
+          intsAttribute("pads", {1, 1, 1, 1})},
+         {randomDistinct(rng, {1, 2, 7, 37})},
          {}},
         // A stride that is no template constant, windows past both ends of the rows.
         {"5x3 stride 3 pads",

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 namespace qs::runtime {
 namespace {
@@ -313,6 +315,41 @@ TEST(DatasetRequest, ReadByBatchHandsOutTheBatchesOfTheWholeDataset) {
     EXPECT_EQ(streamedBytes(drawnByBatch.value(), true), streamedBytes(drawn.value()));
     EXPECT_EQ(streamedBytes(drawnByBatch.value(), false), streamedBytes(drawn.value()));
     std::filesystem::remove_all(dir);
+}
+
+TEST(DatasetRequest, OnlyABatchSlowToReadIsReadAhead) {
+    // Left to decide, a stream reads its first batch on the caller and reads ahead after it only
+    // when that took kReadAheadWorth or more (and the kernels leave a core idle): handing rows of
+    // a few token ids to a thread and back costs more than reading them.
+    setNumThreads(1);
+    const auto streamedRows = [](std::chrono::microseconds perRead) {
+        Dataset dataset;
+        dataset.batchSize = 2;
+        dataset.inputs.push_back(Tensor::withoutData(graph::DataType::Float, {7, 4}));
+        dataset.rowReaders.emplace_back([perRead](int64_t begin, int64_t end) -> Result<Tensor> {
+            std::this_thread::sleep_for(perRead);
+            return sliceBatch(rows<float>(7, 4), begin, end);
+        });
+        return dataset;
+    };
+    const Dataset whole = [] {
+        Dataset dataset;
+        dataset.batchSize = 2;
+        dataset.inputs.push_back(rows<float>(7, 4));
+        return dataset;
+    }();
+    for (const auto perRead : {std::chrono::microseconds(0), 4 * BatchStream::kReadAheadWorth}) {
+        const Dataset streamed = streamedRows(perRead);
+        BatchStream stream(streamed, 2);
+        EXPECT_FALSE(stream.readsAhead()); // not before the first batch was timed
+        ASSERT_TRUE(stream.next().ok());
+        const bool slow = perRead > std::chrono::microseconds(0);
+        EXPECT_EQ(stream.readsAhead(), slow && hardwareThreads() > 1) << perRead.count();
+        EXPECT_EQ(streamedBytes(streamed), streamedBytes(whole));
+        // Asked for, a stream reads ahead however fast its rows come.
+        EXPECT_TRUE(BatchStream(streamed, 2, true).readsAhead());
+    }
+    setNumThreads(0);
 }
 
 TEST(DatasetRequest, LabelsMustBeOneInt64PerSample) {
