@@ -525,13 +525,14 @@ private:
             std::fill(line(last + 1), staging + size, 0.0F);
             return;
         }
-        for (int64_t qr = 0; qr < s; ++qr) {
-            for (int64_t qc = 0; qc < s; ++qc) {
-                float* block = staging + (qr * s + qc) * size;
-                block[0] = 0.0F;
-                block[size - 1] = 0.0F;
-            }
-            for (int64_t k = r0 - 1; k <= r1; ++k) {
+        for (int64_t q = 0; q < s * s; ++q) {
+            staging[q * size] = 0.0F;
+            staging[q * size + size - 1] = 0.0F;
+        }
+        // Input rows in order (phase qr's line k is row s k + qr): every even row and then
+        // every odd one streamed a cold plane twice, each pass skipping half its lines.
+        for (int64_t k = r0 - 1; k <= r1; ++k) {
+            for (int64_t qr = 0; qr < s; ++qr) {
                 const int64_t iy = s * k + qr;
                 float* line = staging + qr * s * size + 1 + (k - r0 + 1) * ow;
                 if (iy < 0 || iy >= m_p.h) {
