@@ -19,6 +19,9 @@ namespace {
 constexpr int64_t kTile = kGemmRows * kGemmCols;
 /// Depth of one pass over A and B: a 6 x 256 A panel and a 256 x 16 B strip stay in L1.
 constexpr int64_t kDepthBlock = 256;
+/// Shallower blocks keep to pairs of strips: with 64 steps the wider tile's 24 stores weighed
+/// more than its saved loads (ResNet-50's 64-deep 1x1 convolutions ran 1 % slower).
+constexpr int64_t kQuadMinDepth = 128;
 /// Columns of B per block.
 constexpr int64_t kMaxColumnBlock = 512;
 /// Below this many columns, threads split the rows of A rather than the columns.
@@ -213,6 +216,54 @@ __attribute__((target("avx512f"))) void wideMicroKernel(int64_t depth, const flo
     wideStoreRow(how, tile, ldt, 3, c30, c31);
     wideStoreRow(how, tile, ldt, 4, c40, c41);
     wideStoreRow(how, tile, ldt, 5, c50, c51);
+}
+
+/// The 6 x 64 tile of four adjacent strips (16 columns each, row stride bStep): 24 sums, so each
+/// broadcast of A feeds four multiply-adds instead of two (a step loads 4 vectors of B and 6
+/// values of A for 24 multiply-adds; wideMicroKernel's 2 and 6 for 12). Same multiply-adds in the
+/// same order per element and the same epilogue as microKernel: bit-identical results.
+__attribute__((target("avx512f"))) void quadMicroKernel(int64_t depth, const float* a,
+                                                        const float* b0, const float* b1,
+                                                        const float* b2, const float* b3,
+                                                        int64_t bStep, float* tile, int64_t ldt,
+                                                        const TileStore& how, const float* nextA) {
+    __m512 c[kGemmRows][4]; // NOLINT(*-avoid-c-arrays): unrolled below, kept in registers
+    for (auto& row : c) {
+        for (__m512& v : row) {
+            v = _mm512_setzero_ps();
+        }
+    }
+    for (int64_t k = 0; k < depth; ++k) {
+        if (nextA != nullptr) {
+            __builtin_prefetch(nextA + k * kGemmRows);
+        }
+        const __m512 x0 = _mm512_loadu_ps(b0);
+        const __m512 x1 = _mm512_loadu_ps(b1);
+        const __m512 x2 = _mm512_loadu_ps(b2);
+        const __m512 x3 = _mm512_loadu_ps(b3);
+#pragma GCC unroll 6
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            const __m512 av = _mm512_set1_ps(a[r]);
+            c[r][0] = _mm512_fmadd_ps(av, x0, c[r][0]);
+            c[r][1] = _mm512_fmadd_ps(av, x1, c[r][1]);
+            c[r][2] = _mm512_fmadd_ps(av, x2, c[r][2]);
+            c[r][3] = _mm512_fmadd_ps(av, x3, c[r][3]);
+        }
+        a += kGemmRows;
+        b0 += bStep;
+        b1 += bStep;
+        b2 += bStep;
+        b3 += bStep;
+    }
+    TileStore right = how;
+    if (right.residual != nullptr) {
+        right.residual += 2 * kGemmCols;
+    }
+#pragma GCC unroll 6
+    for (int64_t r = 0; r < kGemmRows; ++r) {
+        wideStoreRow(how, tile, ldt, r, c[r][0], c[r][1]);
+        wideStoreRow(right, tile + 2 * kGemmCols, ldt, r, c[r][2], c[r][3]);
+    }
 }
 
 /// Row `row` of a 6 x 16 tile in one register, stored as microKernel does.
@@ -510,6 +561,14 @@ struct TileJob {
             }
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
+            }
+            if (wide && depth >= kQuadMinDepth && s + 3 < strips && n - col >= 4 * kGemmCols) {
+                const float* bs = b + s * stripStride;
+                quadMicroKernel(depth, a, bs, bs + stripStride, bs + 2 * stripStride,
+                                bs + 3 * stripStride, bStep, c + col, out.ldc, how,
+                                s == 0 ? nextA : nullptr);
+                s += 3;
+                continue;
             }
             if (wide && s + 1 < strips && n - col >= 2 * kGemmCols) {
                 wideMicroKernel(depth, a, b + s * stripStride, b + (s + 1) * stripStride, bStep,

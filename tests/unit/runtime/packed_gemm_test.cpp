@@ -66,13 +66,15 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
     std::mt19937 rng(11);
     const std::vector<GemmCase> cases = {
         {6, 32, 9},      // one wide tile
-        {13, 80, 300},   // 5 strips (a pair, a pair, a single), two depth blocks, 1 padding row
+        {13, 80, 300},   // 5 strips (a quad, a single), two depth blocks of 150, 1 padding row
         {64, 1000, 70},  // 63 strips and an edge of 8 columns
         {20, 1033, 512}, // deep order (strip-outer): strip pairs, then a lone edge strip of 9
         {7, 45, 17},     // two strips and an edge of 13 columns
         {96, 200, 576},  // row split (small N) over three depth blocks
         {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
         {70, 49, 600},   // a 7x7 image: a pair, the single-strip kernel, an edge of 1
+        {12, 112, 256},  // 7 strips at the quad's least depth: a quad, a pair, a single
+        {12, 112, 127},  // one step shallower: pairs only
     };
     for (const int threads : {1, 2}) {
         setNumThreads(threads);
@@ -221,13 +223,14 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
     setNumThreads(threadsBefore);
 }
 
-// A NaN in A reaches every column of its row as NaN through full tiles, the odd strip and the
-// edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both kernels: the
-// intrinsics return their second operand for a NaN, so the bound must come first.
+// A NaN in A reaches every column of its row as NaN through full tiles (quad and pair), the odd
+// strip and the edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both
+// kernels: the intrinsics return their second operand for a NaN, so the bound must come first.
 TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
     const bool wideBefore = setWideGemmKernel(true);
     std::mt19937 rng(13);
-    const GemmCase g{8, 53, 20}; // a strip pair, the single strip, an edge of 5 columns
+    // Four strips (the quad kernel), a pair, the single strip, an edge of 5 columns.
+    const GemmCase g{8, 117, 130};
     std::vector<float> a = randomVector(rng, g.m * g.k);
     a[3] = std::nanf(""); // row 0
     const std::vector<float> b = randomVector(rng, g.k * g.n);
