@@ -170,6 +170,10 @@ public:
 private:
     class ReadAhead;
 
+    /// Rows [begin, end) of the streamed inputs: read here, or taken from the read-ahead thread
+    /// (which then starts on the next batch); the first call decides which, when left to.
+    Result<std::vector<Tensor>> readStreamed(int64_t begin, int64_t end);
+
     /// Rows [begin, end) of the streamed inputs, out of a read of m_readRows when that is more.
     Result<std::vector<Tensor>> readBatch(int64_t begin, int64_t end);
 

@@ -526,6 +526,15 @@ void singleMicroKernel(int64_t depth, const float* a, const float* b, int64_t bS
                        int64_t ldt, const TileStore& how, const float* nextA) {
     microKernel(depth, a, b, bStep, tile, ldt, how, nextA);
 }
+
+void quadMicroKernel(int64_t depth, const float* a, const float* b0, const float* b1,
+                     const float* b2, const float* b3, int64_t bStep, float* tile, int64_t ldt,
+                     const TileStore& how, const float* nextA) {
+    wideMicroKernel(depth, a, b0, b1, bStep, tile, ldt, how, nextA);
+    TileStore right = how;
+    right.residual = how.residual != nullptr ? how.residual + 2 * kGemmCols : nullptr;
+    wideMicroKernel(depth, a, b2, b3, bStep, tile + 2 * kGemmCols, ldt, right, nullptr);
+}
 #endif
 
 /// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
@@ -540,7 +549,7 @@ struct TileJob {
     const float* edge = nullptr; ///< the edge strip copied out (row stride edgeStride), or nullptr
     int64_t edgeStride = kGemmCols;
     int64_t bStep = kGemmCols; ///< floats from one row of a B strip to the next
-    bool wide = false;         ///< two full strips at a time through wideMicroKernel
+    bool wide = false;         ///< full strips four or two at a time, by the AVX-512 kernels
 
     /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
     /// column col0: full-width tiles in place, a narrower last one through a scratch tile. The
@@ -553,37 +562,43 @@ struct TileJob {
             how.bias = epilogue.bias + out.channel0 + row;
         }
         float* c = out.c + row * out.ldc;
-        for (int64_t s = 0; s < strips; ++s) {
+        for (int64_t s = 0; s < strips;) {
             const int64_t col = col0 + s * kGemmCols;
             if (n - col < kGemmCols) {
                 runEdge(depth, a, b + s * stripStride, row, col);
+                ++s;
                 continue;
             }
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
             }
-            if (wide && depth >= kQuadMinDepth && s + 3 < strips && n - col >= 4 * kGemmCols) {
-                const float* bs = b + s * stripStride;
-                quadMicroKernel(depth, a, bs, bs + stripStride, bs + 2 * stripStride,
-                                bs + 3 * stripStride, bStep, c + col, out.ldc, how,
-                                s == 0 ? nextA : nullptr);
-                s += 3;
-                continue;
-            }
-            if (wide && s + 1 < strips && n - col >= 2 * kGemmCols) {
-                wideMicroKernel(depth, a, b + s * stripStride, b + (s + 1) * stripStride, bStep,
-                                c + col, out.ldc, how, s == 0 ? nextA : nullptr);
-                ++s;
-                continue;
-            }
-            if (wide) {
-                singleMicroKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how,
-                                  s == 0 ? nextA : nullptr);
-                continue;
-            }
-            microKernel(depth, a, b + s * stripStride, bStep, c + col, out.ldc, how,
-                        s == 0 ? nextA : nullptr);
+            const int64_t whole = std::min(strips - s, (n - col) / kGemmCols);
+            s += runFullTile(depth, a, s == 0 ? nextA : nullptr, b + s * stripStride, stripStride,
+                             whole, c + col, how);
         }
+    }
+
+    /// The tile of the next strips at b, `whole` of them full width (>= 1): four or two at once
+    /// through the AVX-512 kernels where that many remain (four only from kQuadMinDepth steps),
+    /// else one. Returns how many strips it took.
+    int64_t runFullTile(int64_t depth, const float* a, const float* nextA, const float* b,
+                        int64_t stripStride, int64_t whole, float* tile,
+                        const TileStore& how) const {
+        if (wide && depth >= kQuadMinDepth && whole >= 4) {
+            quadMicroKernel(depth, a, b, b + stripStride, b + 2 * stripStride, b + 3 * stripStride,
+                            bStep, tile, out.ldc, how, nextA);
+            return 4;
+        }
+        if (wide && whole >= 2) {
+            wideMicroKernel(depth, a, b, b + stripStride, bStep, tile, out.ldc, how, nextA);
+            return 2;
+        }
+        if (wide) {
+            singleMicroKernel(depth, a, b, bStep, tile, out.ldc, how, nextA);
+            return 1;
+        }
+        microKernel(depth, a, b, bStep, tile, out.ldc, how, nextA);
+        return 1;
     }
 
     /// `strips` strips from column col0 against every A panel of the depth block at `a` (panel
