@@ -424,6 +424,17 @@ Result<std::vector<Tensor>> readRows(const Dataset& dataset, int64_t begin, int6
     return rows;
 }
 
+/// readRows, an exception (out of memory for a large image) made an error naming `what`: on the
+/// read-ahead thread it would end the process instead of reaching the caller.
+Result<std::vector<Tensor>> readRowsCatching(const Dataset& dataset, int64_t begin, int64_t end,
+                                             const std::string& what) {
+    try {
+        return readRows(dataset, begin, end);
+    } catch (const std::exception& e) {
+        return Error(Errc::Internal, what + " failed: " + e.what());
+    }
+}
+
 } // namespace
 
 /// One thread that reads a streamed dataset's rows ahead, a range at a time; kept for the whole
@@ -470,16 +481,6 @@ public:
     }
 
 private:
-    /// readRows, an exception (out of memory for a large image) made an error: on this thread it
-    /// would end the process instead of reaching the caller.
-    Result<std::vector<Tensor>> readCatching(int64_t begin, int64_t end) const {
-        try {
-            return readRows(m_dataset, begin, end);
-        } catch (const std::exception& e) {
-            return Error(Errc::Internal, std::string("reading ahead failed: ") + e.what());
-        }
-    }
-
     void work() {
         // The kernels own the pool; a read here runs on this thread alone.
         const InlineParallelFor inlineOnly;
@@ -491,7 +492,8 @@ private:
             }
             const auto [begin, end] = *m_range;
             lock.unlock();
-            Result<std::vector<Tensor>> rows = readCatching(begin, end);
+            Result<std::vector<Tensor>> rows =
+                readRowsCatching(m_dataset, begin, end, "reading ahead");
             lock.lock();
             m_range.reset();
             m_rows.emplace(std::move(rows));
@@ -521,7 +523,13 @@ BatchStream::BatchStream(const Dataset& dataset, int64_t batchSize, std::optiona
     } else {
         m_timesFirstRead = streamed && numThreads() < hardwareThreads();
     }
-    if (!m_readsAhead && dataset.readsRowPerThread) {
+    if (!m_readsAhead && !m_timesFirstRead) {
+        readRowsPerThread();
+    }
+}
+
+void BatchStream::readRowsPerThread() {
+    if (m_dataset.readsRowPerThread) {
         // Batches smaller than the thread count would leave threads idle while reading: read
         // whole multiples of the batch that give each thread a row.
         const int64_t threads = numThreads();
@@ -562,11 +570,15 @@ Result<std::vector<Tensor>> BatchStream::readStreamed(int64_t begin, int64_t end
         // each way, 20-25 microseconds on a virtual machine) stays on the caller. tiny_bert's
         // rows of 32 token ids, read ahead: 25,532 futex calls for 7,930 batches, and 160 ms
         // of the run outside the executor against 70 read here.
+        // The batch alone, not the rows per thread, which reading ahead would read again.
         m_timesFirstRead = false;
         const auto start = std::chrono::steady_clock::now();
-        QS_ASSIGN_OR_RETURN(std::vector<Tensor> rows, readBatch(begin, end));
+        QS_ASSIGN_OR_RETURN(std::vector<Tensor> rows,
+                            readRowsCatching(m_dataset, begin, end, "reading"));
         m_readsAhead = std::chrono::steady_clock::now() - start >= kReadAheadWorth;
-        if (m_readsAhead && !done()) {
+        if (!m_readsAhead) {
+            readRowsPerThread();
+        } else if (!done()) {
             m_readAhead = std::make_unique<ReadAhead>(m_dataset);
             m_readAhead->start(m_next, std::min(m_samples, m_next + m_batchSize));
         }

@@ -174,6 +174,9 @@ private:
     /// (which then starts on the next batch); the first call decides which, when left to.
     Result<std::vector<Tensor>> readStreamed(int64_t begin, int64_t end);
 
+    /// Sets m_readRows for a dataset that reads a row per thread (images), when not reading ahead.
+    void readRowsPerThread();
+
     /// Rows [begin, end) of the streamed inputs, out of a read of m_readRows when that is more.
     Result<std::vector<Tensor>> readBatch(int64_t begin, int64_t end);
 

@@ -227,12 +227,8 @@ __attribute__((target("avx512f"))) void quadMicroKernel(int64_t depth, const flo
                                                         const float* b2, const float* b3,
                                                         int64_t bStep, float* tile, int64_t ldt,
                                                         const TileStore& how, const float* nextA) {
-    __m512 c[kGemmRows][4]; // NOLINT(*-avoid-c-arrays): unrolled below, kept in registers
-    for (auto& row : c) {
-        for (__m512& v : row) {
-            v = _mm512_setzero_ps();
-        }
-    }
+    // NOLINTNEXTLINE(*-avoid-c-arrays): every index is a constant once unrolled: registers
+    __m512 c[kGemmRows][4] = {};
     for (int64_t k = 0; k < depth; ++k) {
         if (nextA != nullptr) {
             __builtin_prefetch(nextA + k * kGemmRows);
@@ -579,8 +575,9 @@ struct TileJob {
     }
 
     /// The tile of the next strips at b, `whole` of them full width (>= 1): four or two at once
-    /// through the AVX-512 kernels where that many remain (four only from kQuadMinDepth steps),
-    /// else one. Returns how many strips it took.
+    /// through the AVX-512 kernels where that many remain (four only from kQuadMinDepth steps;
+    /// the deep order hands runPanel two strips at a time, so only the shallow order and the row
+    /// split take four), else one. Returns how many strips it took.
     int64_t runFullTile(int64_t depth, const float* a, const float* nextA, const float* b,
                         int64_t stripStride, int64_t whole, float* tile,
                         const TileStore& how) const {

@@ -3,9 +3,9 @@
 // van de Geijn, "Anatomy of high-performance matrix multiplication", TOMS 2008): A in panels of
 // kGemmRows rows (packed once per call, or ahead of time), B packed by the caller straight from the
 // image into strips of kGemmCols columns, a 6 x 16 register-tile micro-kernel (AVX2 + FMA when
-// built for it, a 6 x 32 AVX-512 one where the processor has it; narrower ones for the last columns
-// when N is not a multiple of 16), and the convolution epilogue applied to each finished tile while
-// it is in cache.
+// built for it; 6 x 64 and 6 x 32 AVX-512 ones where the processor has it; narrower ones for the
+// last columns when N is not a multiple of 16), and the convolution epilogue applied to each
+// finished tile while it is in cache.
 #pragma once
 
 #include "core/runtime/conv_kernels.h"
@@ -20,7 +20,7 @@ inline constexpr int64_t kGemmRows = 6;           ///< rows of A per panel (micr
 inline constexpr int64_t kGemmCols = kStripWidth; ///< columns of B per strip (micro-tile width)
 
 /// Turns the AVX-512 kernels on or off (used where the processor supports AVX-512F: the GEMM's
-/// micro-kernel of two strips per tile, bit-identical to the AVX2 one, and the depthwise
+/// micro-kernels of four and two strips per tile, bit-identical to the AVX2 one, and the depthwise
 /// convolution's 16-channel blocks); returns whether they were on. They stay off on a processor
 /// without AVX-512F. For tests and benchmarks; not thread-safe with running kernels.
 bool setWideGemmKernel(bool enabled);

@@ -2,10 +2,10 @@
 // cost of one forward + VJP to every Conv output (MatMul and Gemm outputs in a model without
 // Conv) relative to one forward, and peak RSS. Writes the input and output as .npy so
 // ort_bench.js can time ONNX Runtime on the same input and compare outputs, and the inputs of 1
-// and of K batches (run_1.npy, run_K.npy; K - 1 batches take about two seconds, K >= 5, as
-// many as 64 MiB of samples hold) for the whole-process `quantscope-cli run` figure. Peak RSS is
-// taken after the forward runs, before the VJP keeps every activation (reported apart). Float
-// inputs are random-normal, integer inputs (token ids) uniform in [0, 100).
+// and of K batches (run_1.npy, run_K.npy; K - 1 batches take about two seconds, 5 <= K <= 41
+// or as many as 256 MiB of samples hold) for the whole-process `quantscope-cli run` figure. Peak
+// RSS is taken after the forward runs, before the VJP keeps every activation (reported apart).
+// Float inputs are random-normal, integer inputs (token ids) uniform in [0, 100).
 //
 // usage: qs_runtime_bench MODEL OUT_DIR [REPEATS] [THREADS] [BATCH] [DIMS]
 //   DIMS: the first input's dims after the batch, e.g. 3,640,640 for a model whose spatial
@@ -217,12 +217,13 @@ int main(int argc, char** argv) {
     const double fwd = median(forwardMs);
     constexpr double kRunFigureMs = 2000.0;
     // Enough batches that a process's start-up noise (a few ms) stays small against them: a
-    // 0.2 ms transformer forward needs thousands. The file of samples caps K for large inputs.
-    constexpr int64_t kRunFigureBytes = int64_t{64} << 20;
+    // 0.2 ms transformer forward needs thousands. At most 41, or as many as 256 MiB of samples
+    // hold where that is more (the file of samples is written and read every round).
+    constexpr int64_t kRunFigureBytes = int64_t{256} << 20;
     const auto batchBytes = std::max<int64_t>(static_cast<int64_t>(x.byteSize()), 1);
     const int64_t runBatches =
         std::clamp<int64_t>(1 + static_cast<int64_t>(std::ceil(kRunFigureMs / std::max(fwd, 1e-3))),
-                            5, std::max<int64_t>(5, kRunFigureBytes / batchBytes));
+                            5, std::max<int64_t>(41, kRunFigureBytes / batchBytes));
     runtime::Tensor runSamples;
     for (const int64_t batches : {int64_t{1}, runBatches}) {
         runtime::Shape many = *shape;

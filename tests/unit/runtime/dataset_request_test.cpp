@@ -340,11 +340,17 @@ TEST(DatasetRequest, OnlyABatchSlowToReadIsReadAhead) {
     }();
     for (const auto perRead : {std::chrono::microseconds(0), 4 * BatchStream::kReadAheadWorth}) {
         const Dataset streamed = streamedRows(perRead);
-        BatchStream stream(streamed, 2);
-        EXPECT_FALSE(stream.readsAhead()); // not before the first batch was timed
-        ASSERT_TRUE(stream.next().ok());
         const bool slow = perRead > std::chrono::microseconds(0);
-        EXPECT_EQ(stream.readsAhead(), slow && hardwareThreads() > 1) << perRead.count();
+        // A fast first read can still take longer than kReadAheadWorth when this thread is
+        // preempted (sanitizers, a busy machine): one of three streams must read it in time.
+        bool decided = false;
+        for (int attempt = 0; attempt < 3 && !decided; ++attempt) {
+            BatchStream stream(streamed, 2);
+            EXPECT_FALSE(stream.readsAhead()); // not before the first batch was timed
+            ASSERT_TRUE(stream.next().ok());
+            decided = stream.readsAhead() == (slow && hardwareThreads() > 1);
+        }
+        EXPECT_TRUE(decided) << perRead.count() << " us per read";
         EXPECT_EQ(streamedBytes(streamed), streamedBytes(whole));
         // Asked for, a stream reads ahead however fast its rows come.
         EXPECT_TRUE(BatchStream(streamed, 2, true).readsAhead());

@@ -1,8 +1,8 @@
-// The packed GEMM behind Conv: the AVX-512 micro-kernels (two strips per tile, and one for the
-// last strip of an odd count) against the AVX2 one, and both against a plain triple loop, over
-// shapes that exercise every path: the shallow (panel-outer) and deep (strip-outer) depth blocks,
-// odd strip counts, edge strips of every width, partial last panels of A, the row split of small
-// N, and the fused epilogue.
+// The packed GEMM behind Conv: the AVX-512 micro-kernels (four strips per tile from 128 steps
+// deep, two, and one for the last strip of an odd count) against the AVX2 one, and both against a
+// plain triple loop, over shapes that exercise every path: the shallow (panel-outer) and deep
+// (strip-outer) depth blocks, odd strip counts, edge strips of every width, partial last panels of
+// A, the row split of small N, and the fused epilogue.
 
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
@@ -74,7 +74,7 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
         {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
         {70, 49, 600},   // a 7x7 image: a pair, the single-strip kernel, an edge of 1
         {12, 112, 256},  // 7 strips at the quad's least depth: a quad, a pair, a single
-        {12, 112, 127},  // one step shallower: pairs only
+        {12, 112, 127},  // one step shallower: three pairs and a single
     };
     for (const int threads : {1, 2}) {
         setNumThreads(threads);
