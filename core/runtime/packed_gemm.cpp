@@ -751,7 +751,7 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
 
 } // namespace
 
-bool setWideGemmKernel(bool enabled) {
+bool setWideGemmKernel([[maybe_unused]] bool enabled) {
     std::atomic<bool>& current = wideKernelSwitch();
     const bool before = current.load();
 #if defined(__AVX2__) && defined(__FMA__)

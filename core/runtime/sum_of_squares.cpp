@@ -1,6 +1,7 @@
 #include "core/runtime/sum_of_squares.h"
 
 #include <array>
+#include <cstddef>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -52,7 +53,7 @@ double sumRun(const float* x, int64_t count, double center = 0.0) {
 #else
     std::array<double, 4> sums{};
     for (; i + 4 <= count; i += 4) {
-        for (size_t lane = 0; lane < 4; ++lane) {
+        for (std::size_t lane = 0; lane < 4; ++lane) {
             const double v =
                 static_cast<double>(x[i + static_cast<int64_t>(lane)]) - (kSquare ? center : 0.0);
             sums[lane] += kSquare ? v * v : v;

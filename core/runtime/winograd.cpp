@@ -529,10 +529,10 @@ void transformOutputRun(const Conv2d& p, const float* m, int64_t ld, const TileR
             res[r] = epilogue.residual != nullptr ? epilogue.residual + offset : nullptr;
         }
     }
-    // Tiles whose output columns all lie inside the image.
-    const int64_t whole = std::min(run.count, (p.ow - x0) / kTile);
     int64_t t = 0;
 #if defined(__AVX2__) && defined(__FMA__)
+    // Tiles whose output columns all lie inside the image.
+    const int64_t whole = std::min(run.count, (p.ow - x0) / kTile);
     for (; t + 8 <= whole; t += 8) {
         F::outputTiles8(m, ld, t, e, dst, res);
     }
