@@ -466,11 +466,6 @@ public:
         m_changed.notify_all();
     }
 
-    bool started() const {
-        const std::lock_guard lock(m_mutex);
-        return m_range.has_value() || m_rows.has_value();
-    }
-
     /// The rows of the started range, once read.
     Result<std::vector<Tensor>> take() {
         std::unique_lock lock(m_mutex);
@@ -502,7 +497,7 @@ private:
     }
 
     const Dataset& m_dataset;
-    mutable std::mutex m_mutex;
+    std::mutex m_mutex;
     std::condition_variable m_changed;
     std::optional<std::pair<int64_t, int64_t>> m_range; ///< asked for, not yet read
     std::optional<Result<std::vector<Tensor>>> m_rows;  ///< read, not yet taken
@@ -579,25 +574,28 @@ Result<std::vector<Tensor>> BatchStream::readStreamed(int64_t begin, int64_t end
         if (!m_readsAhead) {
             readRowsPerThread();
         } else if (!done()) {
-            m_readAhead = std::make_unique<ReadAhead>(m_dataset);
-            m_readAhead->start(m_next, std::min(m_samples, m_next + m_batchSize));
+            startReadingAhead(m_next);
         }
         return rows;
     }
     if (!m_readsAhead) {
         return readBatch(begin, end);
     }
-    if (m_readAhead == nullptr) {
-        m_readAhead = std::make_unique<ReadAhead>(m_dataset);
-    }
-    if (!m_readAhead->started()) {
-        m_readAhead->start(begin, end);
+    if (m_readAhead == nullptr) { // asked to read ahead: from the first batch
+        startReadingAhead(begin);
     }
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> rows, m_readAhead->take());
     if (!done()) {
-        m_readAhead->start(m_next, std::min(m_samples, m_next + m_batchSize));
+        startReadingAhead(m_next);
     }
     return rows;
+}
+
+void BatchStream::startReadingAhead(int64_t begin) {
+    if (m_readAhead == nullptr) {
+        m_readAhead = std::make_unique<ReadAhead>(m_dataset);
+    }
+    m_readAhead->start(begin, std::min(m_samples, begin + m_batchSize));
 }
 
 Result<SampleBatch> BatchStream::next() {

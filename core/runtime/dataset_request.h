@@ -174,6 +174,9 @@ private:
     /// (which then starts on the next batch); the first call decides which, when left to.
     Result<std::vector<Tensor>> readStreamed(int64_t begin, int64_t end);
 
+    /// Has the read-ahead thread (made on first use) read the batch from row `begin`.
+    void startReadingAhead(int64_t begin);
+
     /// Sets m_readRows for a dataset that reads a row per thread (images), when not reading ahead.
     void readRowsPerThread();
 
