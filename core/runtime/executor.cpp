@@ -273,6 +273,7 @@ Result<Executor> Executor::create(graph::Graph graph, ExecutorOptions options) {
     exec.planLifetimes();
     exec.planFusions();
     exec.planShapeMemo();
+    exec.planConcatsInPlace();
     exec.prepackWeights();
     if (options.releasePackedWeights) {
         exec.releasePackedOriginals();
@@ -289,6 +290,23 @@ void Executor::planShapeMemo() {
         excluded[step] = m_fusedAway[step] || m_fusedNodeOf[step] >= 0;
     }
     m_shapeMemoPlan = ShapeMemoPlan::plan(m_graph, m_order, excluded);
+}
+
+void Executor::planConcatsInPlace() {
+    // Not in fp16 mode, where run() stores every output in half precision.
+    if (m_options.fp16) {
+        return;
+    }
+    std::vector<const graph::Node*> runs(m_order.size(), nullptr);
+    std::vector<bool> skip(m_order.size(), false);
+    for (size_t step = 0; step < m_order.size(); ++step) {
+        if (!m_fusedAway[step]) {
+            const graph::Node* fused = fusedNode(step);
+            runs[step] = fused != nullptr ? fused : &m_graph.node(m_order[step]);
+        }
+        skip[step] = m_shapeMemoPlan.memoizable(step);
+    }
+    m_concatPlan = ConcatInPlacePlan::build(m_graph, m_order, runs, skip);
 }
 
 Result<void> Executor::resolveOps() {
@@ -764,7 +782,8 @@ Result<void> Executor::bindInputs(std::span<const Tensor> inputs,
 }
 
 Result<std::vector<Tensor>> Executor::runNode(const graph::Node& node, size_t step,
-                                              const std::vector<Tensor>& values) const {
+                                              const std::vector<Tensor>& values,
+                                              ConcatInPlaceRun* placements) const {
     std::vector<Tensor> inputs;
     inputs.reserve(node.inputs.size());
     for (const ValueId in : node.inputs) {
@@ -784,7 +803,13 @@ Result<std::vector<Tensor>> Executor::runNode(const graph::Node& node, size_t st
         inputs.resize(4);
         inputs.push_back(m_packedWeights[step]);
     }
-    const OpContext ctx{node, inputs, m_opset};
+    OpContext ctx{node, inputs, m_opset};
+    if (placements != nullptr && node.opType == "Conv" && !node.outputs.empty() &&
+        m_concatPlan.slotOf(node.outputs[0])) {
+        ctx.placeOutput = [placements, &node](const Shape& shape) {
+            return placements->place(node.outputs[0], shape);
+        };
+    }
     // A fused node may run another op than the step's own (a decomposed LayerNormalization).
     const int fusedIndex = m_fusedNodeOf[step];
     const OpDef* op = fusedIndex >= 0 && &node == &m_fusedNodes[static_cast<size_t>(fusedIndex)]
@@ -822,7 +847,8 @@ Result<std::vector<Tensor>> Executor::graphOutputs(const std::vector<Tensor>& va
 Result<std::vector<Tensor>> Executor::runOrReuse(size_t step, const graph::Node& node,
                                                  const std::vector<Tensor>& values,
                                                  ShapeMemoRun& memo, RunStats* stats,
-                                                 size_t& reused) const {
+                                                 size_t& reused,
+                                                 ConcatInPlaceRun& placements) const {
     const bool memoizable = m_shapeMemoPlan.memoizable(step);
     const std::vector<Tensor>* kept =
         memoizable
@@ -834,7 +860,16 @@ Result<std::vector<Tensor>> Executor::runOrReuse(size_t step, const graph::Node&
         return *kept;
     }
     const auto opStart = std::chrono::steady_clock::now();
-    QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, runNode(node, step, values));
+    std::vector<Tensor> outputs;
+    if (m_concatPlan.concatAt(step) >= 0) {
+        QS_ASSIGN_OR_RETURN(std::optional<Tensor> joined, placements.finish(step, node, values));
+        if (joined) {
+            outputs.push_back(std::move(*joined));
+        }
+    }
+    if (outputs.empty()) {
+        QS_ASSIGN_OR_RETURN(outputs, runNode(node, step, values, &placements));
+    }
     if (stats != nullptr && stats->profile) {
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - opStart).count();
@@ -866,6 +901,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
     // Steps of fused chains that run unfused this time (fusedNodeRuns said no).
     std::vector<bool> unfused;
     ShapeMemoRun memo(m_shapeMemoPlan, m_shapeMemo->load());
+    ConcatInPlaceRun placements(m_concatPlan);
     size_t reused = 0;
     for (size_t step = 0; step < m_order.size(); ++step) {
         QS_TRY(reportProgress(progress, step, m_order.size(), m_graph.node(m_order[step]).name));
@@ -875,8 +911,11 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
         }
         const graph::Node& node = nodeToRun(step, values, unfused);
         QS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
-                            runOrReuse(step, node, values, memo, stats, reused));
+                            runOrReuse(step, node, values, memo, stats, reused, placements));
+        // A Concat's output is live from the first Conv that writes into it.
+        live.add(placements.takeAllocated());
         storeOutputs(node, outputs, values, live);
+        live.remove(placements.takeHandedOver());
         freeDead(step);
     }
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> results, graphOutputs(values));
@@ -890,6 +929,7 @@ Result<std::vector<Tensor>> Executor::run(std::span<const Tensor> inputs, RunSta
     }
     if (stats != nullptr) {
         stats->reusedShapeSteps = reused;
+        stats->concatInputsPlaced = placements.placed();
         stats->peakActivationBytes = live.peak();
         stats->seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

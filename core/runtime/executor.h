@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/graph/graph.h"
+#include "core/runtime/concat_in_place.h"
 #include "core/runtime/op.h"
 #include "core/runtime/shape_memo.h"
 #include "core/runtime/tensor.h"
@@ -54,6 +55,9 @@ struct RunStats {
     /// Steps of shape arithmetic whose outputs came from the last run (shape_memo.h): the input
     /// shapes repeated.
     size_t reusedShapeSteps = 0;
+    /// Concat inputs a Conv wrote into the Concat's output (concat_in_place.h), so the Concat
+    /// did not copy them.
+    size_t concatInputsPlaced = 0;
 };
 
 /// All values of one forward pass, kept for backward().
@@ -134,16 +138,21 @@ private:
 
     Result<void> bindInputs(std::span<const Tensor> inputs, std::vector<Tensor>& values) const;
 
+    /// Runs `node` for step `step`; with `placements` (run()), a Conv whose output a planned
+    /// Concat alone reads writes it into the Concat's output.
     Result<std::vector<Tensor>> runNode(const graph::Node& node, size_t step,
-                                        const std::vector<Tensor>& values) const;
+                                        const std::vector<Tensor>& values,
+                                        ConcatInPlaceRun* placements = nullptr) const;
 
     Result<std::vector<Tensor>> graphOutputs(const std::vector<Tensor>& values) const;
 
     /// run()'s step `step`: `node`'s outputs from the last run when the shape memo has them for
-    /// these shapes (counted in `reused`), else computed (and timed into `stats`).
+    /// these shapes (counted in `reused`), a planned Concat's output from `placements`, else
+    /// computed (and timed into `stats`).
     Result<std::vector<Tensor>> runOrReuse(size_t step, const graph::Node& node,
                                            const std::vector<Tensor>& values, ShapeMemoRun& memo,
-                                           RunStats* stats, size_t& reused) const;
+                                           RunStats* stats, size_t& reused,
+                                           ConcatInPlaceRun& placements) const;
 
     /// Back-propagates through one step, asking its VJP only for the gradients of `wanted`
     /// inputs, and releases its outputs' gradients but the `retained` ones; false when no
@@ -180,6 +189,10 @@ private:
 
     /// Plans which steps run() may take from the last run (shape_memo.h); after planFusions.
     void planShapeMemo();
+
+    /// Plans the Concats whose Conv inputs run() writes in place (concat_in_place.h); after
+    /// planShapeMemo.
+    void planConcatsInPlace();
 
     /// Packs the weights of GEMM-based Conv steps once (see packed_gemm.h).
     void prepackWeights();
@@ -243,6 +256,7 @@ private:
 
     std::shared_ptr<InputGradWeights> m_inputGradWeights;
     ShapeMemoPlan m_shapeMemoPlan;
+    ConcatInPlacePlan m_concatPlan;
     std::shared_ptr<ShapeMemoCell> m_shapeMemo; ///< shared by copies of the executor
     std::vector<Tensor> m_constants; ///< initializers wrapped once, indexed by ValueId::index()
     int64_t m_opset = 21;

@@ -13,6 +13,11 @@ namespace qs::runtime {
 /// 1-D and 2-D convolutions seen as 2-D (a 1-D input has height 1).
 struct Conv2d {
     int64_t n, c, h, w, m, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, group;
+    /// Floats from one image's output to the next's: 0 for a tensor of its own (m x outPixels),
+    /// more when the output is a slice of a Concat's (ChannelSlice). Residuals stay dense.
+    int64_t yImageStride = 0;
+
+    int64_t outImageStride() const { return yImageStride != 0 ? yImageStride : m * oh * ow; }
 
     int64_t cg() const { return c / group; }
 

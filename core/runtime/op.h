@@ -10,6 +10,8 @@
 #include "core/runtime/tensor.h"
 #include "core/support/result.h"
 
+#include <functional>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -17,6 +19,14 @@
 #include <vector>
 
 namespace qs::runtime {
+
+/// Where a kernel may write its output 0 instead of a buffer of its own: channels
+/// [channel0, channel0 + its channels) of `buffer` [N, C, spatial...], the output of the channel
+/// Concat that alone reads it (concat_in_place.h).
+struct ChannelSlice {
+    Tensor buffer;
+    int64_t channel0 = 0;
+};
 
 /// What a kernel sees: the node (attributes), its inputs (absent optional inputs are undefined
 /// tensors) and the model's opset.
@@ -35,6 +45,10 @@ struct OpContext {
     /// write an input's gradient of the same shape into it instead of a new buffer (an
     /// element-wise mask then reads and writes one stream less, and touches no fresh pages).
     uint64_t reusableOutputGrads = 0;
+    /// Set by run() when a channel Concat alone reads output 0: called with the output's shape,
+    /// it returns the slice to write instead (the kernel then returns a shape-only tensor), or
+    /// nullopt. Kernels that cannot write with an image stride do not call it.
+    std::function<std::optional<ChannelSlice>(const Shape&)> placeOutput;
 
     bool reusesOutputGrad(size_t index) const {
         return index < 64 && ((reusableOutputGrads >> index) & 1U) != 0;

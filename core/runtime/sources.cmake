@@ -21,6 +21,7 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/conv_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_backward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_samples.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/concat_in_place.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fused_tail.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gelu_fusion.cpp
   ${CMAKE_CURRENT_LIST_DIR}/layer_norm_fusion.cpp

@@ -516,6 +516,7 @@ void transformOutputRun(const Conv2d& p, const float* m, int64_t ld, const TileR
                         int64_t filter, const ConvEpilogue& epilogue, float* y) {
     constexpr int64_t kTile = F::kTile;
     const int64_t planeOffset = (run.image * p.m + filter) * p.outPixels();
+    const int64_t outPlane = run.image * p.outImageStride() + filter * p.outPixels();
     const OutputEpilogue e{epilogue.bias != nullptr ? epilogue.bias[filter] : 0.0F, epilogue.lo,
                            epilogue.hi};
     const int64_t oy = kTile * run.ty;
@@ -523,10 +524,11 @@ void transformOutputRun(const Conv2d& p, const float* m, int64_t ld, const TileR
     typename F::Outputs dst{};
     typename F::Residuals res{};
     for (size_t r = 0; r < dst.size(); ++r) {
-        const int64_t offset = planeOffset + (oy + static_cast<int64_t>(r)) * p.ow + x0;
+        const int64_t offset = (oy + static_cast<int64_t>(r)) * p.ow + x0;
         if (oy + static_cast<int64_t>(r) < p.oh) {
-            dst[r] = y + offset;
-            res[r] = epilogue.residual != nullptr ? epilogue.residual + offset : nullptr;
+            dst[r] = y + outPlane + offset;
+            res[r] =
+                epilogue.residual != nullptr ? epilogue.residual + planeOffset + offset : nullptr;
         }
     }
     int64_t t = 0;

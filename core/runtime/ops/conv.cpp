@@ -5,7 +5,9 @@
 // kernel for depthwise convolutions (conv_kernels.h); the reference is the plain N-d sum above.
 // The executor may fuse a following Relu/Clip and a residual Add into its private copy of the
 // node: y = clamp(conv + residual, qs_fused_min, qs_fused_max), residual = input 3; it also passes
-// the weights packed once, at creation, as input 4.
+// the weights packed once, at creation, as input 4. When only a channel Concat reads the output,
+// run() may hand it a slice of the Concat's output to write instead (concat_in_place.h), which
+// the GEMM and Winograd kernels write with an image stride (Conv2d::yImageStride).
 // VJP: dx = col2im(W^T dy), dw = dy col^T (Eigen GEMMs), db = sum dy, each only when asked for;
 // depthwise dx is the direct kernel with the flipped filter. With a fused activation dy is first
 // zeroed where the output sits on a clamp bound.
@@ -232,7 +234,7 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
         for (int64_t grp = 0; grp < p.group; ++grp) {
             const float* xg = x + (n * p.c + grp * p.cg()) * p.h * p.w;
             const int64_t outOffset = (n * p.m + grp * p.mg()) * pixels;
-            const GemmOutput out{y + outOffset, pixels,
+            const GemmOutput out{y + n * p.outImageStride() + grp * p.mg() * pixels, pixels,
                                  e.residual != nullptr ? e.residual + outOffset : nullptr,
                                  grp * p.mg()};
             if (p.isPointwise() && packedGemmReadsBInPlace(pixels, pixels)) {
@@ -280,7 +282,7 @@ Result<const float*> prepackedWeights(const OpContext& ctx, int64_t expected) {
 /// Winograd (winogradTileFor's variant) with the executor's transformed weights, else transformed
 /// here.
 Result<void> winogradForward(const OpContext& ctx, const Conv2d& p, const ConvEpilogue& e,
-                             Tensor& y) {
+                             float* y) {
     QS_ASSIGN_OR_RETURN(const float* prepacked,
                         prepackedWeights(ctx, winogradWeightsSize(p.m, p.c)));
     thread_local std::vector<float> packed;
@@ -289,8 +291,31 @@ Result<void> winogradForward(const OpContext& ctx, const Conv2d& p, const ConvEp
         packWinogradWeights(ctx.input(1).data<float>(), p.m, p.c, packed.data());
         prepacked = packed.data();
     }
-    winogradConv2d(p, ctx.input(0).data<float>(), prepacked, e, y.mutableData<float>());
+    winogradConv2d(p, ctx.input(0).data<float>(), prepacked, e, y);
     return success();
+}
+
+/// Where forward writes: `data`, and `result`, what it returns.
+struct ConvOutput {
+    Tensor result;
+    float* data = nullptr;
+};
+
+/// A slice of the Concat's output when run() offers one (ChannelSlice; `p` then gets its image
+/// stride), else a tensor of its own. Not for the depthwise kernels, which write whole planes
+/// densely, nor with a residual, whose layout the kernels take to be the output's. A slice's
+/// `result` is shape-only: only the Concat reads the value, and it finds it in place.
+ConvOutput convOutput(const OpContext& ctx, const ConvShape& s, const ConvEpilogue& e, Conv2d& p) {
+    if (ctx.placeOutput && e.residual == nullptr && !p.isDepthwise()) {
+        if (std::optional<ChannelSlice> slice = ctx.placeOutput(s.outShape)) {
+            p.yImageStride = slice->buffer.dim(1) * p.outPixels();
+            return {Tensor::withoutData(graph::DataType::Float, s.outShape),
+                    slice->buffer.mutableData<float>() + slice->channel0 * p.outPixels()};
+        }
+    }
+    Tensor y = allocateFloat(s.outShape);
+    float* data = y.mutableData<float>();
+    return {std::move(y), data};
 }
 
 // Fast kernel.
@@ -299,29 +324,35 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     if (s.geo.rank() > 2) {
         return reference(ctx);
     }
-    const Conv2d p = as2d(s);
+    Conv2d p = as2d(s);
     ConvEpilogue e = epilogueOf(ctx);
     QS_ASSIGN_OR_RETURN(const FusedTail tail, tailOf(ctx));
-    Tensor y = allocateFloat(s.outShape);
+    ConvOutput y = convOutput(ctx, s, e, p);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
     if (winogradApplies(p)) {
-        QS_TRY(winogradForward(ctx, p, e, y));
-        applyFusedTail(tail, y.mutableData<float>(), y.numElements());
-        return std::vector<Tensor>{y};
+        QS_TRY(winogradForward(ctx, p, e, y.data));
+        if (p.yImageStride == 0) {
+            applyFusedTail(tail, y.data, y.result.numElements());
+        } else {
+            for (int64_t n = 0; n < p.n; ++n) {
+                applyFusedTail(tail, y.data + n * p.yImageStride, p.m * p.outPixels());
+            }
+        }
+        return std::vector<Tensor>{y.result};
     }
     // The depthwise and GEMM kernels run the tail on each piece of output they finish, while it
     // is in cache.
     e.tail = &tail;
     if (p.isDepthwise()) {
-        depthwiseConv2d(p, x, w, e, y.mutableData<float>());
+        depthwiseConv2d(p, x, w, e, y.data);
     } else {
         QS_ASSIGN_OR_RETURN(
             const float* prepacked,
             prepackedWeights(ctx, packedGroupedWeightsSize(p.m, p.colRows(), p.group)));
-        gemmConv2d(p, x, w, prepacked, e, y.mutableData<float>());
+        gemmConv2d(p, x, w, prepacked, e, y.data);
     }
-    return std::vector<Tensor>{y};
+    return std::vector<Tensor>{y.result};
 }
 
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
