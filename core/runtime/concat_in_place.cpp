@@ -42,28 +42,44 @@ Shape withChannels(Shape shape, int64_t channels) {
     return shape;
 }
 
-/// Copies input `from` ([N, channels, inner...]) into channels [channel0, channel0 + channels)
-/// of `to` on the threads, in pieces of about 64 KiB (a batch-1 input is one long run).
-void copyIntoChannels(const Tensor& from, int64_t channel0, Tensor& to) {
+/// Channels [from0, from0 + count) of `from` into channels [to0, to0 + count) of `to` (both
+/// [N, channels, inner...] with the same N and inner dims), on the threads in pieces of about
+/// 64 KiB (at batch 1 an input is one long run).
+void copyChannels(const Tensor& from, int64_t from0, int64_t count, Tensor& to, int64_t to0) {
     constexpr int64_t kPiece = int64_t{16} << 10; // floats
-    const int64_t images = from.dim(0);
-    const int64_t run = from.numElements() / std::max<int64_t>(1, images);
-    const int64_t inner = run / std::max<int64_t>(1, from.dim(1));
-    const int64_t stride = to.numElements() / std::max<int64_t>(1, images);
-    const float* src = from.data<float>();
-    float* dst = to.mutableData<float>() + channel0 * inner;
+    const int64_t images = std::max<int64_t>(1, from.dim(0));
+    const int64_t inner = from.numElements() / images / std::max<int64_t>(1, from.dim(1));
+    const int64_t run = count * inner;
+    const int64_t fromStride = from.numElements() / images;
+    const int64_t toStride = to.numElements() / images;
+    const float* src = from.data<float>() + from0 * inner;
+    float* dst = to.mutableData<float>() + to0 * inner;
     const int64_t piecesPerImage = std::max<int64_t>(1, (run + kPiece - 1) / kPiece);
     parallelFor(images * piecesPerImage, 1, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
             const int64_t n = i / piecesPerImage;
             const int64_t at = (i % piecesPerImage) * kPiece;
-            const int64_t count = std::min(kPiece, run - at);
-            if (count > 0) {
-                std::memcpy(dst + n * stride + at, src + n * run + at,
-                            static_cast<size_t>(count) * sizeof(float));
+            const int64_t piece = std::min(kPiece, run - at);
+            if (piece > 0) {
+                std::memcpy(dst + n * toStride + at, src + n * fromStride + at,
+                            static_cast<size_t>(piece) * sizeof(float));
             }
         }
     });
+}
+
+/// True when `input` holds floats shaped as `full` but for dim 1.
+bool fitsBesideChannels(const Tensor& input, const Shape& full) {
+    if (input.dtype() != graph::DataType::Float || input.rawData() == nullptr ||
+        input.rank() != full.size()) {
+        return false;
+    }
+    for (size_t d = 0; d < full.size(); ++d) {
+        if (d != 1 && input.shape()[d] != full[d]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /// True when `id` is a node's output that only one input of one node reads, no graph output and
@@ -194,25 +210,48 @@ Result<std::optional<Tensor>> ConcatInPlaceRun::finish(size_t step, const graph:
     }
     Output& out = m_outputs[static_cast<size_t>(index)];
     const ConcatInPlacePlan::Concat& plan = m_plan.concats()[static_cast<size_t>(index)];
+    const Shape full = out.buffer.shape(); // out.buffer is handed over below
+    // Channels per input: the plan's for the placed ones, the tensor's for the others.
+    std::vector<int64_t> channels(plan.inputs.size());
+    bool asPlanned = true;
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        const int64_t planned =
+            (i + 1 < plan.inputs.size() ? plan.channel0[i + 1] : plan.channels) - plan.channel0[i];
+        channels[i] = planned;
         if (out.placed[i]) {
             continue;
         }
         const Tensor& input = values[plan.inputs[i].index()];
-        const int64_t channels =
-            (i + 1 < plan.inputs.size() ? plan.channel0[i + 1] : plan.channels) - plan.channel0[i];
-        const Shape expected = withChannels(out.buffer.shape(), channels);
-        if (input.dtype() != graph::DataType::Float || input.shape() != expected ||
-            input.rawData() == nullptr) {
+        if (!fitsBesideChannels(input, full)) {
             return Error(Errc::InvalidModel, "input " + std::to_string(i) + " " +
                                                  shapeToString(input.shape()) + " does not fit " +
-                                                 shapeToString(expected))
+                                                 shapeToString(withChannels(full, planned)))
                 .context("Concat node '" + concat.name + "'");
         }
-        copyIntoChannels(input, plan.channel0[i], out.buffer);
+        channels[i] = input.dim(1);
+        asPlanned = asPlanned && channels[i] == planned;
     }
-    m_handedOver = std::exchange(out.buffer, Tensor());
-    return std::optional<Tensor>(m_handedOver);
+    Tensor buffer = std::exchange(out.buffer, Tensor());
+    m_handedOver = buffer;
+    // A declared channel count the model's tensors contradict: joined anew, placed slices too.
+    Tensor joined = buffer;
+    if (!asPlanned) {
+        int64_t total = 0;
+        for (const int64_t c : channels) {
+            total += c;
+        }
+        joined = Tensor::allocate(graph::DataType::Float, withChannels(full, total));
+    }
+    int64_t channel = 0;
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+        if (!out.placed[i]) {
+            copyChannels(values[plan.inputs[i].index()], 0, channels[i], joined, channel);
+        } else if (!asPlanned) {
+            copyChannels(buffer, plan.channel0[i], channels[i], joined, channel);
+        }
+        channel += channels[i];
+    }
+    return std::optional<Tensor>(std::move(joined));
 }
 
 Tensor ConcatInPlaceRun::takeHandedOver() {

@@ -1,6 +1,6 @@
 // Concat without copies: a Conv whose output only a channel Concat (axis 1) reads writes it
 // straight into its channels of the Concat's output, and the Concat copies only the inputs no
-// Conv placed (SqueezeNet's Fire modules, DenseNet's and Inception's branches). Each image of
+// Conv placed (SqueezeNet's Fire modules, ShuffleNet's and Inception's branches). Each image of
 // such an input sits in the output at the stride of a whole output image, which the Conv kernels
 // write with (Conv2d::yImageStride). Only run() places outputs: a traced forward keeps every
 // value whole, for the VJPs and for callers that read activations.
@@ -65,8 +65,10 @@ public:
     explicit ConcatInPlaceRun(const ConcatInPlacePlan& plan);
 
     /// The slice value `id` (output 0 of the node being run, of shape `shape`) goes to, or
-    /// nullopt when it is not planned or `shape` does not fit the output the first placement
-    /// of its Concat allocated. Allocates that output (see takeAllocated).
+    /// nullopt when it is not planned, `shape` has other channels than planned or does not fit
+    /// the output the first placement of its Concat allocated, or `id` was placed already.
+    /// Allocates that output (see takeAllocated): it then lives from the first placed Conv on,
+    /// longer than the Concat's output did (a branch's other steps run in between).
     std::optional<ChannelSlice> place(graph::ValueId id, const Shape& shape);
 
     /// For the live-bytes count, which holds this run's reference to a Concat's output from
@@ -79,7 +81,9 @@ public:
 
     /// For planned Concat step `step` (`concat`, its node): its output, with the inputs no Conv
     /// placed copied in from `values`; nullopt when nothing was placed this run (the Concat runs
-    /// as usual). An input whose shape does not fit is an error naming it, as Concat's own.
+    /// as usual). An input whose channels the graph declared wrongly gets a new output joined
+    /// from the placed slices and the inputs; one whose other dims do not fit is an error naming
+    /// the node, as Concat's own.
     Result<std::optional<Tensor>> finish(size_t step, const graph::Node& concat,
                                          const std::vector<Tensor>& values);
 

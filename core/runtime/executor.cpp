@@ -300,11 +300,12 @@ void Executor::planConcatsInPlace() {
     std::vector<const graph::Node*> runs(m_order.size(), nullptr);
     std::vector<bool> skip(m_order.size(), false);
     for (size_t step = 0; step < m_order.size(); ++step) {
-        if (!m_fusedAway[step]) {
+        // A step the shape memo may repeat never places its output (runOrReuse).
+        skip[step] = m_shapeMemoPlan.memoizable(step);
+        if (!m_fusedAway[step] && !skip[step]) {
             const graph::Node* fused = fusedNode(step);
             runs[step] = fused != nullptr ? fused : &m_graph.node(m_order[step]);
         }
-        skip[step] = m_shapeMemoPlan.memoizable(step);
     }
     m_concatPlan = ConcatInPlacePlan::build(m_graph, m_order, runs, skip);
 }
@@ -868,7 +869,10 @@ Result<std::vector<Tensor>> Executor::runOrReuse(size_t step, const graph::Node&
         }
     }
     if (outputs.empty()) {
-        QS_ASSIGN_OR_RETURN(outputs, runNode(node, step, values, &placements));
+        // A step the memo may repeat keeps an output of its own: the memo would hand a placed
+        // one back shape-only.
+        QS_ASSIGN_OR_RETURN(outputs,
+                            runNode(node, step, values, memoizable ? nullptr : &placements));
     }
     if (stats != nullptr && stats->profile) {
         const double seconds =
