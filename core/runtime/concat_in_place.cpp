@@ -70,8 +70,9 @@ void copyChannels(const Tensor& from, int64_t from0, int64_t count, Tensor& to, 
 
 /// True when `input` holds floats shaped as `full` but for dim 1.
 bool fitsBesideChannels(const Tensor& input, const Shape& full) {
-    if (input.dtype() != graph::DataType::Float || input.rawData() == nullptr ||
-        input.rank() != full.size()) {
+    // No data is wrong only when there are elements (a batch of 0 has none).
+    if (input.dtype() != graph::DataType::Float ||
+        (input.rawData() == nullptr && input.numElements() != 0) || input.rank() != full.size()) {
         return false;
     }
     for (size_t d = 0; d < full.size(); ++d) {
