@@ -2,6 +2,7 @@
 
 #include "core/runtime/parallel.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -163,6 +164,18 @@ void splitPhases(const float* padded, int64_t sw, int64_t phases, int64_t phaseL
     }
 }
 
+/// Rows a copy reads ahead of the one it copies. A strided copy reads every other row: too
+/// sparse for the hardware prefetchers, it waited on memory for each row (ResNet-50's strided
+/// 1x1 at batch 8: 3.5 ms of copies from memory against 0.6 from the caches).
+constexpr int64_t kPrefetchRows = 16;
+
+/// Asks for the cache lines of the `width` floats at `row`.
+void prefetchRow(const float* row, int64_t width) {
+    for (int64_t at = 0; at < width; at += 16) {
+        __builtin_prefetch(row + at);
+    }
+}
+
 /// How Im2colSource copies an image: `height` rows per plane, source row `rowOrigin` + row
 /// `rowStep` of the image (padding rows outside it), each row padded to `width` columns and
 /// split into `phases` phases of `phaseLength` (a plane row of phases x phaseLength floats).
@@ -191,6 +204,10 @@ struct SourceCopy {
                 for (int64_t row = 0; row < height; ++row) {
                     float* dst = copy + c * plane() + row * rowStride();
                     const int64_t iy = rowOrigin + row * rowStep;
+                    // Rows of the next planes once this one's run out; never past the image.
+                    const int64_t ahead = std::clamp<int64_t>(
+                        c * p.h + iy + kPrefetchRows * rowStep, 0, channels * p.h - 1);
+                    prefetchRow(x + ahead * p.w, std::min(width, p.w));
                     if (iy < 0 || iy >= p.h) {
                         std::fill(dst, dst + rowStride(), 0.0F);
                     } else if (p.sw == 1) {
