@@ -234,6 +234,10 @@ std::vector<ValueId> Graph::valueIds() const {
     return ids;
 }
 
+bool Graph::isOutput(ValueId id) const {
+    return std::find(m_outputs.begin(), m_outputs.end(), id) != m_outputs.end();
+}
+
 std::vector<ValueId> Graph::initializers() const {
     std::vector<ValueId> ids;
     for (uint32_t valueIdx = 0; valueIdx < m_values.size(); ++valueIdx) {

@@ -152,6 +152,9 @@ public:
 
     const std::vector<ValueId>& outputs() const { return m_outputs; }
 
+    /// True when `id` is one of outputs().
+    bool isOutput(ValueId id) const;
+
     /// Initializer values in the order they were added.
     std::vector<ValueId> initializers() const;
 

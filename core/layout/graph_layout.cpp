@@ -38,10 +38,8 @@ bool foldsToConstant(const graph::Graph& graph, const graph::Node& node,
 }
 
 bool feedsGraphOutput(const graph::Graph& graph, const graph::Node& node) {
-    return std::any_of(node.outputs.begin(), node.outputs.end(), [&graph](graph::ValueId output) {
-        return std::find(graph.outputs().begin(), graph.outputs().end(), output) !=
-               graph.outputs().end();
-    });
+    return std::any_of(node.outputs.begin(), node.outputs.end(),
+                       [&graph](graph::ValueId output) { return graph.isOutput(output); });
 }
 
 /// Marks the outputs of ops whose every input is a constant (in drawing order, so chains of

@@ -31,17 +31,12 @@ const TensorData* floatConstant(const Graph& g, ValueId id) {
     return data->dtype() == graph::DataType::Float ? data : nullptr;
 }
 
-bool isGraphOutput(const Graph& g, ValueId id) {
-    const auto& outputs = g.outputs();
-    return std::find(outputs.begin(), outputs.end(), id) != outputs.end();
-}
-
 /// The default-domain node of type `opType` producing `id` as its only consumer's input, or none.
 std::optional<NodeId> soleProducer(const Graph& g, ValueId id, std::string_view opType) {
     const NodeId producer = g.value(id).producer;
     if (!producer.valid() || g.node(producer).opType != opType ||
         !g.node(producer).isDefaultDomain() || g.value(id).consumers.size() != 1 ||
-        isGraphOutput(g, id)) {
+        g.isOutput(id)) {
         return std::nullopt;
     }
     return producer;
@@ -61,7 +56,7 @@ struct ChannelAffine {
 
 std::optional<ChannelAffine> readBatchNorm(const Graph& g, const graph::Node& bn) {
     if (bn.inputs.size() != 5 || bn.intAttr("training_mode", 0) != 0 || bn.outputs.size() != 1 ||
-        isGraphOutput(g, bn.outputs[0])) {
+        g.isOutput(bn.outputs[0])) {
         return std::nullopt;
     }
     const TensorData* params[4];

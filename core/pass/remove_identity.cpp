@@ -23,8 +23,7 @@ Result<bool> removeIdentity(graph::Graph& graph, PassContext& context) {
         }
         const graph::ValueId in = node.inputs[0];
         const graph::ValueId out = node.outputs[0];
-        const auto& outputs = graph.outputs();
-        const bool isGraphOutput = std::find(outputs.begin(), outputs.end(), out) != outputs.end();
+        const bool isGraphOutput = graph.isOutput(out);
         const bool maskRead = node.outputs.size() > 1 && node.outputs[1].valid() &&
                               !graph.value(node.outputs[1]).consumers.empty();
         if (isGraphOutput || maskRead) {

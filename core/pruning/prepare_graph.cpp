@@ -19,10 +19,6 @@ bool untiesConstants(std::string_view opType) {
     return graph::opFacts(opType).pruningRole != graph::PruningRole::Blocks;
 }
 
-bool isGraphOutput(const graph::Graph& graph, ValueId id) {
-    return std::find(graph.outputs().begin(), graph.outputs().end(), id) != graph.outputs().end();
-}
-
 std::string freshName(const graph::Graph& graph, const std::string& base) {
     if (!graph.findValue(base)) {
         return base;
@@ -50,7 +46,7 @@ bool inlineConstantIdentities(graph::Graph& graph) {
         const graph::Node& node = graph.node(id);
         if (node.opType != "Identity" || !node.isDefaultDomain() || node.inputs.size() != 1 ||
             node.outputs.size() != 1 || !graph.value(node.inputs[0]).isInitializer() ||
-            isGraphOutput(graph, node.outputs[0])) {
+            graph.isOutput(node.outputs[0])) {
             continue;
         }
         const ValueId out = node.outputs[0];
@@ -80,7 +76,7 @@ int untieSharedConstants(graph::Graph& graph) {
         for (uint32_t port = 0; port < graph.node(id).inputs.size(); ++port) {
             const ValueId in = graph.node(id).inputs[port];
             if (in.valid() && graph.value(in).isInitializer() &&
-                (graph.value(in).consumers.size() > 1 || isGraphOutput(graph, in))) {
+                (graph.value(in).consumers.size() > 1 || graph.isOutput(in))) {
                 giveOwnCopy(graph, id, port, in, graph.value(in).name + "_" + graph.node(id).name);
                 ++count;
             }

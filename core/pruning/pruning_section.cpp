@@ -31,11 +31,7 @@ bool exclusiveTo(const Graph& graph, ValueId id) {
     if (value.consumers.size() != 1) {
         return false;
     }
-    return std::find(graph.outputs().begin(), graph.outputs().end(), id) == graph.outputs().end();
-}
-
-bool isGraphOutput(const Graph& graph, ValueId id) {
-    return std::find(graph.outputs().begin(), graph.outputs().end(), id) != graph.outputs().end();
+    return !graph.isOutput(id);
 }
 
 std::string quoted(const Node& node) {
@@ -47,7 +43,7 @@ std::string quoted(const Node& node) {
 bool extraOutputsUnused(const Graph& graph, const Node& node) {
     for (size_t i = 1; i < node.outputs.size(); ++i) {
         const ValueId out = node.outputs[i];
-        if (out.valid() && (!graph.value(out).consumers.empty() || isGraphOutput(graph, out))) {
+        if (out.valid() && (!graph.value(out).consumers.empty() || graph.isOutput(out))) {
             return false;
         }
     }
@@ -401,7 +397,7 @@ bool checkExit(const Graph& graph, const Node& entryNode, const graph::Use& use,
 /// Why the walk cannot go on from `flow` (a graph output, not one consumer), or "".
 std::string flowReason(const Graph& graph, ValueId flow) {
     const Value& value = graph.value(flow);
-    if (isGraphOutput(graph, flow)) {
+    if (graph.isOutput(flow)) {
         return "'" + value.name + "' is a graph output";
     }
     if (value.consumers.empty()) {

@@ -361,8 +361,7 @@ Result<void> QdqInserter::insertPostHook(const PlannedQuantizer& q) {
     const ValueId dequantized =
         m_graph.addValue(uniqueName(originalName + "_dq" + std::to_string(q.id)), DataType::Float,
                          m_graph.value(x).shape);
-    const auto& outputs = m_graph.outputs();
-    const bool isGraphOutput = std::find(outputs.begin(), outputs.end(), x) != outputs.end();
+    const bool isGraphOutput = m_graph.isOutput(x);
     // Every consumer (and a graph output) reads the dequantized value; the new Q node reads x.
     m_graph.replaceAllUses(x, dequantized);
     QS_TRY(addPair(q, x, dequantized));

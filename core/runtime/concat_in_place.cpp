@@ -1,5 +1,6 @@
 #include "core/runtime/concat_in_place.h"
 
+#include "core/runtime/fused_tail.h"
 #include "core/runtime/parallel.h"
 
 #include <algorithm>
@@ -30,10 +31,6 @@ int64_t convFilters(const graph::Graph& g, const graph::Node& conv) {
 int64_t declaredChannels(const graph::Value& value) {
     const graph::TensorShape& shape = value.shape;
     return shape.rankKnown && shape.rank() >= 2 && shape.dims[1].isKnown() ? shape.dims[1].size : 0;
-}
-
-bool isGraphOutput(const graph::Graph& g, ValueId id) {
-    return std::find(g.outputs().begin(), g.outputs().end(), id) != g.outputs().end();
 }
 
 /// `shape` with dim 1 set to `channels`.
@@ -83,15 +80,14 @@ bool fitsBesideChannels(const Tensor& input, const Shape& full) {
     return true;
 }
 
-/// True when `id` is a node's output that only one input of one node reads, no graph output and
-/// not known to be other than float.
+/// True when `id` is a node's output that only one input of one node reads (soleConsumer: no
+/// graph output either) and not known to be other than float.
 bool readOnceByANode(const graph::Graph& g, ValueId id) {
     if (!id.valid()) {
         return false;
     }
     const graph::Value& value = g.value(id);
-    return !value.isInitializer() && value.producer.valid() && value.consumers.size() == 1 &&
-           !isGraphOutput(g, id) &&
+    return value.producer.valid() && soleConsumer(g, id) != nullptr &&
            (value.dtype == graph::DataType::Undefined || value.dtype == graph::DataType::Float);
 }
 
@@ -180,9 +176,7 @@ std::optional<ChannelSlice> ConcatInPlaceRun::place(ValueId id, const Shape& sha
     const auto& [index, input] = *slot;
     const ConcatInPlacePlan::Concat& concat = m_plan.concats()[index];
     const int64_t channel0 = concat.channel0[input];
-    const int64_t channels =
-        (input + 1 < concat.inputs.size() ? concat.channel0[input + 1] : concat.channels) -
-        channel0;
+    const int64_t channels = concat.channelsOf(input);
     Output& out = m_outputs[index];
     if (shape[1] != channels) {
         return std::nullopt;
@@ -216,8 +210,7 @@ Result<std::optional<Tensor>> ConcatInPlaceRun::finish(size_t step, const graph:
     std::vector<int64_t> channels(plan.inputs.size());
     bool asPlanned = true;
     for (size_t i = 0; i < plan.inputs.size(); ++i) {
-        const int64_t planned =
-            (i + 1 < plan.inputs.size() ? plan.channel0[i + 1] : plan.channels) - plan.channel0[i];
+        const int64_t planned = plan.channelsOf(i);
         channels[i] = planned;
         if (out.placed[i]) {
             continue;

@@ -28,6 +28,11 @@ public:
         std::vector<graph::ValueId> inputs; ///< in the Concat's order
         std::vector<int64_t> channel0;      ///< per input: its first channel in the output
         int64_t channels = 0;               ///< of the output
+
+        /// Channels of input `i`.
+        int64_t channelsOf(size_t i) const {
+            return (i + 1 < inputs.size() ? channel0[i + 1] : channels) - channel0[i];
+        }
     };
 
     ConcatInPlacePlan() = default;

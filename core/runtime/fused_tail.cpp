@@ -25,15 +25,10 @@ namespace {
 
 constexpr int kLastOp = static_cast<int>(TailOp::mulSaved);
 
-bool isGraphOutput(const graph::Graph& g, ValueId id) {
-    const auto& outputs = g.outputs();
-    return std::find(outputs.begin(), outputs.end(), id) != outputs.end();
-}
-
 /// The only consumer of `id`, when it has exactly one and is no graph output.
 std::optional<NodeId> soleConsumerId(const graph::Graph& g, ValueId id) {
     const graph::Value& value = g.value(id);
-    if (value.consumers.size() != 1 || isGraphOutput(g, id)) {
+    if (value.consumers.size() != 1 || g.isOutput(id)) {
         return std::nullopt;
     }
     return value.consumers[0].node;
@@ -113,7 +108,7 @@ std::optional<TailStep> unaryStep(const graph::Graph& g, const graph::Node& node
 /// in `gate`, whose only consumer is that Mul (SiLU: Sigmoid; decomposed HardSwish: Add 3, Clip).
 std::optional<TailMatch> matchGate(const graph::Graph& g, ValueId v, size_t rank) {
     const graph::Value& value = g.value(v);
-    if (value.consumers.size() != 2 || isGraphOutput(g, v) ||
+    if (value.consumers.size() != 2 || g.isOutput(v) ||
         value.consumers[0].node == value.consumers[1].node) {
         return std::nullopt;
     }

@@ -29,11 +29,6 @@ bool isProbe(const graph::Node& node) {
            node.inputs[0].valid();
 }
 
-bool isGraphOutput(const graph::Graph& graph, ValueId id) {
-    const auto& outputs = graph.outputs();
-    return std::find(outputs.begin(), outputs.end(), id) != outputs.end();
-}
-
 /// The probes behind every input of `node` (sorted), or nullopt when one input is a runtime
 /// value that no memoizable step computes.
 std::optional<std::vector<int>> inputProbes(const graph::Graph& graph, const graph::Node& node,
@@ -57,7 +52,7 @@ std::optional<std::vector<int>> inputProbes(const graph::Graph& graph, const gra
 
 bool producesGraphOutput(const graph::Graph& graph, const graph::Node& node) {
     return std::any_of(node.outputs.begin(), node.outputs.end(),
-                       [&](ValueId out) { return out.valid() && isGraphOutput(graph, out); });
+                       [&](ValueId out) { return out.valid() && graph.isOutput(out); });
 }
 
 } // namespace
