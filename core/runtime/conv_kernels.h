@@ -43,7 +43,8 @@ void applyEpilogue(const ConvEpilogue& epilogue, int64_t channel0, int64_t rows,
                    int64_t p0, int64_t p1, float* y, const float* residual);
 
 /// Depthwise convolution (one filter per channel) of every image and channel, epilogue (and its
-/// tail, on each block of output planes) included.
+/// tail, on each block of output planes) included; the AVX-512 row kernel (depthwise_wide.h) takes
+/// the shapes it suits where the processor has it.
 void depthwiseConv2d(const Conv2d& p, const float* x, const float* w, const ConvEpilogue& epilogue,
                      float* y);
 
