@@ -109,10 +109,11 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
                     intsAttribute("strides", {2, 2})},
                    {randomTensor(rng, {1, 2, 3, 4}), randomTensor(rng, {2, 1, 3, 3})},
                    {}});
-    // The AVX-512 row kernel (depthwise_wide.cpp: every 3x3 and 5x5 one at stride 2, 5x5 at
-    // stride 1 on rows of 16 or more): rows of several 16-output chunks with a partial last one,
-    // groups of four output rows and the rows left over, begin pads 0 to 2 (a first chunk reaching
-    // left of its row), rows of whole chunks, and 5x5 at stride 2 reading a third vector per row.
+    // The AVX-512 row kernel (depthwise_wide.cpp: every 3x3 and 5x5 one at stride 2, at stride 1
+    // rows of 8 to 15 and 5x5 ones on longer rows; also the 3x3 samples above with such rows):
+    // rows of several 16-output chunks with a partial last one, a single partial chunk, groups of
+    // four output rows and the rows left over, begin pads 0 to 2 (a first chunk reaching left of
+    // its row), rows of whole chunks, and 5x5 at stride 2 reading a third vector per row.
     out.push_back({"depthwise wide 3x3 stride 2, rows of 35, 10 rows",
                    {intAttribute("group", 3), intsAttribute("pads", {1, 1, 1, 1}),
                     intsAttribute("strides", {2, 2})},
@@ -128,6 +129,10 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
                    {intAttribute("group", 2), intsAttribute("pads", {2, 2, 2, 2})},
                    {randomTensor(rng, {2, 2, 9, 37}), randomTensor(rng, {2, 1, 5, 5}),
                     randomTensor(rng, {2})},
+                   {}});
+    out.push_back({"depthwise wide 5x5 stride 1, rows of 10",
+                   {intAttribute("group", 2), intsAttribute("pads", {2, 2, 2, 2})},
+                   {randomTensor(rng, {1, 2, 6, 10}), randomTensor(rng, {2, 1, 5, 5})},
                    {}});
     out.push_back({"depthwise wide 5x5 stride 2 asym pads, rows of 33",
                    {intAttribute("group", 2), intsAttribute("pads", {2, 1, 1, 2}),

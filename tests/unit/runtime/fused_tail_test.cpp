@@ -447,7 +447,7 @@ TEST(FusedTail, EveryConvPathRunsTheTail) {
     const std::array<ConvSiluCase, 9> cases = {{
         {12, 12, 12, 7, 7, 5, 1, "depthwise, channel-blocked (one partial block)"},
         {3, 3, 3, 20, 20, 3, 1, "depthwise, 3x3 fast path"},
-        {3, 3, 3, 12, 12, 5, 1, "depthwise, phase planes"},
+        {3, 3, 3, 12, 12, 7, 1, "depthwise, phase planes"},
         {3, 3, 3, 20, 20, 5, 1, "depthwise, AVX-512 rows"},
         {24, 24, 24, 40, 40, 3, 2, "depthwise, AVX-512 rows at stride 2, several tail batches"},
         {8, 24, 1, 40, 40, 3, 2, "im2col GEMM, several column blocks"},
