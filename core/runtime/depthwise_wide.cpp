@@ -57,7 +57,8 @@ rowGroup(const WidePlan& plan, const PlaneArgs& a, int64_t oy, int64_t c, __m512
         acc[r] = _mm512_set1_ps(a.bias);
     }
     wide_rows::sweepRowGroup<kS, kK, kK, kRows>(a.x + top * p.w + c * kLanes * kS - p.pl, p.w, top,
-                                                p.h, plan.chunks.loads.data() + c * 3, a.in,
+                                                p.h, plan.chunks.loads.data() + c * 3,
+                                                plan.chunks.vectors[static_cast<size_t>(c)], a.in,
                                                 _mm512_setzero_ps(), acc, MultiplyAdd<kK>{a.w});
     const auto lanes = static_cast<__mmask16>(plan.chunks.store[static_cast<size_t>(c)]);
     // The masked forms with every lane on: GCC 12 warns of the undefined pass-through inside the
@@ -132,7 +133,7 @@ bool depthwiseConv2dWide(const Conv2d& p, const float* x, const float* w,
     if (!wideGemmKernelActive() || !suits(p)) {
         return false;
     }
-    const WidePlan plan{p, wide_rows::RowChunks(p.w, p.ow, p.sw, p.pl)};
+    const WidePlan plan{p, wide_rows::RowChunks(p.w, p.ow, p.sw, p.pl, p.kw)};
     const PlaneFn plane = planeFor(p);
     const int64_t inPixels = p.h * p.w;
     const int64_t outPixels = p.outPixels();

@@ -31,18 +31,26 @@ inline uint16_t laneMask(int64_t begin, int64_t end) {
 
 /// Where one plane's rows are read and written: output rows of `outWidth` in chunks of 16;
 /// chunk c of an input row (`width` long) starts at column base = 16 c stride - padLeft and is
-/// read as three consecutive vectors, each under loads[3 c + k] (the lanes inside the row).
+/// read as up to three consecutive vectors, each under loads[3 c + k] (the lanes inside the row),
+/// as many as the chunk's outputs reach with windows `kernelWidth` wide (vectors[c]): a row of 14
+/// outputs of a 3x3 kernel needs one vector at stride 1, 7 outputs one at stride 2.
 struct RowChunks {
     int64_t chunks = 0;
     std::vector<uint16_t> loads;
-    std::vector<uint16_t> store; ///< per chunk: the lanes inside the output row
+    std::vector<uint16_t> store;  ///< per chunk: the lanes inside the output row
+    std::vector<uint8_t> vectors; ///< per chunk: vectors of input row its windows reach
 
-    RowChunks(int64_t width, int64_t outWidth, int64_t stride, int64_t padLeft)
+    RowChunks(int64_t width, int64_t outWidth, int64_t stride, int64_t padLeft, int64_t kernelWidth)
         : chunks((outWidth + kLanes - 1) / kLanes)
         , loads(static_cast<size_t>(chunks * 3))
-        , store(static_cast<size_t>(chunks)) {
+        , store(static_cast<size_t>(chunks))
+        , vectors(static_cast<size_t>(chunks)) {
         for (int64_t c = 0; c < chunks; ++c) {
-            store[static_cast<size_t>(c)] = laneMask(0, outWidth - c * kLanes);
+            const int64_t outputs = std::min(kLanes, outWidth - c * kLanes);
+            store[static_cast<size_t>(c)] = laneMask(0, outputs);
+            const int64_t reach = stride * (outputs - 1) + kernelWidth; // floats from base
+            vectors[static_cast<size_t>(c)] =
+                static_cast<uint8_t>(std::min<int64_t>(3, (reach + kLanes - 1) / kLanes));
             const int64_t base = c * kLanes * stride - padLeft;
             for (int64_t k = 0; k < 3; ++k) {
                 loads[static_cast<size_t>(c * 3 + k)] =
@@ -111,10 +119,12 @@ struct RowTaps {
     __m512 odd;      ///< stride 2: base + 2 l + 1
     __m512 oddNext;
 
-    __attribute__((target("avx512f")))
-    RowTaps(const float* row, const uint16_t* masks, const InputBounds& in, __m512 fill) {
+    /// `vectors`: how many of the row's vectors the chunk's windows reach (RowChunks::vectors);
+    /// the others stand at `fill`, unread.
+    __attribute__((target("avx512f"))) RowTaps(const float* row, const uint16_t* masks, int vectors,
+                                               const InputBounds& in, __m512 fill) {
         const __m512 a = loadLanes(masks[0], row, in, fill);
-        const __m512 b = loadLanes(masks[1], row + kLanes, in, fill);
+        const __m512 b = vectors > 1 ? loadLanes(masks[1], row + kLanes, in, fill) : fill;
         if constexpr (kS == 1) {
             even = a;
             evenNext = b;
@@ -132,7 +142,8 @@ struct RowTaps {
                 evenNext = fill;
                 oddNext = fill;
             } else {
-                const __m512 c = loadLanes(masks[2], row + 2 * kLanes, in, fill);
+                const __m512 c =
+                    vectors > 2 ? loadLanes(masks[2], row + 2 * kLanes, in, fill) : fill;
                 if constexpr (kKw == 3) {
                     // Column base + 32 (window column 2 of lane 15) is c's first lane already.
                     evenNext = c;
@@ -164,14 +175,14 @@ struct RowTaps {
 template <int kS, int kKh, int kKw, int kRows, typename Step>
 __attribute__((target("avx512f"))) inline void
 sweepRowGroup(const float* origin, int64_t width, int64_t top, int64_t h, const uint16_t* masks,
-              const InputBounds& in, __m512 fill, __m512* acc, const Step& step) {
+              int vectors, const InputBounds& in, __m512 fill, __m512* acc, const Step& step) {
     constexpr int kInputRows = (kRows - 1) * kS + kKh;
 #pragma GCC unroll 16
     for (int ri = 0; ri < kInputRows; ++ri) {
         if (top + ri < 0 || top + ri >= h) {
             continue;
         }
-        const RowTaps<kS, kKw> row(origin + ri * width, masks, in, fill);
+        const RowTaps<kS, kKw> row(origin + ri * width, masks, vectors, in, fill);
 #pragma GCC unroll 8
         for (int j = 0; j < kKw; ++j) {
             const __m512 v = row.column(j);
