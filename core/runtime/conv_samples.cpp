@@ -134,6 +134,16 @@ std::vector<OpSample> depthwiseSamples(std::mt19937& rng) {
                    {intAttribute("group", 2), intsAttribute("pads", {2, 2, 2, 2})},
                    {randomTensor(rng, {1, 2, 6, 10}), randomTensor(rng, {2, 1, 5, 5})},
                    {}});
+    out.push_back({"depthwise wide 3x3 stride 1 no left pad, rows of 12",
+                   {intAttribute("group", 2), intsAttribute("pads", {1, 0, 1, 2})},
+                   {randomTensor(rng, {1, 2, 7, 12}), randomTensor(rng, {2, 1, 3, 3})},
+                   {}});
+    out.push_back({"depthwise wide 3x3 stride 2 end pads 4, windows past the row and plane",
+                   {intAttribute("group", 2), intsAttribute("pads", {0, 0, 4, 4}),
+                    intsAttribute("strides", {2, 2})},
+                   {randomTensor(rng, {1, 2, 9, 40}), randomTensor(rng, {2, 1, 3, 3}),
+                    randomTensor(rng, {2})},
+                   {}});
     out.push_back({"depthwise wide 5x5 stride 2 asym pads, rows of 33",
                    {intAttribute("group", 2), intsAttribute("pads", {2, 1, 1, 2}),
                     intsAttribute("strides", {2, 2})},
@@ -343,6 +353,11 @@ std::vector<OpSample> convSamples(std::mt19937& rng, ConvReference reference) {
                                intsAttribute("strides", {2, 2})},
                               {randomTensor(rng, {1, 3, 9, 41}), randomTensor(rng, {3, 1, 3, 3}),
                                randomTensor(rng, {3})}));
+    out.push_back(fusedSample(rng, reference,
+                              "fused residual + clip, depthwise wide 5x5 stride 1, left pad 4",
+                              {intAttribute("group", 2), intsAttribute("pads", {0, 4, 4, 0})},
+                              {randomTensor(rng, {1, 2, 9, 20}), randomTensor(rng, {2, 1, 5, 5}),
+                               randomTensor(rng, {2})}));
     out.push_back(fusedSample(rng, reference, "fused residual + clip, depthwise blocked, batch 2",
                               {intAttribute("group", 10), intsAttribute("pads", {1, 1, 1, 1})},
                               {randomTensor(rng, {2, 10, 6, 7}), randomTensor(rng, {10, 1, 3, 3}),
