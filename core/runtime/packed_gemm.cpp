@@ -17,6 +17,8 @@ namespace qs::runtime {
 namespace {
 
 constexpr int64_t kTile = kGemmRows * kGemmCols;
+/// Panels of A a tall tile spans (tallMicroKernel, tallColumnKernel).
+constexpr int64_t kTallPanels = 4;
 /// Depth of one pass over A and B: a 6 x 256 A panel and a 256 x 16 B strip stay in L1.
 constexpr int64_t kDepthBlock = 256;
 /// Shallower blocks keep to pairs of strips: with 64 steps the wider tile's 24 stores weighed
@@ -284,38 +286,53 @@ __attribute__((target("avx512f"))) inline void singleStoreRow(const TileStore& h
     _mm512_storeu_ps(dst, v);
 }
 
-/// The 6 x 16 tile of one strip in AVX-512 registers, one per row: the last strip of an odd
-/// count, which wideMicroKernel cannot pair (at 7 x 7 pixels, 3 strips in 4). Same multiply-adds
-/// in the same order and same epilogue as microKernel: bit-identical results.
+/// The tiles of one strip (16 columns) against kPanels panels of A at once (6 kPanels rows;
+/// panel q at a + q panelStride, its store by how[q]): the strip the paired kernels leave over
+/// (at 7 x 7 pixels, 3 strips in 4) and an edge of 9 to 15 columns. Against one panel a strip
+/// has 6 sums, too few chains to hide the multiply-add's latency, and a load of B per 6
+/// multiply-adds: 150 GFLOP/s for SqueezeNet's 1000 x 512 classifier weights, against 236 for
+/// the 6 x 64 tile; four panels keep 24 sums. Same multiply-adds in the same order per element
+/// and the same epilogue as microKernel: bit-identical results.
+template <int kPanels>
 __attribute__((target("avx512f"))) void
-singleMicroKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
-                  int64_t ldt, const TileStore& how, const float* nextA) {
-    __m512 c0 = _mm512_setzero_ps();
-    __m512 c1 = _mm512_setzero_ps();
-    __m512 c2 = _mm512_setzero_ps();
-    __m512 c3 = _mm512_setzero_ps();
-    __m512 c4 = _mm512_setzero_ps();
-    __m512 c5 = _mm512_setzero_ps();
+tallMicroKernel(int64_t depth, const float* a, int64_t panelStride, const float* b, int64_t bStep,
+                float* tile, int64_t ldt, const TileStore* how, const float* nextA,
+                int64_t nextPanels) {
+    // NOLINTBEGIN(*-avoid-c-arrays): every index is a constant once unrolled: registers
+    __m512 c[kPanels][kGemmRows] = {};
+    // A pointer per panel, each A value at a constant offset from one: with offsets from a
+    // single pointer GCC ran out of index registers and reloaded them inside the loop.
+    const float* panel[kPanels];
+    // NOLINTEND(*-avoid-c-arrays)
+#pragma GCC unroll 4
+    for (int q = 0; q < kPanels; ++q) {
+        panel[q] = a + q * panelStride;
+    }
     for (int64_t k = 0; k < depth; ++k) {
         if (nextA != nullptr) {
-            __builtin_prefetch(nextA + k * kGemmRows);
+            // Each next panel every other step: 48 bytes apart, within a cache line.
+            for (int64_t q = k & 1; q < nextPanels; q += 2) {
+                __builtin_prefetch(nextA + q * panelStride + k * kGemmRows);
+            }
         }
         const __m512 x = _mm512_loadu_ps(b);
-        c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), x, c0);
-        c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), x, c1);
-        c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), x, c2);
-        c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), x, c3);
-        c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), x, c4);
-        c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), x, c5);
-        a += kGemmRows;
+#pragma GCC unroll 4
+        for (int q = 0; q < kPanels; ++q) {
+#pragma GCC unroll 6
+            for (int64_t r = 0; r < kGemmRows; ++r) {
+                c[q][r] = _mm512_fmadd_ps(_mm512_set1_ps(panel[q][r]), x, c[q][r]);
+            }
+            panel[q] += kGemmRows;
+        }
         b += bStep;
     }
-    singleStoreRow(how, tile, ldt, 0, c0);
-    singleStoreRow(how, tile, ldt, 1, c1);
-    singleStoreRow(how, tile, ldt, 2, c2);
-    singleStoreRow(how, tile, ldt, 3, c3);
-    singleStoreRow(how, tile, ldt, 4, c4);
-    singleStoreRow(how, tile, ldt, 5, c5);
+#pragma GCC unroll 4
+    for (int q = 0; q < kPanels; ++q) {
+#pragma GCC unroll 6
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            singleStoreRow(how[q], tile + q * kGemmRows * ldt, ldt, r, c[q][r]);
+        }
+    }
 }
 
 /// Sums of one stream of steps of columnKernel: column j of the tile, row r in lane r. Named
@@ -441,6 +458,138 @@ void halfKernel(int64_t depth, const float* a, const float* b, int64_t ldb, floa
     _mm256_storeu_ps(tile + 5 * kGemmCols, _mm256_add_ps(even.r5, odd.r5));
 }
 
+/// bk[j] in lanes 0-5 and bk[ldb + j] (the next step's) in lanes 6-15.
+__attribute__((target("avx512f"))) inline __m512 pairOfSteps(const float* bk, int64_t ldb, int j) {
+    constexpr __mmask16 kSecondStep = 0x0FC0;
+    return _mm512_mask_broadcastss_ps(_mm512_set1_ps(bk[j]), kSecondStep,
+                                      _mm_load_ss(bk + ldb + j));
+}
+
+/// Lanes 6-11 of v in lanes 0-5 (the second step of a pair onto the first).
+__attribute__((target("avx512f"))) inline __m512 laterStep(__m512 v) {
+    const __m512i later =
+        _mm512_set_epi32(15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 11, 10, 9, 8, 7, 6);
+    constexpr __mmask16 kAll = 0xFFFF; // the masked form: GCC 12 warns inside the unmasked one
+    return _mm512_mask_permutexvar_ps(v, kAll, later, v);
+}
+
+/// Column j of a tile (at column, row stride kGemmCols) from the sums of tallColumnKernel:
+/// (s0 + s1) + (s2 + s3) per row, as columnKernel adds its streams (with two streams, s2 and s3
+/// are zero).
+__attribute__((target("avx512f"))) inline void storeColumnStreams(__m512 early, __m512 late,
+                                                                  float* column) {
+    const __m512 sum =
+        _mm512_add_ps(_mm512_add_ps(early, laterStep(early)), _mm512_add_ps(late, laterStep(late)));
+    alignas(64) float lanes[16]; // NOLINT(*-avoid-c-arrays)
+    _mm512_store_ps(lanes, sum);
+    for (int64_t r = 0; r < kGemmRows; ++r) {
+        column[r * kGemmCols] = lanes[r];
+    }
+}
+
+/// columnKernel<kCols> of kPanels panels at once (panel q at a + q panelStride, its tile at
+/// scratch + q kTile) in AVX-512 registers, bit-identical to it: a vector holds two steps of a
+/// panel (lanes 0-5 and 6-11), so one sum holds two of columnKernel's streams, and the panels'
+/// sums are independent chains. One panel alone waits on the multiply-add's latency: the single
+/// column of a 7 x 7 image (49 columns) took 12 % of a ResNet-50 1x1 convolution's time.
+template <int kCols, int kPanels>
+__attribute__((target("avx512f"))) void tallColumnKernel(int64_t depth, const float* a,
+                                                         int64_t panelStride, const float* b,
+                                                         int64_t ldb, float* scratch) {
+    constexpr bool kFourStreams = kCols <= 2;
+    constexpr int64_t kGroup = kFourStreams ? 4 : 2;
+    constexpr __mmask16 kFirstStep = 0x003F;
+    // NOLINTBEGIN(*-avoid-c-arrays): every index is a constant once unrolled: registers
+    __m512 early[kPanels][kCols] = {}; // streams 0 and 1 (steps k, k + 1 of each group)
+    __m512 late[kPanels][kCols] = {};  // streams 2 and 3
+    const float* panel[kPanels];
+    // NOLINTEND(*-avoid-c-arrays)
+#pragma GCC unroll 4
+    for (int q = 0; q < kPanels; ++q) {
+        panel[q] = a + q * panelStride;
+    }
+    int64_t k = 0;
+    // A plain load of two steps reads 4 floats into a third, inside the depth block here.
+    for (; k + kGroup < depth; k += kGroup) {
+#pragma GCC unroll 4
+        for (int j = 0; j < kCols; ++j) {
+            const __m512 first = pairOfSteps(b + k * ldb, ldb, j);
+#pragma GCC unroll 4
+            for (int q = 0; q < kPanels; ++q) {
+                early[q][j] =
+                    _mm512_fmadd_ps(_mm512_loadu_ps(panel[q] + k * kGemmRows), first, early[q][j]);
+            }
+            if constexpr (kFourStreams) {
+                const __m512 second = pairOfSteps(b + (k + 2) * ldb, ldb, j);
+#pragma GCC unroll 4
+                for (int q = 0; q < kPanels; ++q) {
+                    late[q][j] = _mm512_fmadd_ps(_mm512_loadu_ps(panel[q] + (k + 2) * kGemmRows),
+                                                 second, late[q][j]);
+                }
+            }
+        }
+    }
+    // The last steps one at a time into stream 0, as columnKernel does.
+    for (; k < depth; ++k) {
+#pragma GCC unroll 4
+        for (int j = 0; j < kCols; ++j) {
+            const __m512 bj = _mm512_set1_ps(b[k * ldb + j]);
+#pragma GCC unroll 4
+            for (int q = 0; q < kPanels; ++q) {
+                early[q][j] = _mm512_mask3_fmadd_ps(
+                    _mm512_maskz_loadu_ps(kFirstStep, panel[q] + k * kGemmRows), bj, early[q][j],
+                    kFirstStep);
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < kPanels; ++q) {
+#pragma GCC unroll 4
+        for (int j = 0; j < kCols; ++j) {
+            storeColumnStreams(early[q][j], late[q][j], scratch + q * kTile + j);
+        }
+    }
+}
+
+template <int kCols>
+void tallColumnsOf(int64_t panels, int64_t depth, const float* a, int64_t panelStride,
+                   const float* b, int64_t ldb, float* scratch) {
+    switch (panels) {
+    case 1:
+        tallColumnKernel<kCols, 1>(depth, a, panelStride, b, ldb, scratch);
+        return;
+    case 2:
+        tallColumnKernel<kCols, 2>(depth, a, panelStride, b, ldb, scratch);
+        return;
+    case 3:
+        tallColumnKernel<kCols, 3>(depth, a, panelStride, b, ldb, scratch);
+        return;
+    default:
+        tallColumnKernel<kCols, kTallPanels>(depth, a, panelStride, b, ldb, scratch);
+        return;
+    }
+}
+
+/// Tiles (scratch + q kTile, 6 x 16) of an edge of `cols` (1 to 4) columns against `panels`
+/// panels of A, by tallColumnKernel.
+void tallColumnEdge(int64_t cols, int64_t panels, int64_t depth, const float* a,
+                    int64_t panelStride, const float* b, int64_t ldb, float* scratch) {
+    switch (cols) {
+    case 1:
+        tallColumnsOf<1>(panels, depth, a, panelStride, b, ldb, scratch);
+        return;
+    case 2:
+        tallColumnsOf<2>(panels, depth, a, panelStride, b, ldb, scratch);
+        return;
+    case 3:
+        tallColumnsOf<3>(panels, depth, a, panelStride, b, ldb, scratch);
+        return;
+    default:
+        tallColumnsOf<4>(panels, depth, a, panelStride, b, ldb, scratch);
+        return;
+    }
+}
+
 /// scratch (6 x 16) = a b for an edge tile of `cols` columns, with the narrowest kernel that
 /// covers them (only the first `cols` columns of scratch are meaningful). b has row stride ldb:
 /// kGemmCols for a strip, less for an edge copied out of its strip (up to 8 columns).
@@ -505,6 +654,13 @@ void edgeKernel(int64_t depth, const float* a, const float* b, int64_t ldb, int6
 
 constexpr int64_t kCompactEdgeCols = 0;
 
+void tallColumnEdge(int64_t cols, int64_t panels, int64_t depth, const float* a,
+                    int64_t panelStride, const float* b, int64_t ldb, float* scratch) {
+    for (int64_t q = 0; q < panels; ++q) {
+        edgeKernel(depth, a + q * panelStride, b, ldb, cols, scratch + q * kTile);
+    }
+}
+
 std::atomic<bool>& wideKernelSwitch() {
     static std::atomic<bool> enabled{false}; // no AVX-512 kernel in the portable build
     return enabled;
@@ -518,9 +674,14 @@ void wideMicroKernel(int64_t depth, const float* a, const float* b0, const float
     microKernel(depth, a, b1, bStep, tile + kGemmCols, ldt, right, nullptr);
 }
 
-void singleMicroKernel(int64_t depth, const float* a, const float* b, int64_t bStep, float* tile,
-                       int64_t ldt, const TileStore& how, const float* nextA) {
-    microKernel(depth, a, b, bStep, tile, ldt, how, nextA);
+template <int kPanels>
+void tallMicroKernel(int64_t depth, const float* a, int64_t panelStride, const float* b,
+                     int64_t bStep, float* tile, int64_t ldt, const TileStore* how,
+                     const float* /*nextA*/, int64_t /*nextPanels*/) {
+    for (int q = 0; q < kPanels; ++q) {
+        microKernel(depth, a + q * panelStride, b, bStep, tile + q * kGemmRows * ldt, ldt, how[q],
+                    nullptr);
+    }
 }
 
 void quadMicroKernel(int64_t depth, const float* a, const float* b0, const float* b1,
@@ -532,6 +693,21 @@ void quadMicroKernel(int64_t depth, const float* a, const float* b0, const float
     wideMicroKernel(depth, a, b2, b3, bStep, tile + 2 * kGemmCols, ldt, right, nullptr);
 }
 #endif
+
+/// The A panels of a tall tile: `panels` of them from `a` (panel stride panelStride), the
+/// first at row `row` of C.
+struct PanelGroup {
+    const float* a;
+    int64_t panelStride;
+    int64_t panels;
+    int64_t row;
+};
+
+/// The A panels a tall tile prefetches while it runs: `panels` from `a` (none for nullptr).
+struct Prefetch {
+    const float* a = nullptr;
+    int64_t panels = 0;
+};
 
 /// The 6 x 16 output tiles of C for one depth block: full tiles run in place, edge tiles
 /// through a scratch tile; the last depth block applies the epilogue.
@@ -545,39 +721,97 @@ struct TileJob {
     const float* edge = nullptr; ///< the edge strip copied out (row stride edgeStride), or nullptr
     int64_t edgeStride = kGemmCols;
     int64_t bStep = kGemmCols; ///< floats from one row of a B strip to the next
-    bool wide = false;         ///< full strips four or two at a time, by the AVX-512 kernels
+    bool wide = false;         ///< the AVX-512 kernels: full strips paired, the odd one tall
 
-    /// Every tile of the A panel at `row` over `strips` strips (row stride `stripStride`) from
-    /// column col0: full-width tiles in place, a narrower last one through a scratch tile. The
-    /// first tile prefetches nextA, the A block that runs next (or nullptr).
-    void runPanel(int64_t depth, const float* a, const float* nextA, const float* b,
-                  int64_t stripStride, int64_t strips, int64_t row, int64_t col0) const {
-        const int64_t rows = std::min(kGemmRows, m - row);
-        TileStore how{!first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, rows};
-        if (last && epilogue.bias != nullptr) {
-            how.bias = epilogue.bias + out.channel0 + row;
-        }
-        float* c = out.c + row * out.ldc;
-        for (int64_t s = 0; s < strips;) {
-            const int64_t col = col0 + s * kGemmCols;
-            if (n - col < kGemmCols) {
-                runEdge(depth, a, b + s * stripStride, row, col);
-                ++s;
-                continue;
+    /// `strips` strips from column col0 (b, strip stride `stripStride`) against every A panel of
+    /// the depth block at `a` (panel stride kGemmRows k), kTallPanels panels at a time. With
+    /// the AVX-512 kernels each panel takes an even number of full strips (four or two at a
+    /// time) and the group of panels the odd one and an edge of more than 8 columns (tall
+    /// tiles); else each panel takes every strip. With bringA each panel's first tile prefetches
+    /// the next panel.
+    void runRows(int64_t depth, const float* a, int64_t k, const float* b, int64_t stripStride,
+                 int64_t strips, int64_t col0, bool bringA) const {
+        const int64_t panelStride = kGemmRows * k;
+        const int64_t full = std::min(strips, (n - col0) / kGemmCols);
+        const int64_t edgeCol = col0 + full * kGemmCols;
+        const EdgeTiles edgeTiles = edgeTilesFor(full < strips ? n - edgeCol : 0);
+        const int64_t paired = wide ? full - full % 2 : full;
+        for (int64_t row = 0; row < m; row += kTallPanels * kGemmRows) {
+            const int64_t panels = std::min(kTallPanels, (m - row + kGemmRows - 1) / kGemmRows);
+            const float* group = a + row * k;
+            for (int64_t q = 0; q < panels; ++q) {
+                const int64_t panelRow = row + q * kGemmRows;
+                const float* panel = group + q * panelStride;
+                const float* nextA =
+                    bringA && panelRow + kGemmRows < m ? panel + panelStride : nullptr;
+                runPanel(depth, panel, nextA, b, stripStride, paired, panelRow, col0);
+                if (edgeTiles == EdgeTiles::perPanel) {
+                    runEdge(depth, panel, b + full * stripStride, panelRow, edgeCol);
+                }
             }
-            if (last && out.residual != nullptr) {
-                how.residual = out.residual + row * out.ldc + col;
+            // Without paired tiles, nothing else brings the next group's panels in.
+            const int64_t nextRow = row + panels * kGemmRows;
+            const Prefetch next{bringA && paired == 0 && nextRow < m ? group + panels * panelStride
+                                                                     : nullptr,
+                                std::min(kTallPanels, (m - nextRow + kGemmRows - 1) / kGemmRows)};
+            const PanelGroup tiles{group, panelStride, panels, row};
+            if (paired < full) {
+                runTall(depth, tiles, b + paired * stripStride, col0 + paired * kGemmCols, next);
             }
-            const int64_t whole = std::min(strips - s, (n - col) / kGemmCols);
-            s += runFullTile(depth, a, s == 0 ? nextA : nullptr, b + s * stripStride, stripStride,
-                             whole, c + col, how);
+            if (edgeTiles == EdgeTiles::tall) {
+                runTall(depth, tiles, b + full * stripStride, edgeCol,
+                        paired < full ? Prefetch{} : next);
+            } else if (edgeTiles == EdgeTiles::tallColumns) {
+                runTallColumns(depth, tiles, b + full * stripStride, edgeCol);
+            }
         }
     }
 
-    /// The tile of the next strips at b, `whole` of them full width (>= 1): four or two at once
-    /// through the AVX-512 kernels where that many remain (four only from kQuadMinDepth steps;
-    /// the deep order hands runPanel two strips at a time, so only the shallow order and the row
-    /// split take four), else one. Returns how many strips it took.
+    /// How an edge of `cols` columns runs: per panel (edgeKernel), or with the AVX-512 kernels
+    /// for a group of panels, by tallMicroKernel (more than 8 columns) or tallColumnKernel (up to
+    /// 4).
+    enum class EdgeTiles { none, perPanel, tall, tallColumns };
+
+    EdgeTiles edgeTilesFor(int64_t cols) const {
+        if (cols == 0) {
+            return EdgeTiles::none;
+        }
+        if (wide && cols > 8) {
+            return EdgeTiles::tall;
+        }
+        return wide && cols <= 4 ? EdgeTiles::tallColumns : EdgeTiles::perPanel;
+    }
+
+    /// The tiles of the A panel at `row` over `strips` full strips (strip stride `stripStride`)
+    /// from column col0, in place. The first tile prefetches nextA, the A block that runs next
+    /// (or nullptr).
+    void runPanel(int64_t depth, const float* a, const float* nextA, const float* b,
+                  int64_t stripStride, int64_t strips, int64_t row, int64_t col0) const {
+        TileStore how = storeFor(row);
+        float* c = out.c + row * out.ldc;
+        for (int64_t s = 0; s < strips;) {
+            const int64_t col = col0 + s * kGemmCols;
+            if (last && out.residual != nullptr) {
+                how.residual = out.residual + row * out.ldc + col;
+            }
+            s += runFullTile(depth, a, s == 0 ? nextA : nullptr, b + s * stripStride, stripStride,
+                             strips - s, c + col, how);
+        }
+    }
+
+    /// How the tiles of the panel at `row` are stored (the residual left to the caller).
+    TileStore storeFor(int64_t row) const {
+        TileStore how{
+            !first, last, nullptr, nullptr, epilogue.lo, epilogue.hi, std::min(kGemmRows, m - row)};
+        if (last && epilogue.bias != nullptr) {
+            how.bias = epilogue.bias + out.channel0 + row;
+        }
+        return how;
+    }
+
+    /// The tile of the next strips at b, `whole` of them (>= 1): four or two at once through the
+    /// AVX-512 kernels (four only from kQuadMinDepth steps; runRows hands them an even count),
+    /// else one. Returns how many strips it took.
     int64_t runFullTile(int64_t depth, const float* a, const float* nextA, const float* b,
                         int64_t stripStride, int64_t whole, float* tile,
                         const TileStore& how) const {
@@ -590,36 +824,93 @@ struct TileJob {
             wideMicroKernel(depth, a, b, b + stripStride, bStep, tile, out.ldc, how, nextA);
             return 2;
         }
-        if (wide) {
-            singleMicroKernel(depth, a, b, bStep, tile, out.ldc, how, nextA);
-            return 1;
-        }
         microKernel(depth, a, b, bStep, tile, out.ldc, how, nextA);
         return 1;
     }
 
-    /// `strips` strips from column col0 against every A panel of the depth block at `a` (panel
-    /// stride kGemmRows k). The first strips of a block bring A in, prefetching panel by panel;
-    /// later ones find it in L2.
-    void runStrips(int64_t depth, const float* a, int64_t k, const float* b, int64_t stripStride,
-                   int64_t strips, bool bringA, int64_t col0) const {
-        for (int64_t row = 0; row < m; row += kGemmRows) {
-            const float* panel = a + row * k;
-            const float* nextA = bringA && row + kGemmRows < m ? panel + kGemmRows * k : nullptr;
-            runPanel(depth, panel, nextA, b, stripStride, strips, row, col0);
+    /// The strip at b from column col, full or an edge (then the copied one where there is one),
+    /// against `panels` panels of A from `row` (at a, panel stride panelStride) in one tall tile:
+    /// in place, or through a scratch tile for an edge.
+    void runTall(int64_t depth, const PanelGroup& group, const float* b, int64_t col,
+                 const Prefetch& next) const {
+        const auto [a, panelStride, panels, row] = group;
+        std::array<TileStore, kTallPanels> how{};
+        float scratch[kTallPanels * kTile];
+        const bool isEdge = n - col < kGemmCols;
+        float* tile = scratch;
+        int64_t ldt = kGemmCols;
+        const float* src = b;
+        int64_t step = bStep;
+        if (isEdge) {
+            // Scratch rows past m are computed from A's zero padding and dropped.
+            if (edge != nullptr) {
+                src = edge;
+                step = edgeStride;
+            }
+        } else {
+            tile = out.c + row * out.ldc + col;
+            ldt = out.ldc;
+            for (int64_t q = 0; q < panels; ++q) {
+                const int64_t panelRow = row + q * kGemmRows;
+                how[static_cast<size_t>(q)] = storeFor(panelRow);
+                if (last && out.residual != nullptr) {
+                    how[static_cast<size_t>(q)].residual = out.residual + panelRow * out.ldc + col;
+                }
+            }
+        }
+        switch (panels) {
+        case 1:
+            tallMicroKernel<1>(depth, a, panelStride, src, step, tile, ldt, how.data(), next.a,
+                               next.panels);
+            break;
+        case 2:
+            tallMicroKernel<2>(depth, a, panelStride, src, step, tile, ldt, how.data(), next.a,
+                               next.panels);
+            break;
+        case 3:
+            tallMicroKernel<3>(depth, a, panelStride, src, step, tile, ldt, how.data(), next.a,
+                               next.panels);
+            break;
+        default:
+            tallMicroKernel<kTallPanels>(depth, a, panelStride, src, step, tile, ldt, how.data(),
+                                         next.a, next.panels);
+            break;
+        }
+        if (isEdge) {
+            for (int64_t q = 0; q < panels; ++q) {
+                finishEdge(scratch + q * kTile, row + q * kGemmRows, col);
+            }
+        }
+    }
+
+    /// The edge of at most 4 columns at b (or the copied one) from column col against `panels`
+    /// panels of A from `row` at once.
+    void runTallColumns(int64_t depth, const PanelGroup& group, const float* b, int64_t col) const {
+        const auto [a, panelStride, panels, row] = group;
+        float scratch[kTallPanels * kTile];
+        tallColumnEdge(n - col, panels, depth, a, panelStride, edge != nullptr ? edge : b,
+                       edge != nullptr ? edgeStride : bStep, scratch);
+        for (int64_t q = 0; q < panels; ++q) {
+            finishEdge(scratch + q * kTile, row + q * kGemmRows, col);
         }
     }
 
     void runEdge(int64_t depth, const float* a, const float* b, int64_t row, int64_t col) const {
+        float scratch[kTile];
+        if (edge != nullptr) {
+            edgeKernel(depth, a, edge, edgeStride, n - col, scratch);
+        } else {
+            edgeKernel(depth, a, b, bStep, n - col, scratch);
+        }
+        finishEdge(scratch, row, col);
+    }
+
+    /// Columns [col, n) of the panel at `row` from scratch (6 x 16): stored, or added to C after
+    /// the first depth block; the epilogue after the last.
+    void finishEdge(const float* scratch, int64_t row, int64_t col) const {
         const int64_t rows = std::min(kGemmRows, m - row);
         const int64_t cols = n - col;
         float* c = out.c + row * out.ldc + col;
-        float scratch[kTile];
-        if (edge != nullptr) {
-            edgeKernel(depth, a, edge, edgeStride, cols, scratch);
-        } else {
-            edgeKernel(depth, a, b, bStep, cols, scratch);
-        }
         for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < cols; ++j) {
                 float& dst = c[r * out.ldc + j];
@@ -730,18 +1021,14 @@ void columnBlockProduct(int64_t m, int64_t k, const float* packedA, const float*
         if (depth * count * static_cast<int64_t>(sizeof(float)) <= kPanelOuterBytes) {
             // Shallow: one A panel (L1) against every strip of the block (L2); the tiles of a
             // panel run along the same rows of C, so its stores stream into few cache lines.
-            for (int64_t row = 0; row < m; row += kGemmRows) {
-                const float* a = packedA + (row * k + k0 * kGemmRows);
-                const float* nextA = row + kGemmRows < m ? a + kGemmRows * k : nullptr;
-                job.runPanel(depth, a, nextA, b, stripStride, stripCount, row, j0);
-            }
+            job.runRows(depth, packedA + k0 * kGemmRows, k, b, stripStride, stripCount, j0, true);
             continue;
         }
         // Deep: one B strip (L1; a pair for the wide kernel) against every A panel (L2), as in
         // BLIS.
         for (int64_t s = 0; s < stripCount; s += stripsPerPass) {
-            job.runStrips(depth, packedA + k0 * kGemmRows, k, b + s * stripStride, stripStride,
-                          std::min(stripsPerPass, stripCount - s), s == 0, j0 + s * kGemmCols);
+            job.runRows(depth, packedA + k0 * kGemmRows, k, b + s * stripStride, stripStride,
+                        std::min(stripsPerPass, stripCount - s), j0 + s * kGemmCols, s == 0);
         }
     }
     // The block of C is final and still in L2 (kMaxColumnBlock): its tail now rather than in a

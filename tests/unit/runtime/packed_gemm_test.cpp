@@ -72,9 +72,19 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
         {7, 45, 17},     // two strips and an edge of 13 columns
         {96, 200, 576},  // row split (small N) over three depth blocks
         {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
-        {70, 49, 600},   // a 7x7 image: a pair, the single-strip kernel, an edge of 1
+        {70, 49, 600},   // a 7x7 image: a pair, the odd strip, an edge of 1
         {12, 112, 256},  // 7 strips at the quad's least depth: a quad, a pair, a single
         {12, 112, 127},  // one step shallower: three pairs and a single
+        // Tall tiles (several panels at once) for the odd strip and the edges: panel groups of
+        // 4 with 1 to 3 panels left over, edges of 1 to 4 columns (two steps per vector, tails
+        // of 1 to 3 steps), 9 to 15 columns, and the deep order's last pass.
+        {13, 50, 7},     // three panels: a pair, the odd strip, an edge of 2; depth 7
+        {25, 35, 130},   // 4 + 1 panels: a pair, an edge of 3 (two streams); depth 130
+        {31, 20, 258},   // 4 + 2 panels: the odd strip, an edge of 4; two depth blocks of 129
+        {19, 33, 301},   // four panels: a pair, an edge of 1; depth blocks of 151 and 150
+        {40, 61, 66},    // 4 + 3 panels: three strips, an edge of 13 through the tall tile
+        {20, 1044, 300}, // deep order: the last pass a full strip and an edge of 4
+        {9, 4, 5},       // an edge of 4 and nothing else, one partial panel pair
     };
     for (const int threads : {1, 2}) {
         setNumThreads(threads);
@@ -223,14 +233,10 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
     setNumThreads(threadsBefore);
 }
 
-// A NaN in A reaches every column of its row as NaN through full tiles (quad and pair), the odd
-// strip and the edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both
-// kernels: the intrinsics return their second operand for a NaN, so the bound must come first.
-TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
-    const bool wideBefore = setWideGemmKernel(true);
-    std::mt19937 rng(13);
-    // Four strips (the quad kernel), a pair, the single strip, an edge of 5 columns.
-    const GemmCase g{8, 117, 130};
+/// Row 0 of A holds a NaN: every column of C's row 0 must be NaN, row 1 none, with the AVX2 and
+/// AVX-512 kernels, with and without a clamp.
+void checkNaNRow(std::mt19937& rng, const GemmCase& g) {
+    SCOPED_TRACE(::testing::Message() << g.m << "x" << g.n << "x" << g.k);
     std::vector<float> a = randomVector(rng, g.m * g.k);
     a[3] = std::nanf(""); // row 0
     const std::vector<float> b = randomVector(rng, g.k * g.n);
@@ -247,6 +253,19 @@ TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
                 EXPECT_FALSE(std::isnan(c[static_cast<size_t>(g.n + j)])) << "row 1 column " << j;
             }
         }
+    }
+}
+
+// A NaN in A reaches every column of its row as NaN through full tiles (quad and pair), the odd
+// strip and the edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both
+// kernels: the intrinsics return their second operand for a NaN, so the bound must come first.
+TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
+    const bool wideBefore = setWideGemmKernel(true);
+    std::mt19937 rng(13);
+    // Four strips (the quad kernel), a pair, the odd strip (tall), an edge of 5 columns; then
+    // an edge of 3 (the tall column kernel) and one of 11 (a tall tile through scratch).
+    for (const GemmCase& g : {GemmCase{8, 117, 130}, GemmCase{8, 115, 130}, GemmCase{8, 43, 9}}) {
+        checkNaNRow(rng, g);
     }
     setWideGemmKernel(wideBefore);
 }
