@@ -2,6 +2,7 @@
 // window; padding never wins. The optional Indices output is not produced. VJP: dy goes to the
 // first maximum of its window.
 
+#include "core/runtime/max_pool_wide.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/pooling.h"
 
@@ -308,7 +309,9 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
         return reference(ctx);
     }
     Tensor y = allocateFloat(s.outShape);
-    forward2d(s, ctx.input(0).data<float>(), y.mutableData<float>());
+    if (!maxPool2dWide(s, ctx.input(0).data<float>(), y.mutableData<float>())) {
+        forward2d(s, ctx.input(0).data<float>(), y.mutableData<float>());
+    }
     return std::vector<Tensor>{y};
 }
 

@@ -893,6 +893,53 @@ TEST(MaxPool, NaNsInWindowsOfEveryHeightFollowTheReference) {
     }
 }
 
+// The AVX-512 row kernel (windows 2 or 3 wide at horizontal stride 2) and the AVX2 one against
+// the reference loops: rows of one to three segments of 64 outputs with partial chunks, pads 0
+// to 2 each side, ceil mode (windows past the end pad), window heights 1 to 4, vertical strides
+// 1 and 2, NaNs in every eleventh element, one and two threads.
+TEST(MaxPool, StrideTwoRowsMatchTheReferenceWithAndWithoutAvx512) {
+    std::mt19937 rng(17);
+    const bool wideBefore = setWideGemmKernel(true);
+    for (const int64_t width : {2, 3, 5, 16, 31, 33, 64, 65, 111, 112, 129, 200, 261}) {
+        for (const int64_t kw : {2, 3}) {
+            for (const int64_t left : {0, 1, 2}) {
+                for (const int64_t ceil : {0, 1}) {
+                    const int64_t kh = 1 + (width + left + ceil) % 4;
+                    const int64_t rowStride = 1 + width % 2;
+                    const int64_t top = std::min<int64_t>(left, kh - 1);
+                    const int64_t right = (width + kw) % 3 == 0 ? 1 : 0;
+                    if (left >= kw || width + left + right < kw) {
+                        continue;
+                    }
+                    Tensor x = randomDistinct(rng, {2, 2, 5, width});
+                    for (int64_t i = 0; i < x.numElements(); i += 11) {
+                        x.mutableData<float>()[i] = std::nanf("");
+                    }
+                    const NodeRun run = makeRun("MaxPool", {x},
+                                                {intsAttribute("kernel_shape", {kh, kw}),
+                                                 intsAttribute("strides", {rowStride, 2}),
+                                                 intsAttribute("pads", {top, left, 0, right}),
+                                                 intAttribute("ceil_mode", ceil)});
+                    for (const bool wide : {false, true}) {
+                        setWideGemmKernel(wide);
+                        for (const int threads : {1, 2}) {
+                            setNumThreads(threads);
+                            expectMaxPoolEqualsReference(
+                                run, "width " + std::to_string(width) + ", window " +
+                                         std::to_string(kh) + "x" + std::to_string(kw) +
+                                         ", left pad " + std::to_string(left) + ", ceil " +
+                                         std::to_string(ceil) + (wide ? ", AVX-512" : "") +
+                                         ", threads " + std::to_string(threads));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    setWideGemmKernel(wideBefore);
+    setNumThreads(0);
+}
+
 TEST(MaxPool, VjpScattersIntoAClearedRecycledBuffer) {
     const Shape shape{2, 3, 7, 6};
     std::mt19937 rng(5);
