@@ -626,7 +626,7 @@ TEST(Executor, ReleasingPackedWeightsKeepsTheForwardAndRefusesGradients) {
         const auto bytesOf = [&g](const char* name) {
             return g.value(*g.findValue(name)).initializer->bytes().size();
         };
-        EXPECT_EQ(bytesOf("w1"), 0U); // Winograd
+        EXPECT_EQ(bytesOf("w1"), 0U); // GEMM panels (4 input channels: not Winograd)
         EXPECT_EQ(g.value(*g.findValue("w1")).initializer->dims(),
                   (std::vector<int64_t>{4, 4, 3, 3}));
         EXPECT_EQ(bytesOf("w2"), sharedW2 ? 4U * 4U * 4U : 0U); // GEMM panels
