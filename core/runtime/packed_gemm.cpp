@@ -928,10 +928,13 @@ struct TileJob {
 
 /// Columns per block: within kMaxColumnBlock (a depth block of packed B, kDepthBlock x columns,
 /// stays in L2 while every row block of A passes over it), split evenly into whole strips, and
-/// small enough that every thread gets a block.
+/// as many blocks as threads or a multiple of them (each thread runs whole blocks: a 56 x 56
+/// image made seven, four on one thread and three on the other).
 int64_t columnBlock(int64_t n) {
+    const int64_t threads = numThreads();
     const int64_t parts =
-        std::max<int64_t>(numThreads(), (n + kMaxColumnBlock - 1) / kMaxColumnBlock);
+        (std::max<int64_t>(threads, (n + kMaxColumnBlock - 1) / kMaxColumnBlock) + threads - 1) /
+        threads * threads;
     const int64_t even = (n + parts - 1) / parts;
     return std::max(kGemmCols, ((even + kGemmCols - 1) / kGemmCols) * kGemmCols);
 }
