@@ -90,14 +90,10 @@ __attribute__((target("avx512f"))) void poolSegment(const WindowRows& rows, cons
             }
         }
     }
-    const __m512i evens =
-        _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odds =
-        _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
 #pragma GCC unroll 4
     for (int c = 0; c < kChunks; ++c) {
-        const __m512 even = _mm512_permutex2var_ps(folded[2 * c], evens, folded[2 * c + 1]);
-        const __m512 odd = _mm512_permutex2var_ps(folded[2 * c], odds, folded[2 * c + 1]);
+        const __m512 even = wide_rows::evenLanes(folded[2 * c], folded[2 * c + 1]);
+        const __m512 odd = wide_rows::oddLanes(folded[2 * c], folded[2 * c + 1]);
         __m512 m = maxLanes(even, odd);
         if constexpr (kKw == 3) {
             // Columns 2 l + 2: even's lanes 1-15, then the next vector's lane 0.

@@ -108,6 +108,20 @@ __attribute__((target("avx512f"))) inline __m512 shiftLanes(__m512 next, __m512 
     }
 }
 
+/// Elements 0, 2, .., 30 of the 32 in a (first) and b: the even columns of two vectors.
+__attribute__((target("avx512f"))) inline __m512 evenLanes(__m512 a, __m512 b) {
+    const __m512i evens =
+        _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_ps(a, evens, b);
+}
+
+/// Elements 1, 3, .., 31 of the 32 in a (first) and b: the odd columns of two vectors.
+__attribute__((target("avx512f"))) inline __m512 oddLanes(__m512 a, __m512 b) {
+    const __m512i odds =
+        _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    return _mm512_permutex2var_ps(a, odds, b);
+}
+
 /// One input row's lanes for a chunk: row[base + s l + j] for every window column j < kKw of
 /// output lane l (`fill` outside the row). Stride 1 loads two vectors and shifts them; stride 2
 /// loads three (two for windows of two), splits the first two into even and odd columns and shifts
@@ -134,12 +148,8 @@ struct RowTaps {
             oddNext = b;
         } else {
             // Lane l takes element 2 l (+ 1) of the 32 in a and b (16-31 from b).
-            const __m512i evens =
-                _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-            const __m512i odds =
-                _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-            even = _mm512_permutex2var_ps(a, evens, b);
-            odd = _mm512_permutex2var_ps(a, odds, b);
+            even = evenLanes(a, b);
+            odd = oddLanes(a, b);
             if constexpr (kKw <= 2) {
                 evenNext = fill;
                 oddNext = fill;
@@ -151,8 +161,9 @@ struct RowTaps {
                     evenNext = c;
                     oddNext = c;
                 } else {
-                    evenNext = _mm512_permutexvar_ps(evens, c);
-                    oddNext = _mm512_permutexvar_ps(odds, c);
+                    // Only the first lanes are read: c's own even and odd columns.
+                    evenNext = evenLanes(c, c);
+                    oddNext = oddLanes(c, c);
                 }
             }
         }
