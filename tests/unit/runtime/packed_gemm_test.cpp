@@ -201,7 +201,8 @@ INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
 // B is read (B is sized exactly: ASan). The same tiles as packing every
 // strip, so the same bits, with the fused epilogue, on one and two threads (few columns: the
 // threads split the rows, 64 x 200 x 200, or one thread takes a product too small to split,
-// 32 x 200 x 64); and where it does not apply.
+// 32 x 200 x 64); blocks deep enough (256 and 2 x 150 steps of 512 columns) for the pass over
+// one pair of strips to prefetch the next pair; and where it does not apply.
 TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
     const int threadsBefore = numThreads();
     setNumThreads(GetParam());
@@ -210,7 +211,8 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
          {GemmCase{24, 784, 96}, GemmCase{7, 300, 5}, GemmCase{13, 1100, 49}, GemmCase{5, 40, 20},
           GemmCase{64, 200, 200}, GemmCase{32, 200, 64}, GemmCase{192, 49, 96},
           GemmCase{20, 196, 30}, GemmCase{9, 37, 40}, GemmCase{12, 49, 600}, GemmCase{16, 169, 64},
-          GemmCase{10, 729, 24}, GemmCase{7, 47, 300}}) {
+          GemmCase{10, 729, 24}, GemmCase{7, 47, 300}, GemmCase{40, 1000, 256},
+          GemmCase{30, 1040, 300}}) {
         SCOPED_TRACE(::testing::Message() << g.m << " x " << g.n << " x " << g.k);
         const std::vector<float> a = randomVector(rng, g.m * g.k);
         const std::vector<float> b = randomVector(rng, g.k * g.n);
