@@ -202,7 +202,9 @@ INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
 // strip, so the same bits, with the fused epilogue, on one and two threads (few columns: the
 // threads split the rows, 64 x 200 x 200, or one thread takes a product too small to split,
 // 32 x 200 x 64); blocks deep enough (256 and 2 x 150 steps of 512 columns) for the pass over
-// one pair of strips to prefetch the next pair; and where it does not apply.
+// one pair of strips to prefetch the next pair, shallower ones whose first panel's tiles
+// prefetch the next (24 x 784 x 96 in pairs, 64 x 200 x 200 in fours); and where it does not
+// apply.
 TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
     const int threadsBefore = numThreads();
     setNumThreads(GetParam());
