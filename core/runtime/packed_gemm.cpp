@@ -277,6 +277,56 @@ quadMicroKernel(int64_t depth, const float* a, const float* b0, const float* b1,
     }
 }
 
+/// The 12 x 32 tile of two panels of A (a0, a1: rows 0-5 and 6-11) against two adjacent strips
+/// (b0, b1): 24 sums like quadMicroKernel, but each vector of B feeds twelve multiply-adds instead
+/// of six, so a pass streams half the B per multiply-add (what a B from L2 bounds). Tiles of the
+/// two panels at tile0 and tile1. Same multiply-adds in the same order per element and the same
+/// epilogue as microKernel: bit-identical results. nextA: the next two panels (panel stride
+/// a1 - a0), nextB: 32 columns of B at the same row stride, both prefetched (or nullptr).
+__attribute__((target("avx512f"))) void
+twoPanelMicroKernel(int64_t depth, const float* a0, const float* a1, const float* b0,
+                    const float* b1, int64_t bStep, float* tile0, float* tile1, int64_t ldt,
+                    const TileStore& how0, const TileStore& how1, const float* nextA,
+                    const float* nextB) {
+    // NOLINTNEXTLINE(*-avoid-c-arrays): every index is a constant once unrolled: registers
+    __m512 c[2 * kGemmRows][2] = {};
+    const int64_t panelStride = a1 - a0;
+    for (int64_t k = 0; k < depth; ++k) {
+        if (nextA != nullptr) {
+            __builtin_prefetch(nextA + k * kGemmRows);
+            __builtin_prefetch(nextA + panelStride + k * kGemmRows);
+        }
+        if (nextB != nullptr) {
+            __builtin_prefetch(nextB + k * bStep);
+            __builtin_prefetch(nextB + k * bStep + kGemmCols);
+            __builtin_prefetch(nextB + k * bStep + 2 * kGemmCols - 1);
+        }
+        const __m512 x0 = _mm512_loadu_ps(b0);
+        const __m512 x1 = _mm512_loadu_ps(b1);
+#pragma GCC unroll 6
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            const __m512 av = _mm512_set1_ps(a0[r]);
+            c[r][0] = _mm512_fmadd_ps(av, x0, c[r][0]);
+            c[r][1] = _mm512_fmadd_ps(av, x1, c[r][1]);
+        }
+#pragma GCC unroll 6
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            const __m512 av = _mm512_set1_ps(a1[r]);
+            c[kGemmRows + r][0] = _mm512_fmadd_ps(av, x0, c[kGemmRows + r][0]);
+            c[kGemmRows + r][1] = _mm512_fmadd_ps(av, x1, c[kGemmRows + r][1]);
+        }
+        a0 += kGemmRows;
+        a1 += kGemmRows;
+        b0 += bStep;
+        b1 += bStep;
+    }
+#pragma GCC unroll 6
+    for (int64_t r = 0; r < kGemmRows; ++r) {
+        wideStoreRow(how0, tile0, ldt, r, c[r][0], c[r][1]);
+        wideStoreRow(how1, tile1, ldt, r, c[kGemmRows + r][0], c[kGemmRows + r][1]);
+    }
+}
+
 /// Row `row` of a 6 x 16 tile in one register, stored as microKernel does.
 __attribute__((target("avx512f"))) inline void singleStoreRow(const TileStore& how, float* tile,
                                                               int64_t ldt, int64_t row, __m512 v) {
@@ -706,6 +756,14 @@ void quadMicroKernel(int64_t depth, const float* a, const float* b0, const float
     right.residual = how.residual != nullptr ? how.residual + 2 * kGemmCols : nullptr;
     wideMicroKernel(depth, a, b2, b3, bStep, tile + 2 * kGemmCols, ldt, right, nullptr, nullptr);
 }
+
+void twoPanelMicroKernel(int64_t depth, const float* a0, const float* a1, const float* b0,
+                         const float* b1, int64_t bStep, float* tile0, float* tile1, int64_t ldt,
+                         const TileStore& how0, const TileStore& how1, const float* nextA,
+                         const float* /*nextB*/) {
+    wideMicroKernel(depth, a0, b0, b1, bStep, tile0, ldt, how0, nextA, nullptr);
+    wideMicroKernel(depth, a1, b0, b1, bStep, tile1, ldt, how1, nullptr, nullptr);
+}
 #endif
 
 /// The A panels of a tall tile: `panels` of them from `a` (panel stride panelStride), the
@@ -744,10 +802,11 @@ struct TileJob {
 
     /// `strips` strips from column col0 (b, strip stride `stripStride`) against every A panel of
     /// the depth block at `a` (panel stride kGemmRows k), kTallPanels panels at a time. With
-    /// the AVX-512 kernels each panel takes an even number of full strips (four or two at a
-    /// time) and the group of panels the odd one and an edge of more than 8 columns (tall
-    /// tiles); else each panel takes every strip. With bringA each panel's first tile prefetches
-    /// the next panel.
+    /// the AVX-512 kernels the panels take an even number of full strips two panels and two
+    /// strips at a time (12 x 32 tiles; a group's odd panel four or two strips at a time) and the
+    /// group of panels the odd strip and an edge of more than 8 columns (tall tiles); else each
+    /// panel takes every strip. With bringA each panel's (pair's) first tile prefetches the next
+    /// panel (pair).
     void runRows(int64_t depth, const float* a, int64_t k, const float* b, int64_t stripStride,
                  int64_t strips, int64_t col0, bool bringA) const {
         const int64_t panelStride = kGemmRows * k;
@@ -758,22 +817,13 @@ struct TileJob {
         for (int64_t row = 0; row < m; row += kTallPanels * kGemmRows) {
             const int64_t panels = std::min(kTallPanels, (m - row + kGemmRows - 1) / kGemmRows);
             const float* group = a + row * k;
-            for (int64_t q = 0; q < panels; ++q) {
-                const int64_t panelRow = row + q * kGemmRows;
-                const float* panel = group + q * panelStride;
-                const float* nextA =
-                    bringA && panelRow + kGemmRows < m ? panel + panelStride : nullptr;
-                runPanel(depth, panel, nextA, b, stripStride, paired, panelRow, col0);
-                if (edgeTiles == EdgeTiles::perPanel) {
-                    runEdge(depth, panel, b + full * stripStride, panelRow, edgeCol);
-                }
-            }
+            const PanelGroup tiles{group, panelStride, panels, row};
+            runPanels(depth, tiles, bringA, b, stripStride, paired, full, col0, edgeTiles);
             // Without paired tiles, nothing else brings the next group's panels in.
             const int64_t nextRow = row + panels * kGemmRows;
             const Prefetch next{bringA && paired == 0 && nextRow < m ? group + panels * panelStride
                                                                      : nullptr,
                                 std::min(kTallPanels, (m - nextRow + kGemmRows - 1) / kGemmRows)};
-            const PanelGroup tiles{group, panelStride, panels, row};
             if (paired < full) {
                 runTall(depth, tiles, b + paired * stripStride, col0 + paired * kGemmCols, next);
             }
@@ -801,6 +851,34 @@ struct TileJob {
         return wide && cols <= 4 ? EdgeTiles::tallColumns : EdgeTiles::perPanel;
     }
 
+    /// The `paired` full strips from col0 (and edges run per panel) against the panels of
+    /// `tiles`: two panels at a time with the AVX-512 kernels (12 x 32 tiles), a lone one on its
+    /// own. With bringA each prefetches the panels after it.
+    void runPanels(int64_t depth, const PanelGroup& tiles, bool bringA, const float* b,
+                   int64_t stripStride, int64_t paired, int64_t full, int64_t col0,
+                   EdgeTiles edgeTiles) const {
+        const auto [group, panelStride, panels, row] = tiles;
+        const float* edgeB = b + full * stripStride;
+        const int64_t edgeCol = col0 + full * kGemmCols;
+        for (int64_t q = 0; q < panels;) {
+            const int64_t panelRow = row + q * kGemmRows;
+            const float* panel = group + q * panelStride;
+            const int64_t take = wide && paired >= 2 && q + 1 < panels ? 2 : 1;
+            const float* nextA =
+                bringA && panelRow + take * kGemmRows < m ? panel + take * panelStride : nullptr;
+            if (take == 2) {
+                runPanelPair(depth, panel, panelStride, nextA, b, stripStride, paired, panelRow,
+                             col0);
+            } else {
+                runPanel(depth, panel, nextA, b, stripStride, paired, panelRow, col0);
+            }
+            for (int64_t t = 0; edgeTiles == EdgeTiles::perPanel && t < take; ++t) {
+                runEdge(depth, panel + t * panelStride, edgeB, panelRow + t * kGemmRows, edgeCol);
+            }
+            q += take;
+        }
+    }
+
     /// The tiles of the A panel at `row` over `strips` full strips (strip stride `stripStride`)
     /// from column col0, in place. The first tile prefetches nextA, the A block that runs next
     /// (or nullptr).
@@ -816,6 +894,31 @@ struct TileJob {
             s += runFullTile(depth, a, s == 0 ? nextA : nullptr,
                              row == 0 && s == 0 ? nextB : nullptr, row == 0 && aheadB,
                              b + s * stripStride, stripStride, strips - s, c + col, how);
+        }
+    }
+
+    /// The tiles of the two A panels at `row` and `row + 6` (a, a + panelStride) over `strips`
+    /// full strips, an even number, in 12 x 32 tiles; the first prefetches nextA (two panels).
+    void runPanelPair(int64_t depth, const float* a, int64_t panelStride, const float* nextA,
+                      const float* b, int64_t stripStride, int64_t strips, int64_t row,
+                      int64_t col0) const {
+        TileStore how0 = storeFor(row);
+        TileStore how1 = storeFor(row + kGemmRows);
+        float* c0 = out.c + row * out.ldc;
+        float* c1 = c0 + kGemmRows * out.ldc;
+        for (int64_t s = 0; s + 2 <= strips; s += 2) {
+            const int64_t col = col0 + s * kGemmCols;
+            if (last && out.residual != nullptr) {
+                how0.residual = out.residual + row * out.ldc + col;
+                how1.residual = how0.residual + kGemmRows * out.ldc;
+            }
+            const float* nb = row == 0 && s == 0 ? nextB : nullptr;
+            if (row == 0 && aheadB && s + 4 <= strips) {
+                nb = b + (s + 2) * stripStride;
+            }
+            twoPanelMicroKernel(depth, a, a + panelStride, b + s * stripStride,
+                                b + (s + 1) * stripStride, bStep, c0 + col, c1 + col, out.ldc, how0,
+                                how1, s == 0 ? nextA : nullptr, nb);
         }
     }
 

@@ -66,15 +66,17 @@ TEST(PackedGemm, TheAvx512KernelEqualsTheAvx2OneBitForBitAndBothTheLoop) {
     std::mt19937 rng(11);
     const std::vector<GemmCase> cases = {
         {6, 32, 9},      // one wide tile
-        {13, 80, 300},   // 5 strips (a quad, a single), two depth blocks of 150, 1 padding row
+        {13, 80, 300},   // 5 strips: 12 x 32 tiles, then for the third panel (1 row, 5 padding
+                         // rows) a quad and a single; two depth blocks of 150
         {64, 1000, 70},  // 63 strips and an edge of 8 columns
         {20, 1033, 512}, // deep order (strip-outer): strip pairs, then a lone edge strip of 9
         {7, 45, 17},     // two strips and an edge of 13 columns
         {96, 200, 576},  // row split (small N) over three depth blocks
         {32, 3136, 64},  // a 1x1 convolution on a 56x56 image
         {70, 49, 600},   // a 7x7 image: a pair, the odd strip, an edge of 1
-        {12, 112, 256},  // 7 strips at the quad's least depth: a quad, a pair, a single
-        {12, 112, 127},  // one step shallower: three pairs and a single
+        {12, 112, 256},  // 7 strips, two panels: three 12 x 32 tiles and a single
+        {18, 112, 256},  // three panels: the third at the quad's least depth, a quad, a pair
+        {18, 112, 127},  // one step shallower: the third in three pairs
         // Tall tiles (several panels at once) for the odd strip and the edges: panel groups of
         // 4 with 1 to 3 panels left over, edges of 1 to 4 columns (two steps per vector, tails
         // of 1 to 3 steps), 9 to 15 columns, and the deep order's last pass.
