@@ -127,6 +127,16 @@ inline void microKernel(int64_t depth, const float* a, const float* b, int64_t b
     store(5, c50, c51);
 }
 
+/// Prefetches the kColumns floats at `row` (whole strips): a line per strip, and the last float's
+/// line, which is one more when the row does not start a cache line.
+template <int64_t kColumns>
+inline void prefetchColumns(const float* row) {
+    for (int64_t j = 0; j < kColumns; j += kGemmCols) {
+        __builtin_prefetch(row + j);
+    }
+    __builtin_prefetch(row + kColumns - 1);
+}
+
 /// Whether wideMicroKernel may run: the processor and the OS support AVX-512F (checked once) and
 /// setWideGemmKernel has not turned it off.
 std::atomic<bool>& wideKernelSwitch() {
@@ -190,10 +200,8 @@ __attribute__((target("avx512f"))) void wideMicroKernel(int64_t depth, const flo
         if (nextA != nullptr) {
             __builtin_prefetch(nextA + k * kGemmRows);
         }
-        if (nextB != nullptr) { // 128 bytes: two cache lines, three when not aligned to one
-            __builtin_prefetch(nextB + k * bStep);
-            __builtin_prefetch(nextB + k * bStep + kGemmCols);
-            __builtin_prefetch(nextB + k * bStep + 2 * kGemmCols - 1);
+        if (nextB != nullptr) {
+            prefetchColumns<2 * kGemmCols>(nextB + k * bStep);
         }
         const __m512 x0 = _mm512_loadu_ps(b0);
         const __m512 x1 = _mm512_loadu_ps(b1);
@@ -241,12 +249,8 @@ quadMicroKernel(int64_t depth, const float* a, const float* b0, const float* b1,
         if (nextA != nullptr) {
             __builtin_prefetch(nextA + k * kGemmRows);
         }
-        if (nextB != nullptr) { // 256 bytes: four cache lines, five when not aligned to one
-            __builtin_prefetch(nextB + k * bStep);
-            __builtin_prefetch(nextB + k * bStep + kGemmCols);
-            __builtin_prefetch(nextB + k * bStep + 2 * kGemmCols);
-            __builtin_prefetch(nextB + k * bStep + 3 * kGemmCols);
-            __builtin_prefetch(nextB + k * bStep + 4 * kGemmCols - 1);
+        if (nextB != nullptr) {
+            prefetchColumns<4 * kGemmCols>(nextB + k * bStep);
         }
         const __m512 x0 = _mm512_loadu_ps(b0);
         const __m512 x1 = _mm512_loadu_ps(b1);
@@ -297,9 +301,7 @@ twoPanelMicroKernel(int64_t depth, const float* a0, const float* a1, const float
             __builtin_prefetch(nextA + panelStride + k * kGemmRows);
         }
         if (nextB != nullptr) {
-            __builtin_prefetch(nextB + k * bStep);
-            __builtin_prefetch(nextB + k * bStep + kGemmCols);
-            __builtin_prefetch(nextB + k * bStep + 2 * kGemmCols - 1);
+            prefetchColumns<2 * kGemmCols>(nextB + k * bStep);
         }
         const __m512 x0 = _mm512_loadu_ps(b0);
         const __m512 x1 = _mm512_loadu_ps(b1);
@@ -802,11 +804,11 @@ struct TileJob {
 
     /// `strips` strips from column col0 (b, strip stride `stripStride`) against every A panel of
     /// the depth block at `a` (panel stride kGemmRows k), kTallPanels panels at a time. With
-    /// the AVX-512 kernels the panels take an even number of full strips two panels and two
-    /// strips at a time (12 x 32 tiles; a group's odd panel four or two strips at a time) and the
-    /// group of panels the odd strip and an edge of more than 8 columns (tall tiles); else each
-    /// panel takes every strip. With bringA each panel's (pair's) first tile prefetches the next
-    /// panel (pair).
+    /// the AVX-512 kernels the panels take an even number of full strips in 12 x 32 tiles, two
+    /// panels and two strips at a time (a group's odd panel four or two strips at a time), and
+    /// the group of panels the odd strip and an edge of more than 8 columns (tall tiles); else
+    /// each panel takes every strip. With bringA the first tile of each panel (or pair of
+    /// panels) prefetches the panels after it.
     void runRows(int64_t depth, const float* a, int64_t k, const float* b, int64_t stripStride,
                  int64_t strips, int64_t col0, bool bringA) const {
         const int64_t panelStride = kGemmRows * k;
@@ -891,9 +893,8 @@ struct TileJob {
             if (last && out.residual != nullptr) {
                 how.residual = out.residual + row * out.ldc + col;
             }
-            s += runFullTile(depth, a, s == 0 ? nextA : nullptr,
-                             row == 0 && s == 0 ? nextB : nullptr, row == 0 && aheadB,
-                             b + s * stripStride, stripStride, strips - s, c + col, how);
+            s += runFullTile(depth, a, s == 0 ? nextA : nullptr, row, s, b, stripStride, strips,
+                             c + col, how);
         }
     }
 
@@ -912,13 +913,10 @@ struct TileJob {
                 how0.residual = out.residual + row * out.ldc + col;
                 how1.residual = how0.residual + kGemmRows * out.ldc;
             }
-            const float* nb = row == 0 && s == 0 ? nextB : nullptr;
-            if (row == 0 && aheadB && s + 4 <= strips) {
-                nb = b + (s + 2) * stripStride;
-            }
             twoPanelMicroKernel(depth, a, a + panelStride, b + s * stripStride,
                                 b + (s + 1) * stripStride, bStep, c0 + col, c1 + col, out.ldc, how0,
-                                how1, s == 0 ? nextA : nullptr, nb);
+                                how1, s == 0 ? nextA : nullptr,
+                                prefetchB(row, s, 2, strips, b, stripStride));
         }
     }
 
@@ -932,25 +930,41 @@ struct TileJob {
         return how;
     }
 
-    /// The tile of the next strips at b, `whole` of them (>= 1): four or two at once through the
-    /// AVX-512 kernels (four only from kQuadMinDepth steps; runRows hands them an even count),
-    /// else one. Returns how many strips it took. The tile prefetches nextA (A), and nextB (B) or
-    /// with `ahead` the strips after its own when a tile as wide follows.
-    int64_t runFullTile(int64_t depth, const float* a, const float* nextA, const float* nextB,
-                        bool ahead, const float* b, int64_t stripStride, int64_t whole, float* tile,
+    /// What of B the tile of `width` strips from strip s (of `strips` at b) of the panel at `row`
+    /// prefetches: only the first panel's tiles do, in the shallow order the tile after theirs
+    /// when one as wide follows (aheadB), in the deep order the next pass's pair (nextB).
+    const float* prefetchB(int64_t row, int64_t s, int64_t width, int64_t strips, const float* b,
+                           int64_t stripStride) const {
+        if (row != 0) {
+            return nullptr;
+        }
+        if (aheadB) {
+            return s + 2 * width <= strips ? b + (s + width) * stripStride : nullptr;
+        }
+        return s == 0 ? nextB : nullptr;
+    }
+
+    /// The tile from strip s of the `strips` full strips at b (the panel at `row`): four or two
+    /// strips at once through the AVX-512 kernels (four only from kQuadMinDepth steps; runRows
+    /// hands them an even count), else one. Returns how many strips it took. The tile prefetches
+    /// nextA and prefetchB's part of B.
+    int64_t runFullTile(int64_t depth, const float* a, const float* nextA, int64_t row, int64_t s,
+                        const float* b, int64_t stripStride, int64_t strips, float* tile,
                         const TileStore& how) const {
+        const int64_t whole = strips - s;
+        const float* at = b + s * stripStride;
         if (wide && depth >= kQuadMinDepth && whole >= 4) {
-            quadMicroKernel(depth, a, b, b + stripStride, b + 2 * stripStride, b + 3 * stripStride,
-                            bStep, tile, out.ldc, how, nextA,
-                            ahead && whole >= 8 ? b + 4 * stripStride : nullptr);
+            quadMicroKernel(depth, a, at, at + stripStride, at + 2 * stripStride,
+                            at + 3 * stripStride, bStep, tile, out.ldc, how, nextA,
+                            prefetchB(row, s, 4, strips, b, stripStride));
             return 4;
         }
         if (wide && whole >= 2) {
-            wideMicroKernel(depth, a, b, b + stripStride, bStep, tile, out.ldc, how, nextA,
-                            ahead && whole >= 4 ? b + 2 * stripStride : nextB);
+            wideMicroKernel(depth, a, at, at + stripStride, bStep, tile, out.ldc, how, nextA,
+                            prefetchB(row, s, 2, strips, b, stripStride));
             return 2;
         }
-        microKernel(depth, a, b, bStep, tile, out.ldc, how, nextA);
+        microKernel(depth, a, at, bStep, tile, out.ldc, how, nextA);
         return 1;
     }
 
