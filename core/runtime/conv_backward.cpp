@@ -7,6 +7,7 @@
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/scratch.h"
 #include "core/runtime/winograd.h"
 
 #include <Eigen/Core>
@@ -189,8 +190,8 @@ Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Te
 namespace {
 /// im2col columns of the backward pass, reused across calls: the columns of a large layer are
 /// megabytes of fresh pages otherwise.
-std::vector<float>& columnScratch() {
-    thread_local std::vector<float> col;
+ScratchFloats& columnScratch() {
+    thread_local ScratchFloats col;
     return col;
 }
 
@@ -226,7 +227,7 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
                                     GemmOutput{c, pixels}, ConvEpilogue{});
                 return;
             }
-            std::vector<float> unused; // a pointwise source copies nothing
+            ScratchFloats unused; // a pointwise source copies nothing
             const Im2colSource source(b, dyg, unused);
             const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
                 source.packStrips(j0, j0 + count, strips);
@@ -238,16 +239,15 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
             product(dxg);
             return;
         }
-        std::vector<float>& col = columnScratch();
-        col.resize(static_cast<size_t>(rows * pixels));
-        product(col.data());
+        float* col = columnScratch().get(static_cast<size_t>(rows * pixels));
+        product(col);
         parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
             Conv2d q = p;
             q.c = c1 - c0;
             q.group = 1;
             // col2im adds: the chunk's planes start at zero, cleared here while in cache.
             std::fill(dxg + c0 * p.h * p.w, dxg + c1 * p.h * p.w, 0.0F);
-            col2im(q, col.data() + c0 * taps * pixels, dxg + c0 * p.h * p.w);
+            col2im(q, col + c0 * taps * pixels, dxg + c0 * p.h * p.w);
         });
     };
     if (p.group > 1 && p.n * p.group >= numThreads()) {
@@ -268,17 +268,17 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
 }
 
 /// The im2col matrix of one group of one image into `col`, the threads splitting the channels.
-const float* parallelIm2col(const Conv2d& p, const float* xg, std::vector<float>& col) {
+const float* parallelIm2col(const Conv2d& p, const float* xg, ScratchFloats& scratch) {
     const int64_t pixels = p.outPixels();
     const int64_t taps = p.kh * p.kw;
-    col.resize(static_cast<size_t>(p.colRows() * pixels));
+    float* col = scratch.get(static_cast<size_t>(p.colRows() * pixels));
     parallelFor(p.cg(), 1, [&](int64_t c0, int64_t c1) {
         Conv2d q = p;
         q.c = c1 - c0;
         q.group = 1;
-        im2col(q, xg + c0 * p.h * p.w, 0, pixels, col.data() + c0 * taps * pixels);
+        im2col(q, xg + c0 * p.h * p.w, 0, pixels, col + c0 * taps * pixels);
     });
-    return col.data();
+    return col;
 }
 
 /// A pointwise convolution's im2col matrix is the image itself.
@@ -309,7 +309,7 @@ void addGroupProduct(const Conv2d& p, const float* dy, int64_t n, int64_t grp, c
 /// every thread.
 void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, float* dw,
                              bool perSample) {
-    std::vector<float>& col = columnScratch();
+    ScratchFloats& col = columnScratch();
     for (int64_t n = 0; n < p.n; ++n) {
         float* out = perSample ? dw + n * p.m * p.colRows() : dw;
         for (int64_t grp = 0; grp < p.group; ++grp) {
@@ -322,14 +322,14 @@ void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, f
 
 /// Adds image n's dw into `out`, on the calling thread.
 void addImageWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_t n, float* out) {
-    std::vector<float>& col = columnScratch();
+    ScratchFloats& scratch = columnScratch();
     for (int64_t grp = 0; grp < p.group; ++grp) {
         const float* xg = groupInput(p, x, n, grp);
         const float* columns = xg;
         if (!columnsAreTheImage(p)) {
-            col.resize(static_cast<size_t>(p.colRows() * p.outPixels()));
-            im2col(p, xg, 0, p.outPixels(), col.data());
-            columns = col.data();
+            float* col = scratch.get(static_cast<size_t>(p.colRows() * p.outPixels()));
+            im2col(p, xg, 0, p.outPixels(), col);
+            columns = col;
         }
         addGroupProduct(p, dy, n, grp, columns, out, 0, p.m);
     }
@@ -419,11 +419,12 @@ Tensor convInputGrad(const Conv2d& p, const Shape& shape, const float* w, const 
         return dx;
     }
     const float* gemmWeights = packed.gemm;
-    thread_local std::vector<float> scratch;
+    thread_local ScratchFloats scratch;
     if (gemmWeights == nullptr) {
-        scratch.resize(static_cast<size_t>(gemmInputGradWeightsSize(p.m, p.colRows(), p.group)));
-        packGemmInputGradWeights(w, p.m, p.colRows(), p.group, scratch.data());
-        gemmWeights = scratch.data();
+        float* weights =
+            scratch.get(static_cast<size_t>(gemmInputGradWeightsSize(p.m, p.colRows(), p.group)));
+        packGemmInputGradWeights(w, p.m, p.colRows(), p.group, weights);
+        gemmWeights = weights;
     }
     Tensor dx = allocateFloat(shape);
     gemmInputGrad(p, dy, dx.mutableData<float>(), gemmWeights);

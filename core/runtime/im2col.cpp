@@ -287,7 +287,7 @@ void im2col(const Conv2d& p, const float* x, int64_t p0, int64_t p1, float* col)
     }
 }
 
-Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& storage) {
+Im2colSource::Im2colSource(const Conv2d& p, const float* x, ScratchFloats& storage) {
     const int64_t channels = p.cg();
     const int64_t pixels = p.outPixels();
     m_rowOffsets.resize(static_cast<size_t>(p.colRows()));
@@ -305,12 +305,12 @@ Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& 
         // Row c is channel c sampled at the output pixels: a copy of the pixels read, output
         // row after output row (phase 0 of each padded input row).
         const SourceCopy layout{p.oh, -p.pt, p.sh, (p.ow - 1) * p.sw + 1, 1, p.ow};
-        storage.resize(static_cast<size_t>(channels * layout.plane()));
-        layout.fill(p, x, channels, storage.data());
+        float* copy = storage.get(static_cast<size_t>(channels * layout.plane()));
+        layout.fill(p, x, channels, copy);
         for (int64_t c = 0; c < channels; ++c) {
             m_rowOffsets[static_cast<size_t>(c)] = c * layout.plane();
         }
-        m_data = storage.data();
+        m_data = copy;
         m_rowStep = p.ow;
         m_runLength = pixels;
         return;
@@ -321,8 +321,8 @@ Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& 
     const int64_t width = (p.ow - 1) * p.sw + (p.kw - 1) * p.dw + 1;
     const SourceCopy layout{
         (p.oh - 1) * p.sh + (p.kh - 1) * p.dh + 1, -p.pt, 1, width, p.sw, ceilDiv(width, p.sw)};
-    storage.resize(static_cast<size_t>(channels * layout.plane()));
-    layout.fill(p, x, channels, storage.data());
+    float* copy = storage.get(static_cast<size_t>(channels * layout.plane()));
+    layout.fill(p, x, channels, copy);
     std::vector<int64_t> tapOffsets;
     for (int64_t i = 0; i < p.kh; ++i) {
         for (int64_t j = 0; j < p.kw; ++j) {
@@ -337,7 +337,7 @@ Im2colSource::Im2colSource(const Conv2d& p, const float* x, std::vector<float>& 
             *offset++ = c * layout.plane() + tap;
         }
     }
-    m_data = storage.data();
+    m_data = copy;
     m_rowStep = p.sh * layout.rowStride();
     m_runLength = p.ow;
 }

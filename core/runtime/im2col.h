@@ -4,6 +4,8 @@
 // ConvTranspose forward).
 #pragma once
 
+#include "core/runtime/scratch.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -52,7 +54,7 @@ class Im2colSource {
 public:
     /// Prepares x (channels cg() x h x w) for p; a copy goes to `storage`, which must outlive
     /// this source and stay untouched while it is used.
-    Im2colSource(const Conv2d& p, const float* x, std::vector<float>& storage);
+    Im2colSource(const Conv2d& p, const float* x, ScratchFloats& storage);
 
     /// Columns [p0, p1) of the im2col matrix as strips of kStripWidth columns: strip s holds, row
     /// after row, columns p0 + s kStripWidth .. + kStripWidth - 1 (zero past p1) — the packed B

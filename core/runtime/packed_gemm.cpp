@@ -2,6 +2,7 @@
 
 #include "core/runtime/fused_tail.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/scratch.h"
 
 #include <algorithm>
 #include <array>
@@ -1081,10 +1082,9 @@ int64_t columnBlock(int64_t n) {
 
 /// This thread's buffer for `columns` columns of packed B, k deep. Reused across calls: packed B
 /// is the only per-call scratch, and fresh pages would cost page faults on every convolution.
-std::vector<float>& stripBuffer(int64_t k, int64_t columns) {
-    thread_local std::vector<float> strips;
-    strips.resize(static_cast<size_t>(k * ((columns + kGemmCols - 1) / kGemmCols) * kGemmCols));
-    return strips;
+float* stripBuffer(int64_t k, int64_t columns) {
+    thread_local ScratchFloats strips;
+    return strips.get(static_cast<size_t>(k * ((columns + kGemmCols - 1) / kGemmCols) * kGemmCols));
 }
 
 /// The first `columns` columns of `depth` rows of a strip (row stride rowStep), at row stride
@@ -1285,12 +1285,12 @@ void productOverStrips(int64_t m, int64_t n, int64_t k, const float* packedA,
         if (prepacked) {
             strips = stripsFor(0, n, nullptr);
         } else {
-            std::vector<float>& buffer = stripBuffer(k, n);
+            float* buffer = stripBuffer(k, n);
             parallelFor((n + kGemmCols - 1) / kGemmCols, 1, [&](int64_t begin, int64_t end) {
                 stripsFor(begin * kGemmCols, std::min(n, end * kGemmCols) - begin * kGemmCols,
-                          buffer.data() + begin * k * kGemmCols);
+                          buffer + begin * k * kGemmCols);
             });
-            strips = buffer.data();
+            strips = buffer;
         }
         parallelFor((m + kGemmRows - 1) / kGemmRows, 1, [&](int64_t begin, int64_t end) {
             const int64_t row0 = begin * kGemmRows;
@@ -1303,7 +1303,7 @@ void productOverStrips(int64_t m, int64_t n, int64_t k, const float* packedA,
     const int64_t block = columnBlock(n);
     const int64_t blocks = (n + block - 1) / block;
     parallelFor(blocks, split ? 1 : blocks, [&](int64_t begin, int64_t end) {
-        float* scratch = prepacked ? nullptr : stripBuffer(k, block).data();
+        float* scratch = prepacked ? nullptr : stripBuffer(k, block);
         for (int64_t blockIndex = begin; blockIndex < end; ++blockIndex) {
             const int64_t j0 = blockIndex * block;
             const int64_t count = std::min(block, n - j0);
@@ -1331,14 +1331,14 @@ int64_t packedStripsSize(int64_t k, int64_t n) {
 
 void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                     const float* strips, const GemmOutput& out) {
-    thread_local std::vector<float> panels;
-    panels.resize(static_cast<size_t>(packedWeightsSize(m, k)));
-    packWeights(a, m, k, lda, panels.data());
+    thread_local ScratchFloats scratch;
+    float* panels = scratch.get(static_cast<size_t>(packedWeightsSize(m, k)));
+    packWeights(a, m, k, lda, panels);
     // Column blocks start on strip boundaries (columnBlock rounds to kGemmCols).
     const StripSource inPlace = [&](int64_t j0, int64_t /*count*/, float* /*scratch*/) {
         return strips + (j0 / kGemmCols) * k * kGemmCols;
     };
-    productOverStrips(m, n, k, panels.data(), inPlace, true, out, ConvEpilogue{});
+    productOverStrips(m, n, k, panels, inPlace, true, out, ConvEpilogue{});
 }
 
 // Each strip gathers kGemmCols rows of B (zero past n), a block of depth at a time so that the
@@ -1366,15 +1366,15 @@ void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
     if (m <= 0 || n <= 0 || k <= 0) {
         return;
     }
-    thread_local std::vector<float> packedA;
-    packedA.resize(static_cast<size_t>(packedWeightsSize(m, k)));
-    packWeights(a, m, k, lda, packedA.data());
+    thread_local ScratchFloats scratch;
+    float* packedA = scratch.get(static_cast<size_t>(packedWeightsSize(m, k)));
+    packWeights(a, m, k, lda, packedA);
     const PackColumns pack = [&](int64_t j0, int64_t count, float* strips) {
         packTransposedRowMajorStrips(b + j0 * ldb, ldb, k, count, strips);
     };
     GemmOutput out{c, ldc};
     out.accumulate = true;
-    packedGemm(m, n, k, packedA.data(), pack, out, ConvEpilogue{});
+    packedGemm(m, n, k, packedA, pack, out, ConvEpilogue{});
 }
 
 void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
@@ -1399,9 +1399,9 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
         // reading all of B in place (the portable build packs the last partial strip, here), so
         // the product is one parallel region (packing B first took a second one, and waking the
         // other thread twice cost what a small layer's product takes at batch 1).
-        std::vector<float>& tail = stripBuffer(k, kGemmCols);
+        float* tail = stripBuffer(k, kGemmCols);
         if (inPlaceCols < n) {
-            packRowMajorStrips(b + whole, ldb, k, n - whole, tail.data());
+            packRowMajorStrips(b + whole, ldb, k, n - whole, tail);
         }
         const int64_t panels = (m + kGemmRows - 1) / kGemmRows;
         const int64_t work = m * n * k;
@@ -1413,7 +1413,7 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
                         columnBlockProduct(count, k, packedA + row0 * k, b, inPlace, 0, inPlaceCols,
                                            rows, epilogue, n, 0);
                         if (inPlaceCols < n) {
-                            columnBlockProduct(count, k, packedA + row0 * k, tail.data(),
+                            columnBlockProduct(count, k, packedA + row0 * k, tail,
                                                StripLayout{kGemmCols, k * kGemmCols}, whole,
                                                n - whole, rows, epilogue, n, whole);
                         }
@@ -1424,10 +1424,10 @@ void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, 
     if (inPlaceCols < n) {
         // The portable build, without compact edges: the last strip would read past B's rows,
         // so it is packed, zero past n. Computed first, its tail left to the last block's.
-        std::vector<float>& strip = stripBuffer(k, kGemmCols);
-        packRowMajorStrips(b + whole, ldb, k, n - whole, strip.data());
-        columnBlockProduct(m, k, packedA, strip.data(), StripLayout{kGemmCols, k * kGemmCols},
-                           whole, n - whole, out, epilogue, n, whole);
+        float* strip = stripBuffer(k, kGemmCols);
+        packRowMajorStrips(b + whole, ldb, k, n - whole, strip);
+        columnBlockProduct(m, k, packedA, strip, StripLayout{kGemmCols, k * kGemmCols}, whole,
+                           n - whole, out, epilogue, n, whole);
     }
     const int64_t block = columnBlock(inPlaceCols);
     const int64_t blocks = (inPlaceCols + block - 1) / block;

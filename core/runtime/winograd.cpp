@@ -2,6 +2,7 @@
 
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/scratch.h"
 #include "core/runtime/winograd_tiles.h"
 
 #include <algorithm>
@@ -46,8 +47,8 @@ void forEachTileRun(const WinogradTileGrid& grid, int64_t t0, int64_t t1, Fn fn)
 
 /// Per-thread buffers of one block of tiles.
 struct BlockScratch {
-    std::vector<float> transformedInput;  ///< [position][channel][row stride >= block tiles]
-    std::vector<float> transformedOutput; ///< [position][filter][block tiles]
+    ScratchFloats transformedInput;  ///< [position][channel][row stride >= block tiles]
+    ScratchFloats transformedOutput; ///< [position][filter][block tiles]
 };
 
 /// What the epilogue does to one output value (bias, residual, clamp).
@@ -607,10 +608,8 @@ void runBlock(const Conv2d& p, const WinogradTileGrid& grid, const float* x,
     // are 4 KiB plus one cache line, so that they fall into different cache sets.
     const int64_t inputStride = positionStride(p.c * ldv);
     const int64_t outputStride = positionStride(p.m * tiles);
-    scratch.transformedInput.resize(static_cast<size_t>(kPositions * inputStride));
-    scratch.transformedOutput.resize(static_cast<size_t>(kPositions * outputStride));
-    float* v = scratch.transformedInput.data();
-    float* mOut = scratch.transformedOutput.data();
+    float* v = scratch.transformedInput.get(static_cast<size_t>(kPositions * inputStride));
+    float* mOut = scratch.transformedOutput.get(static_cast<size_t>(kPositions * outputStride));
     std::vector<std::pair<int64_t, TileRun>> runs; // (offset in the block, run)
     forEachTileRun(grid, t0, t1,
                    [&runs](int64_t offset, const TileRun& run) { runs.emplace_back(offset, run); });
@@ -620,7 +619,7 @@ void runBlock(const Conv2d& p, const WinogradTileGrid& grid, const float* x,
     const int64_t width = kTile * (grid.cols + 1);
 
     const auto inputChannels = [&](int64_t c0, int64_t c1) {
-        thread_local std::vector<float> padded;
+        thread_local ScratchFloats padding;
         for (int64_t ch = c0; ch < c1; ++ch) {
             // Runs of one image at a time: pad the input rows their tile rows read, once.
             for (size_t i = 0; i < runs.size();) {
@@ -631,13 +630,12 @@ void runBlock(const Conv2d& p, const WinogradTileGrid& grid, const float* x,
                 }
                 const int64_t ty0 = runs[i].second.ty;
                 const int64_t rows = kTile * (runs[j - 1].second.ty - ty0) + F::kAlpha;
-                padded.resize(static_cast<size_t>(rows * width));
+                float* padded = padding.get(static_cast<size_t>(rows * width));
                 padRows(p, x + (image * p.c + ch) * p.h * p.w, kTile * ty0 - p.pt, rows, width,
-                        padded.data());
+                        padded);
                 for (; i < j; ++i) {
                     const auto& [offset, run] = runs[i];
-                    const float* first =
-                        padded.data() + kTile * (run.ty - ty0) * width + kTile * run.tx0;
+                    const float* first = padded + kTile * (run.ty - ty0) * width + kTile * run.tx0;
                     transformInputRun<F>(first, width, run.count, v + ch * ldv + offset,
                                          inputStride);
                 }
@@ -867,10 +865,11 @@ void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* 
                        const float* packed, WinogradTile tile) {
     const Conv2d q = inputGradGeometry(p);
     if (packed == nullptr) {
-        thread_local std::vector<float> scratch;
-        scratch.resize(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c, tile)));
-        packWinogradInputGradWeights(w, p.m, p.c, scratch.data(), tile);
-        packed = scratch.data();
+        thread_local ScratchFloats scratch;
+        float* weights =
+            scratch.get(static_cast<size_t>(winogradInputGradWeightsSize(p.m, p.c, tile)));
+        packWinogradInputGradWeights(w, p.m, p.c, weights, tile);
+        packed = weights;
     }
     winogradConv2d(q, dy, packed, ConvEpilogue{}, dx, 0, tile);
 }

@@ -8,6 +8,7 @@
 
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/scratch.h"
 #include "core/runtime/winograd.h"
 #include "core/runtime/winograd_tiles.h"
 
@@ -162,9 +163,9 @@ void addWeightGrad(const Conv2d& p, const float* du, float* dw) {
 /// Transformed tiles and gradients, reused across calls (fresh pages on every layer cost page
 /// faults).
 struct WeightGradScratch {
-    std::vector<float> v;  ///< [pos][channel][tile]
-    std::vector<float> dm; ///< [pos][filter][tile]
-    std::vector<float> du; ///< [pos][filter][channel]
+    ScratchFloats v;  ///< [pos][channel][tile]
+    ScratchFloats dm; ///< [pos][filter][tile]
+    ScratchFloats du; ///< [pos][filter][channel]
 };
 
 } // namespace
@@ -180,13 +181,10 @@ void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
     const int64_t vStride = positionStride(p.c * grid.perImage);
     const int64_t dmStride = positionStride(p.m * grid.perImage);
     const int64_t duStride = positionStride(p.m * p.c);
-    scratch.v.resize(static_cast<size_t>(kPositions * vStride));
-    scratch.dm.resize(static_cast<size_t>(kPositions * dmStride));
-    scratch.du.resize(static_cast<size_t>(kPositions * duStride));
     // Pointers, not the thread_local itself: the threads below must see the caller's buffers.
-    float* v = scratch.v.data();
-    float* dm = scratch.dm.data();
-    float* du = scratch.du.data();
+    float* v = scratch.v.get(static_cast<size_t>(kPositions * vStride));
+    float* dm = scratch.dm.get(static_cast<size_t>(kPositions * dmStride));
+    float* du = scratch.du.get(static_cast<size_t>(kPositions * duStride));
     const int64_t size = p.m * p.c * 9;
     for (int64_t n = 0; n < p.n; ++n) {
         transformInput(p, grid, x + n * p.c * p.h * p.w, v);

@@ -21,6 +21,7 @@
 #include "core/runtime/op_util.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "core/runtime/scratch.h"
 #include "core/runtime/winograd.h"
 
 #include <Eigen/Core>
@@ -211,8 +212,8 @@ Conv2d as2d(const ConvShape& s) {
 /// This thread's buffer for Im2colSource's copy of an image. A function, not a thread_local
 /// inside gemmConv2d: images run on pool threads, and a block-scope thread_local is constructed
 /// (and later destroyed) only on threads that pass its declaration.
-std::vector<float>& sourceCopyBuffer() {
-    thread_local std::vector<float> copy;
+ScratchFloats& sourceCopyBuffer() {
+    thread_local ScratchFloats copy;
     return copy;
 }
 
@@ -223,11 +224,12 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
                 const ConvEpilogue& e, float* y) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
-    thread_local std::vector<float> packed;
+    thread_local ScratchFloats packed;
     if (prepacked == nullptr) {
-        packed.resize(static_cast<size_t>(packedGroupedWeightsSize(p.m, rows, p.group)));
-        packGroupedWeights(w, p.m, rows, p.group, packed.data());
-        prepacked = packed.data();
+        float* weights =
+            packed.get(static_cast<size_t>(packedGroupedWeightsSize(p.m, rows, p.group)));
+        packGroupedWeights(w, p.m, rows, p.group, weights);
+        prepacked = weights;
     }
     const int64_t panelSize = packedWeightsSize(p.mg(), rows);
     const auto image = [&](int64_t n) {
@@ -285,11 +287,11 @@ Result<void> winogradForward(const OpContext& ctx, const Conv2d& p, const ConvEp
                              float* y) {
     QS_ASSIGN_OR_RETURN(const float* prepacked,
                         prepackedWeights(ctx, winogradWeightsSize(p.m, p.c)));
-    thread_local std::vector<float> packed;
+    thread_local ScratchFloats packed;
     if (prepacked == nullptr) {
-        packed.resize(static_cast<size_t>(winogradWeightsSize(p.m, p.c)));
-        packWinogradWeights(ctx.input(1).data<float>(), p.m, p.c, packed.data());
-        prepacked = packed.data();
+        float* weights = packed.get(static_cast<size_t>(winogradWeightsSize(p.m, p.c)));
+        packWinogradWeights(ctx.input(1).data<float>(), p.m, p.c, weights);
+        prepacked = weights;
     }
     winogradConv2d(p, ctx.input(0).data<float>(), prepacked, e, y);
     return success();
