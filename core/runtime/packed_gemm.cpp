@@ -1231,16 +1231,84 @@ int64_t packedWeightsSize(int64_t m, int64_t k) {
     return ((m + kGemmRows - 1) / kGemmRows) * kGemmRows * k;
 }
 
-void packWeights(const float* a, int64_t m, int64_t k, int64_t lda, float* packed) {
-    for (int64_t row0 = 0; row0 < m; row0 += kGemmRows) {
-        float* panel = packed + row0 * k;
-        for (int64_t kk = 0; kk < k; ++kk) {
-            for (int64_t r = 0; r < kGemmRows; ++r) {
-                const int64_t row = row0 + r;
-                panel[kk * kGemmRows + r] = row < m ? a[row * lda + kk] : 0.0F;
-            }
+namespace {
+
+/// Steps [k0, k) of the panel of `rows` rows of A at a (row stride lda), one step at a time.
+void packPanelSteps(const float* a, int64_t rows, int64_t k0, int64_t k, int64_t lda,
+                    float* panel) {
+    for (int64_t kk = k0; kk < k; ++kk) {
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            panel[kk * kGemmRows + r] = r < rows ? a[r * lda + kk] : 0.0F;
         }
     }
+}
+
+#if defined(__AVX2__)
+/// A full panel (kGemmRows rows of A at a, row stride lda), 8 steps at a time: the 6 x 8 block
+/// transposed in registers (two zero rows make it 8 x 8) and each step's 6 values stored as 4 + 2.
+void packFullPanel(const float* a, int64_t k, int64_t lda, float* panel) {
+    static_assert(kGemmRows == 6);
+    int64_t kk = 0;
+    for (; kk + 8 <= k; kk += 8) {
+        const auto load = [&](int64_t r) { return _mm256_loadu_ps(a + r * lda + kk); };
+        const __m256 zero = _mm256_setzero_ps();
+        const __m256 t0 = _mm256_unpacklo_ps(load(0), load(1));
+        const __m256 t1 = _mm256_unpackhi_ps(load(0), load(1));
+        const __m256 t2 = _mm256_unpacklo_ps(load(2), load(3));
+        const __m256 t3 = _mm256_unpackhi_ps(load(2), load(3));
+        const __m256 t4 = _mm256_unpacklo_ps(load(4), load(5));
+        const __m256 t5 = _mm256_unpackhi_ps(load(4), load(5));
+        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+        const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+        const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        const __m256 u4 = _mm256_shuffle_ps(t4, zero, 0x44);
+        const __m256 u5 = _mm256_shuffle_ps(t4, zero, 0xEE);
+        const __m256 u6 = _mm256_shuffle_ps(t5, zero, 0x44);
+        const __m256 u7 = _mm256_shuffle_ps(t5, zero, 0xEE);
+        // Step j: rows 0-3 in the low half of `lo`, rows 4-5 in the low half of `hi`.
+        const auto store = [&](int64_t j, __m128 lo, __m128 hi) {
+            float* dst = panel + (kk + j) * kGemmRows;
+            _mm_storeu_ps(dst, lo);
+            _mm_storel_pi(reinterpret_cast<__m64*>(dst + 4), hi);
+        };
+        store(0, _mm256_castps256_ps128(u0), _mm256_castps256_ps128(u4));
+        store(1, _mm256_castps256_ps128(u1), _mm256_castps256_ps128(u5));
+        store(2, _mm256_castps256_ps128(u2), _mm256_castps256_ps128(u6));
+        store(3, _mm256_castps256_ps128(u3), _mm256_castps256_ps128(u7));
+        store(4, _mm256_extractf128_ps(u0, 1), _mm256_extractf128_ps(u4, 1));
+        store(5, _mm256_extractf128_ps(u1, 1), _mm256_extractf128_ps(u5, 1));
+        store(6, _mm256_extractf128_ps(u2, 1), _mm256_extractf128_ps(u6, 1));
+        store(7, _mm256_extractf128_ps(u3, 1), _mm256_extractf128_ps(u7, 1));
+    }
+    packPanelSteps(a, kGemmRows, kk, k, lda, panel);
+}
+#else
+void packFullPanel(const float* a, int64_t k, int64_t lda, float* panel) {
+    packPanelSteps(a, kGemmRows, 0, k, lda, panel);
+}
+#endif
+
+} // namespace
+
+// Panels split over the threads once there are some 16 K floats to move: a MatMul packs its
+// activations per call, ahead of a product the threads share (tiny_bert's 256 x 128 inputs).
+void packWeights(const float* a, int64_t m, int64_t k, int64_t lda, float* packed) {
+    const int64_t panels = (m + kGemmRows - 1) / kGemmRows;
+    const int64_t minPanels =
+        std::max<int64_t>(1, (int64_t{16} << 10) / std::max<int64_t>(1, k * kGemmRows));
+    parallelFor(panels, minPanels, [&](int64_t begin, int64_t end) {
+        for (int64_t q = begin; q < end; ++q) {
+            const int64_t row0 = q * kGemmRows;
+            const float* rows = a + row0 * lda;
+            float* panel = packed + row0 * k;
+            if (m - row0 >= kGemmRows) {
+                packFullPanel(rows, k, lda, panel);
+            } else {
+                packPanelSteps(rows, m - row0, 0, k, lda, panel);
+            }
+        }
+    });
 }
 
 int64_t packedGroupedWeightsSize(int64_t filters, int64_t depth, int64_t group) {

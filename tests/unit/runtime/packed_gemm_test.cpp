@@ -265,6 +265,38 @@ void checkNaNRow(std::mt19937& rng, const GemmCase& g) {
 // A NaN in A reaches every column of its row as NaN through full tiles (quad and pair), the odd
 // strip and the edge alike, with and without a clamp (as std::max(v, lo) keeps it), in both
 // kernels: the intrinsics return their second operand for a NaN, so the bound must come first.
+// Panels as packWeights' header defines them, for partial last panels, depths around the
+// 8-step blocks of the transposing path, a row stride wider than the depth, and sizes the
+// threads split.
+TEST(PackedGemm, PackedWeightsHoldEachPanelsRowsStepByStepWithZerosPastM) {
+    const int threadsBefore = numThreads();
+    std::mt19937 rng(11);
+    for (const int threads : {1, 2}) {
+        setNumThreads(threads);
+        for (const int64_t m : {1, 5, 6, 7, 13, 256, 1003}) {
+            for (const int64_t k : {1, 7, 8, 9, 17, 128, 131}) {
+                const int64_t lda = k + 3;
+                const std::vector<float> a = randomVector(rng, m * lda);
+                std::vector<float> packed(static_cast<size_t>(packedWeightsSize(m, k)), -7.0F);
+                packWeights(a.data(), m, k, lda, packed.data());
+                for (int64_t row0 = 0; row0 < m; row0 += kGemmRows) {
+                    for (int64_t kk = 0; kk < k; ++kk) {
+                        for (int64_t r = 0; r < kGemmRows; ++r) {
+                            const float expected =
+                                row0 + r < m ? a[static_cast<size_t>((row0 + r) * lda + kk)] : 0.0F;
+                            ASSERT_EQ(packed[static_cast<size_t>(row0 * k + kk * kGemmRows + r)],
+                                      expected)
+                                << "m " << m << " k " << k << " row " << row0 + r << " step " << kk
+                                << " threads " << threads;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
+}
+
 TEST(PackedGemm, ANaNStaysNaNThroughTheEpilogue) {
     const bool wideBefore = setWideGemmKernel(true);
     std::mt19937 rng(13);
