@@ -3,6 +3,7 @@
 #include "core/runtime/fused_tail.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/scratch.h"
+#include "core/runtime/transpose8x8.h"
 
 #include <algorithm>
 #include <array>
@@ -1245,41 +1246,21 @@ void packPanelSteps(const float* a, int64_t rows, int64_t k0, int64_t k, int64_t
 
 #if defined(__AVX2__)
 /// A full panel (kGemmRows rows of A at a, row stride lda), 8 steps at a time: the 6 x 8 block
-/// transposed in registers (two zero rows make it 8 x 8) and each step's 6 values stored as 4 + 2.
+/// transposed in registers (two zero rows make it 8 x 8), each step's 6 values stored as 4 + 2.
 void packFullPanel(const float* a, int64_t k, int64_t lda, float* panel) {
     static_assert(kGemmRows == 6);
     int64_t kk = 0;
     for (; kk + 8 <= k; kk += 8) {
-        const auto load = [&](int64_t r) { return _mm256_loadu_ps(a + r * lda + kk); };
-        const __m256 zero = _mm256_setzero_ps();
-        const __m256 t0 = _mm256_unpacklo_ps(load(0), load(1));
-        const __m256 t1 = _mm256_unpackhi_ps(load(0), load(1));
-        const __m256 t2 = _mm256_unpacklo_ps(load(2), load(3));
-        const __m256 t3 = _mm256_unpackhi_ps(load(2), load(3));
-        const __m256 t4 = _mm256_unpacklo_ps(load(4), load(5));
-        const __m256 t5 = _mm256_unpackhi_ps(load(4), load(5));
-        const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-        const __m256 u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-        const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-        const __m256 u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-        const __m256 u4 = _mm256_shuffle_ps(t4, zero, 0x44);
-        const __m256 u5 = _mm256_shuffle_ps(t4, zero, 0xEE);
-        const __m256 u6 = _mm256_shuffle_ps(t5, zero, 0x44);
-        const __m256 u7 = _mm256_shuffle_ps(t5, zero, 0xEE);
-        // Step j: rows 0-3 in the low half of `lo`, rows 4-5 in the low half of `hi`.
-        const auto store = [&](int64_t j, __m128 lo, __m128 hi) {
+        Vectors8 rows{}; // rows 6 and 7 stay zero
+        for (int64_t r = 0; r < kGemmRows; ++r) {
+            rows.v[r] = _mm256_loadu_ps(a + r * lda + kk);
+        }
+        const Vectors8 steps = transposeVectors8x8(rows);
+        for (int64_t j = 0; j < 8; ++j) {
             float* dst = panel + (kk + j) * kGemmRows;
-            _mm_storeu_ps(dst, lo);
-            _mm_storel_pi(reinterpret_cast<__m64*>(dst + 4), hi);
-        };
-        store(0, _mm256_castps256_ps128(u0), _mm256_castps256_ps128(u4));
-        store(1, _mm256_castps256_ps128(u1), _mm256_castps256_ps128(u5));
-        store(2, _mm256_castps256_ps128(u2), _mm256_castps256_ps128(u6));
-        store(3, _mm256_castps256_ps128(u3), _mm256_castps256_ps128(u7));
-        store(4, _mm256_extractf128_ps(u0, 1), _mm256_extractf128_ps(u4, 1));
-        store(5, _mm256_extractf128_ps(u1, 1), _mm256_extractf128_ps(u5, 1));
-        store(6, _mm256_extractf128_ps(u2, 1), _mm256_extractf128_ps(u6, 1));
-        store(7, _mm256_extractf128_ps(u3, 1), _mm256_extractf128_ps(u7, 1));
+            _mm_storeu_ps(dst, _mm256_castps256_ps128(steps.v[j]));
+            _mm_storel_pi(reinterpret_cast<__m64*>(dst + 4), _mm256_extractf128_ps(steps.v[j], 1));
+        }
     }
     packPanelSteps(a, kGemmRows, kk, k, lda, panel);
 }

@@ -14,18 +14,17 @@ struct Vectors8 {
     __m256 v[8]; // NOLINT(*-avoid-c-arrays)
 };
 
-/// Vector k = column k of the 8 rows of 8 floats at src, rows `ld` floats apart: unpack pairs of
-/// rows, shuffle pairs of pairs, then put the 128-bit lanes in order.
-inline Vectors8 transposeRegisters8x8(const float* src, int64_t ld) {
-    const auto load = [&](int64_t r) { return _mm256_loadu_ps(src + r * ld); };
-    const __m256 r0 = load(0);
-    const __m256 r1 = load(1);
-    const __m256 r2 = load(2);
-    const __m256 r3 = load(3);
-    const __m256 r4 = load(4);
-    const __m256 r5 = load(5);
-    const __m256 r6 = load(6);
-    const __m256 r7 = load(7);
+/// Vector k = column k of the 8 row vectors `rows`: unpack pairs of rows, shuffle pairs of pairs,
+/// then put the 128-bit lanes in order.
+inline Vectors8 transposeVectors8x8(const Vectors8& rows) {
+    const __m256 r0 = rows.v[0];
+    const __m256 r1 = rows.v[1];
+    const __m256 r2 = rows.v[2];
+    const __m256 r3 = rows.v[3];
+    const __m256 r4 = rows.v[4];
+    const __m256 r5 = rows.v[5];
+    const __m256 r6 = rows.v[6];
+    const __m256 r7 = rows.v[7];
     const __m256 t0 = _mm256_unpacklo_ps(r0, r1);
     const __m256 t1 = _mm256_unpackhi_ps(r0, r1);
     const __m256 t2 = _mm256_unpacklo_ps(r2, r3);
@@ -52,6 +51,15 @@ inline Vectors8 transposeRegisters8x8(const float* src, int64_t ld) {
     out.v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
     out.v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
     return out;
+}
+
+/// Vector k = column k of the 8 rows of 8 floats at src, rows `ld` floats apart.
+inline Vectors8 transposeRegisters8x8(const float* src, int64_t ld) {
+    Vectors8 rows{};
+    for (int64_t r = 0; r < 8; ++r) {
+        rows.v[r] = _mm256_loadu_ps(src + r * ld);
+    }
+    return transposeVectors8x8(rows);
 }
 
 } // namespace qs::runtime
