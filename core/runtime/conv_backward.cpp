@@ -220,9 +220,9 @@ void gemmInputGrad(const Conv2d& p, const float* dy, float* dx, const float* pac
         const float* dyg = dy + (n * p.m + grp * p.mg()) * pixels;
         const float* weights = packed + grp * panel;
         // W^T dy into `c` (ldc = pixels): dy's rows are the strips' rows, read in place as the
-        // forward reads a pointwise convolution's x, unless their stride shares cache sets.
+        // forward reads a pointwise convolution's x (packedGemmReadsBInPlace).
         const auto product = [&](float* c) {
-            if (packedGemmReadsBInPlace(pixels, pixels)) {
+            if (packedGemmReadsBInPlace(rows, pixels, pixels)) {
                 packedGemmRowMajorB(rows, pixels, p.mg(), weights, dyg, pixels,
                                     GemmOutput{c, pixels}, ConvEpilogue{});
                 return;

@@ -1452,8 +1452,8 @@ void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const 
     columnBlockProduct(m, k, packedA, b, StripLayout{ldb, kGemmCols}, 0, n, out, epilogue, n);
 }
 
-bool packedGemmReadsBInPlace(int64_t n, int64_t ldb) {
-    return n >= kGemmCols && ldb % 128 != 0;
+bool packedGemmReadsBInPlace(int64_t m, int64_t n, int64_t ldb) {
+    return n >= kGemmCols && (ldb % 128 != 0 || m <= kInPlaceSharedSetsMaxRows);
 }
 
 void packedGemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,

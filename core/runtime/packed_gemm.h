@@ -94,9 +94,17 @@ void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
 void gemmRowMajorB(int64_t m, int64_t n, int64_t k, const float* packedA, const float* b,
                    int64_t ldb, const GemmOutput& out, const ConvEpilogue& epilogue);
 
-/// Whether packedGemmRowMajorB suits a product: at least one whole strip of columns and rows that
-/// do not share cache sets.
-bool packedGemmReadsBInPlace(int64_t n, int64_t ldb);
+/// Whether packedGemmRowMajorB suits an m-row product: at least one whole strip of columns, and
+/// rows that do not share cache sets (ldb not a multiple of 128 floats) or an A of at most
+/// kInPlaceSharedSetsMaxRows rows, which reads each strip of B too few times for the conflicts to
+/// cost what copying B costs.
+bool packedGemmReadsBInPlace(int64_t m, int64_t n, int64_t ldb);
+
+/// Rows of A up to which packedGemmReadsBInPlace reads B in place even when its rows share cache
+/// sets. Measured on 112 x 112, 160 x 160 and 80 x 80 planes (ldb 12544, 25600, 6400) against
+/// packing, 2 threads, 8 images: 16 to 48 rows 10-40 % faster in place (k 16 to 512), 64 rows
+/// even, 128 and 256 rows (k 128 and more) 10-35 % slower.
+inline constexpr int64_t kInPlaceSharedSetsMaxRows = 64;
 
 /// packedGemm of a row-major B [k x n] (row stride ldb) read in place, strip by strip, instead of
 /// packed (a pointwise convolution's input is its im2col matrix): the threads split the column

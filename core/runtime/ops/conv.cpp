@@ -239,7 +239,7 @@ void gemmConv2d(const Conv2d& p, const float* x, const float* w, const float* pr
             const GemmOutput out{y + n * p.outImageStride() + grp * p.mg() * pixels, pixels,
                                  e.residual != nullptr ? e.residual + outOffset : nullptr,
                                  grp * p.mg()};
-            if (p.isPointwise() && packedGemmReadsBInPlace(pixels, pixels)) {
+            if (p.isPointwise() && packedGemmReadsBInPlace(p.mg(), pixels, pixels)) {
                 packedGemmRowMajorB(p.mg(), pixels, rows, prepacked + grp * panelSize, xg, pixels,
                                     out, e);
                 continue;

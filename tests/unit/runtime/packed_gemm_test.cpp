@@ -203,7 +203,8 @@ INSTANTIATE_TEST_SUITE_P(Threads, GemmAddABtTest, ::testing::Values(1, 2));
 // B is read (B is sized exactly: ASan). The same tiles as packing every
 // strip, so the same bits, with the fused epilogue, on one and two threads (few columns: the
 // threads split the rows, 64 x 200 x 200, or one thread takes a product too small to split,
-// 32 x 200 x 64); blocks deep enough (256 and 2 x 150 steps of 512 columns) for the pass over
+// 32 x 200 x 64); a row stride of 384 floats, whose rows share cache sets, under 64 rows of A
+// (16 x 384 x 32); blocks deep enough (256 and 2 x 150 steps of 512 columns) for the pass over
 // one pair of strips to prefetch the next pair, shallower ones whose first panel's tiles
 // prefetch the next (24 x 784 x 96 in pairs, 64 x 200 x 200 in fours); and where it does not
 // apply.
@@ -216,7 +217,7 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
           GemmCase{64, 200, 200}, GemmCase{32, 200, 64}, GemmCase{192, 49, 96},
           GemmCase{20, 196, 30}, GemmCase{9, 37, 40}, GemmCase{12, 49, 600}, GemmCase{16, 169, 64},
           GemmCase{10, 729, 24}, GemmCase{7, 47, 300}, GemmCase{40, 1000, 256},
-          GemmCase{30, 1040, 300}}) {
+          GemmCase{30, 1040, 300}, GemmCase{16, 384, 32}}) {
         SCOPED_TRACE(::testing::Message() << g.m << " x " << g.n << " x " << g.k);
         const std::vector<float> a = randomVector(rng, g.m * g.k);
         const std::vector<float> b = randomVector(rng, g.k * g.n);
@@ -225,7 +226,7 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
         const std::vector<float> packed = runPackedGemm(g, a, b, e, {});
         std::vector<float> packedA(static_cast<size_t>(packedWeightsSize(g.m, g.k)));
         packWeights(a.data(), g.m, g.k, g.k, packedA.data());
-        ASSERT_TRUE(packedGemmReadsBInPlace(g.n, g.n));
+        ASSERT_TRUE(packedGemmReadsBInPlace(g.m, g.n, g.n));
         std::vector<float> inPlace(static_cast<size_t>(g.m * g.n), std::nanf(""));
         packedGemmRowMajorB(g.m, g.n, g.k, packedA.data(), b.data(), g.n,
                             GemmOutput{inPlace.data(), g.n}, e);
@@ -233,9 +234,12 @@ TEST_P(GemmAddABtTest, RowMajorBInPlaceEqualsPackedBBitForBit) {
             ASSERT_EQ(inPlace[i], packed[i]) << "element " << i;
         }
     }
-    EXPECT_FALSE(packedGemmReadsBInPlace(15, 15)) << "no whole strip";
-    EXPECT_FALSE(packedGemmReadsBInPlace(256, 256)) << "rows sharing cache sets";
-    EXPECT_TRUE(packedGemmReadsBInPlace(200, 200)) << "the row split";
+    EXPECT_FALSE(packedGemmReadsBInPlace(16, 15, 15)) << "no whole strip";
+    EXPECT_FALSE(packedGemmReadsBInPlace(kInPlaceSharedSetsMaxRows + 1, 256, 256))
+        << "rows sharing cache sets, read by many rows of A";
+    EXPECT_TRUE(packedGemmReadsBInPlace(kInPlaceSharedSetsMaxRows, 256, 256))
+        << "rows sharing cache sets, read by few rows of A";
+    EXPECT_TRUE(packedGemmReadsBInPlace(256, 200, 200)) << "the row split";
     setNumThreads(threadsBefore);
 }
 
