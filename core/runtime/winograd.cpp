@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -510,6 +511,39 @@ void transformInputRun(const float* first, int64_t width, int64_t count, float* 
     }
 }
 
+#if defined(__AVX2__) && defined(__FMA__)
+/// The output transform of tiles t .. t + 7 of a run whose last tiles these are (fewer than eight
+/// left: all of a run on planes under 32 pixels wide, such as SqueezeNet's 27 x 27 and 13 x 13,
+/// whose tiles one at a time took twice the GEMMs' time; or a tile cut by the image's edge): into
+/// a local block without the epilogue, then the `columns` output columns inside the image from
+/// tile t on. The GEMM outputs read past the run's last tile lie within the block's scratch
+/// (positionStride leaves a line after the filters' rows).
+template <typename F>
+void outputLastTiles(const float* m, int64_t ld, int64_t t, int64_t columns,
+                     const OutputEpilogue& e, const typename F::Outputs& dst,
+                     const typename F::Residuals& res) {
+    constexpr int64_t kTile = F::kTile;
+    constexpr OutputEpilogue kNone{0.0F, -std::numeric_limits<float>::infinity(),
+                                   std::numeric_limits<float>::infinity()};
+    std::array<std::array<float, 8 * kTile>, kTile> block{};
+    typename F::Outputs local{};
+    for (size_t r = 0; r < local.size(); ++r) {
+        local[r] = dst[r] != nullptr ? block[r].data() : nullptr;
+    }
+    F::outputTiles8(m + t, ld, 0, kNone, local, typename F::Residuals{});
+    for (size_t r = 0; r < dst.size(); ++r) {
+        if (dst[r] == nullptr) {
+            continue;
+        }
+        for (int64_t c = 0; c < columns; ++c) {
+            const int64_t at = kTile * t + c;
+            dst[r][at] =
+                e(block[r][static_cast<size_t>(c)], res[r] != nullptr ? res[r] + at : nullptr);
+        }
+    }
+}
+#endif
+
 /// Output transform of one tile run of one filter (the positions' rows of the GEMM outputs at
 /// `m`, row stride `ld`) into the output plane, epilogue included.
 template <typename F>
@@ -544,6 +578,11 @@ void transformOutputRun(const Conv2d& p, const float* m, int64_t ld, const TileR
         // residual is never the output itself).
         F::outputTiles8(m, ld, whole - 8, e, dst, res);
         t = whole;
+    }
+    if (t < run.count) {
+        outputLastTiles<F>(m, ld, t, std::min(kTile * (run.count - t), p.ow - x0 - kTile * t), e,
+                           dst, res);
+        t = run.count;
     }
 #endif
     for (; t < run.count; ++t) {

@@ -113,6 +113,7 @@ TEST_P(WinogradTest, MatchesTheDirectSumInEveryBlockLayout) {
         {1, 24, 11, 40, 19, 2, 1, 0, 1}, // rows of 20 (F(4x4): 10) tiles: an overlapping tail
         {2, 16, 14, 37, 16, 1, 1, 1, 1}, // F(4x4): 9 whole tiles and a 1-column one per row
         {1, 16, 9, 66, 17, 1, 1, 1, 1},  // F(4x4): two vectors of 8 tiles and a 2-column one
+        {2, 16, 13, 13, 16, 1, 1, 1, 1}, // SqueezeNet's 13 x 13: runs of fewer than 8 tiles
     };
     for (const Case& k : cases) {
         const Conv2d p = geometry(k);
