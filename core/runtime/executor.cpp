@@ -990,6 +990,7 @@ Result<ForwardTrace> Executor::tracedForward(std::span<const Tensor> inputs,
     }
     ForwardTrace trace;
     trace.values = m_constants;
+    trace.notes = std::make_shared<std::vector<TraceNote>>(m_order.size());
     QS_TRY(bindInputs(inputs, trace.values));
     // Steps absorbed by a chain that runs fused here: skipped, their outputs shape-only.
     std::vector<bool> skipped(m_order.size(), false);
@@ -1026,6 +1027,11 @@ Tensor addTensors(const Tensor& a, const Tensor& b) {
 }
 
 namespace {
+
+/// Step `step`'s note on `trace`, when the trace keeps one per step of a plan of `steps` steps.
+TraceNote* noteOf(const ForwardTrace& trace, size_t step, size_t steps) {
+    return trace.notes != nullptr && trace.notes->size() == steps ? &(*trace.notes)[step] : nullptr;
+}
 
 /// Moves the gradients of `node`'s outputs that are released after its step out of `grads`,
 /// leaving `outputGrads` their only holder; returns OpContext::reusableOutputGrads: those nothing
@@ -1139,6 +1145,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     }
     OpContext ctx{node, inputs, m_opset, mask};
     ctx.reusableOutputGrads = handOverOutputGrads(node, retained, outputGrads, grads);
+    ctx.traceNote = noteOf(trace, step, m_order.size());
     ctx.perSampleMask = perSample;
     ctx.perSampleBatch = options.perSampleBatch;
     RunStats* stats = options.stats;

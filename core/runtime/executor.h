@@ -63,6 +63,9 @@ struct RunStats {
 /// All values of one forward pass, kept for backward().
 struct ForwardTrace {
     std::vector<Tensor> values; ///< indexed by ValueId::index(); undefined when never computed
+    /// One TraceNote per step of the executor that traced it, shared by copies of the trace;
+    /// null on a trace built by hand (its VJPs then derive everything on each sweep).
+    std::shared_ptr<std::vector<TraceNote>> notes;
 };
 
 /// What one backward() sweep returns.

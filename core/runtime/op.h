@@ -11,6 +11,8 @@
 #include "core/support/result.h"
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
@@ -26,6 +28,27 @@ namespace qs::runtime {
 struct ChannelSlice {
     Tensor buffer;
     int64_t channel0 = 0;
+};
+
+/// What one node's VJP derives from a forward trace alone and keeps for the next backward sweeps
+/// over the same trace (MaxPool: where each window's maximum sits), so that a Hessian estimate's
+/// tens of sweeps derive it once. The VJP checks a kept note against the inputs it is handed
+/// before trusting it. Thread-safe.
+class TraceNote {
+public:
+    std::shared_ptr<const void> get() const {
+        const std::lock_guard lock(m_mutex);
+        return m_note;
+    }
+
+    void set(std::shared_ptr<const void> note) {
+        const std::lock_guard lock(m_mutex);
+        m_note = std::move(note);
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::shared_ptr<const void> m_note;
 };
 
 /// What a kernel sees: the node (attributes), its inputs (absent optional inputs are undefined
@@ -49,6 +72,9 @@ struct OpContext {
     /// it returns the slice to write instead (the kernel then returns a shape-only tensor), or
     /// nullopt. Kernels that cannot write with an image stride do not call it.
     std::function<std::optional<ChannelSlice>(const Shape&)> placeOutput;
+    /// Set by backward() on a trace from forwardWithTrace / forwardForBackward: this node's note
+    /// on that trace (TraceNote), which the VJP may read and fill.
+    TraceNote* traceNote = nullptr;
 
     bool reusesOutputGrad(size_t index) const {
         return index < 64 && ((reusableOutputGrads >> index) & 1U) != 0;

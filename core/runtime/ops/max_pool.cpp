@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -267,6 +269,75 @@ void backward2d(const PoolShape& s, const float* x, const float* y, const float*
     });
 }
 
+/// Where backward2d's windows have their first maxima, kept on the trace (TraceNote) for the
+/// next sweeps: the search is most of the VJP, and the trace's maxima do not change between
+/// sweeps, only dy does.
+struct MaxPoolHits {
+    /// The input and output the positions were found in, held so that their buffers cannot pass
+    /// to other tensors while the positions are kept.
+    Tensor x;
+    Tensor y;
+    std::vector<int32_t> hits; ///< per output: its maximum's plane offset, or -1 (none)
+};
+
+/// backward2d's positions of every output, for planes on the threads.
+std::shared_ptr<MaxPoolHits> findHits(const PoolShape& s, const Tensor& x, const Tensor& y) {
+    auto found = std::make_shared<MaxPoolHits>();
+    found->x = x;
+    found->y = y;
+    found->hits.resize(static_cast<size_t>(s.planes * s.outSize));
+    const RowSearch search(s);
+    const int64_t ow = s.geo.output[1];
+    const float* px = x.data<float>();
+    const float* py = y.data<float>();
+    int32_t* hits = found->hits.data();
+    parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            for (int64_t oy = 0; oy < s.geo.output[0]; ++oy) {
+                const int64_t row = plane * s.outSize + oy * ow;
+                search.find(px + plane * s.inSize, oy, py + row, hits + row);
+                for (int64_t ox = 0; ox < ow; ++ox) {
+                    if (py[row + ox] == kLowest) { // a window of -inf: no maximum
+                        hits[row + ox] = -1;
+                    }
+                }
+            }
+        }
+    });
+    return found;
+}
+
+/// dx of backward2d from kept positions: each plane cleared, then each dy added at its hit.
+void scatterToHits(const PoolShape& s, const MaxPoolHits& found, const float* dy, float* dx) {
+    const int32_t* hits = found.hits.data();
+    parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            float* dxp = dx + plane * s.inSize;
+            std::fill(dxp, dxp + s.inSize, 0.0F);
+            const int32_t* hp = hits + plane * s.outSize;
+            const float* dyp = dy + plane * s.outSize;
+            for (int64_t o = 0; o < s.outSize; ++o) {
+                if (hp[o] >= 0) {
+                    dxp[hp[o]] += dyp[o];
+                }
+            }
+        }
+    });
+}
+
+/// The positions kept on `note` for x and y, else found now and kept there.
+std::shared_ptr<const MaxPoolHits> hitsFor(const PoolShape& s, const Tensor& x, const Tensor& y,
+                                           TraceNote& note) {
+    auto kept = std::static_pointer_cast<const MaxPoolHits>(note.get());
+    if (kept != nullptr && kept->x.rawData() == x.rawData() && kept->y.rawData() == y.rawData() &&
+        kept->x.shape() == x.shape() && kept->y.shape() == y.shape()) {
+        return kept;
+    }
+    std::shared_ptr<const MaxPoolHits> found = findHits(s, x, y);
+    note.set(found);
+    return found;
+}
+
 // Reference kernel: any rank, any dilation.
 Result<std::vector<Tensor>> reference(const OpContext& ctx) {
     QS_ASSIGN_OR_RETURN(PoolShape s, poolShape(ctx));
@@ -326,6 +397,11 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
                             outputs[0].shape() == s.outShape;
     if (hasClippedWindows(s) && haveMaxima && s.inSize < std::numeric_limits<int32_t>::max()) {
         Tensor dx = allocateFloat(ctx.input(0).shape());
+        if (ctx.traceNote != nullptr) {
+            const auto hits = hitsFor(s, ctx.input(0), outputs[0], *ctx.traceNote);
+            scatterToHits(s, *hits, dy, dx.mutableData<float>());
+            return std::vector<Tensor>{dx};
+        }
         backward2d(s, x, outputs[0].data<float>(), dy, dx.mutableData<float>());
         return std::vector<Tensor>{dx};
     }

@@ -89,6 +89,8 @@ TEST_P(ConvBackwardTest, GemmInputGradMatchesTheDefiningSum) {
         {1, 6, 9, 9, 9, 5, 5, 1, 1, 2, 3},     // 5x5, three groups
         {2, 10, 1, 37, 14, 1, 3, 1, 1, 1, 1},  // 1-D
         {1, 64, 7, 7, 70, 3, 3, 1, 2, 2, 1},   // few pixels (dilated: never Winograd): rows split
+        {2, 5, 12, 13, 6, 3, 3, 3, 2, 2, 1},   // stride 3, dilated: taps in all three phases
+        {1, 7, 10, 9, 5, 4, 4, 2, 1, 1, 1},    // 4x4 stride 2, odd width: uneven phases
     };
     for (const Conv2d& p : withEndPads(cases)) {
         SCOPED_TRACE(describe(p));

@@ -607,6 +607,73 @@ TEST(Executor, ForwardForBackwardKeepsWhatVjpsReadAndGivesTheSameGradients) {
     }
 }
 
+/// x [2, 3, 9, 10] -> MaxPool 3x3, stride 2, pads 1 -> y.
+Graph makeMaxPool() {
+    Graph g;
+    const ValueId x = g.addValue("x", DataType::Float, TensorShape::ofDims({2, 3, 9, 10}));
+    const ValueId y = g.addValue("y", DataType::Float);
+    g.addInput(x);
+    g.addNode("pool", "MaxPool", {x}, {y},
+              {intsAttribute("kernel_shape", {3, 3}), intsAttribute("strides", {2, 2}),
+               intsAttribute("pads", {1, 1, 1, 1})});
+    g.addOutput(y);
+    return g;
+}
+
+/// Values on a coarse grid, so that many windows hold their maximum twice (the first one wins).
+Tensor tiedValues(uint64_t seed) {
+    Tensor x = randomNormal({2, 3, 9, 10}, seed);
+    for (int64_t i = 0; i < x.numElements(); ++i) {
+        x.mutableData<float>()[i] = std::round(x.data<float>()[i] * 2.0F);
+    }
+    return x;
+}
+
+// MaxPool's VJP keeps where the maxima sit on the trace (TraceNote) after the first sweep: the
+// next sweeps, with other seeds, give what a trace without notes gives, and a copy of the trace
+// with another input (sharing the notes) does not read the positions of the first.
+TEST(Executor, MaxPoolSweepsReuseTheMaximaPositionsOfTheirTraceOnly) {
+    auto exec = Executor::create(makeMaxPool());
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const ValueId xId = *exec->graph().findValue("x");
+    const ValueId yId = *exec->graph().findValue("y");
+    const Tensor x = tiedValues(21);
+    auto trace = exec->forwardForBackward(std::span(&x, 1));
+    ASSERT_TRUE(trace.ok()) << trace.error().toString();
+    ASSERT_NE(trace->notes, nullptr);
+    const std::vector<ValueId> keep{xId};
+    const auto dxOf = [&](const ForwardTrace& t, uint64_t seed) {
+        const Tensor& y = t.values[yId.index()];
+        const std::pair<ValueId, Tensor> dy{yId, randomNormal(y.shape(), seed)};
+        auto grads = exec->backward(t, std::span(&dy, 1), keep);
+        EXPECT_TRUE(grads.ok()) << grads.error().toString();
+        return grads.ok() ? (*grads)[xId.index()] : Tensor();
+    };
+    const auto same = [](const Tensor& a, const Tensor& b, const std::string& what) {
+        ASSERT_TRUE(a.defined() && b.defined()) << what;
+        ASSERT_EQ(a.shape(), b.shape()) << what;
+        for (int64_t i = 0; i < a.numElements(); ++i) {
+            ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << what << " element " << i;
+        }
+    };
+    const ForwardTrace bare{trace->values, nullptr};
+    for (const uint64_t seed : {31U, 32U, 33U}) {
+        same(dxOf(*trace, seed), dxOf(bare, seed), "sweep with seed " + std::to_string(seed));
+        bool noted = false;
+        for (const TraceNote& note : *trace->notes) {
+            noted = noted || note.get() != nullptr;
+        }
+        EXPECT_TRUE(noted) << "no note kept after a sweep";
+    }
+    const Tensor other = tiedValues(22);
+    auto otherTrace = exec->forwardForBackward(std::span(&other, 1));
+    ASSERT_TRUE(otherTrace.ok()) << otherTrace.error().toString();
+    ForwardTrace edited = *trace; // the first trace's notes, the other input's values
+    edited.values = otherTrace->values;
+    same(dxOf(edited, 34), dxOf(ForwardTrace{otherTrace->values, nullptr}, 34),
+         "a copy of the trace with another input");
+}
+
 // Forward only: Conv weights that only a packed kernel reads are released (dims kept, no bytes),
 // the outputs do not change, weights read elsewhere stay, and gradients are refused by name.
 TEST(Executor, ReleasingPackedWeightsKeepsTheForwardAndRefusesGradients) {
