@@ -291,17 +291,17 @@ const float* groupInput(const Conv2d& p, const float* x, int64_t n, int64_t grp)
     return x + (n * p.c + grp * p.cg()) * p.h * p.w;
 }
 
-/// out[m0 .. m1) += dy[n] im2col(x[n])^T restricted to group `grp`'s filters, `col` being the
-/// group's im2col matrix.
-void addGroupProduct(const Conv2d& p, const float* dy, int64_t n, int64_t grp, const float* col,
-                     float* out, int64_t m0, int64_t m1) {
+/// out[m0 .. m1) = dy[n] im2col(x[n])^T (+= with `accumulate`) restricted to group `grp`'s
+/// filters, `col` being the group's im2col matrix.
+void groupProduct(const Conv2d& p, const float* dy, int64_t n, int64_t grp, const float* col,
+                  float* out, int64_t m0, int64_t m1, bool accumulate) {
     const int64_t pixels = p.outPixels();
     const int64_t rows = p.colRows();
     const int64_t lo = std::max(m0, grp * p.mg());
     const int64_t hi = std::min(m1, (grp + 1) * p.mg());
     if (lo < hi) {
-        gemmAddABt(hi - lo, rows, pixels, dy + (n * p.m + lo) * pixels, pixels, col, pixels,
-                   out + lo * rows, rows);
+        gemmABt(hi - lo, rows, pixels, dy + (n * p.m + lo) * pixels, pixels, col, pixels,
+                out + lo * rows, rows, accumulate);
     }
 }
 
@@ -315,13 +315,15 @@ void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, f
         for (int64_t grp = 0; grp < p.group; ++grp) {
             const float* xg = groupInput(p, x, n, grp);
             const float* columns = columnsAreTheImage(p) ? xg : parallelIm2col(p, xg, col);
-            addGroupProduct(p, dy, n, grp, columns, out, grp * p.mg(), (grp + 1) * p.mg());
+            groupProduct(p, dy, n, grp, columns, out, grp * p.mg(), (grp + 1) * p.mg(),
+                         !perSample && n > 0);
         }
     }
 }
 
-/// Adds image n's dw into `out`, on the calling thread.
-void addImageWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_t n, float* out) {
+/// Image n's dw into `out` (added to it with `accumulate`), on the calling thread.
+void imageWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_t n, float* out,
+                     bool accumulate) {
     ScratchFloats& scratch = columnScratch();
     for (int64_t grp = 0; grp < p.group; ++grp) {
         const float* xg = groupInput(p, x, n, grp);
@@ -331,18 +333,23 @@ void addImageWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_
             im2col(p, xg, 0, p.outPixels(), col);
             columns = col;
         }
-        addGroupProduct(p, dy, n, grp, columns, out, 0, p.m);
+        groupProduct(p, dy, n, grp, columns, out, 0, p.m, accumulate);
     }
 }
 
 } // namespace
 
-/// Adds dw of a GEMM-based convolution, dw = sum over images of dy im2col(x)^T per group, or
-/// writes it per image (dw [N, M, ...], `perSample`). With at least as many images as threads,
-/// threads split the images (partial sums added at the end); with fewer, each image's columns are
-/// built once and the packed GEMM runs on every thread (per-sample Hessian scores run at batch 1).
+/// Writes dw of a GEMM-based convolution, dw = sum over images of dy im2col(x)^T per group, or
+/// per image (dw [N, M, ...], `perSample`); each GEMM writes its part, the first of a sum writing
+/// where the next ones add. With at least as many images as threads, threads split the images
+/// (partial sums added at the end); with fewer, each image's columns are built once and the
+/// packed GEMM runs on every thread (per-sample Hessian scores run at batch 1).
 void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample) {
+    if (p.n == 0) {
+        std::fill_n(dw, perSample ? 0 : p.m * p.colRows(), 0.0F);
+        return;
+    }
     if (p.n < numThreads()) {
         weightGradSharedColumns(p, x, dy, dw, perSample);
         return;
@@ -351,19 +358,19 @@ void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
     if (perSample || numThreads() == 1) {
         parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
             for (int64_t n = begin; n < end; ++n) {
-                addImageWeightGrad(p, x, dy, n, perSample ? dw + n * size : dw);
+                imageWeightGrad(p, x, dy, n, perSample ? dw + n * size : dw, !perSample && n > 0);
             }
         });
         return;
     }
     const int64_t parts = std::min<int64_t>(numThreads(), p.n);
     std::vector<std::vector<float>> partial(static_cast<size_t>(parts - 1),
-                                            std::vector<float>(static_cast<size_t>(size), 0.0F));
+                                            std::vector<float>(static_cast<size_t>(size)));
     parallelFor(parts, 1, [&](int64_t begin, int64_t end) {
         for (int64_t part = begin; part < end; ++part) {
             float* out = part == 0 ? dw : partial[static_cast<size_t>(part - 1)].data();
             for (int64_t n = part; n < p.n; n += parts) {
-                addImageWeightGrad(p, x, dy, n, out);
+                imageWeightGrad(p, x, dy, n, out, n != part);
             }
         }
     });

@@ -17,8 +17,8 @@ void depthwiseConvBackward(const Conv2d& p, const float* x, const float* w, cons
 /// 0 where the output sits on a bound (the Clip rule); dy itself without a fused activation.
 Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Tensor& outputGrad);
 
-/// Adds dw of a GEMM-based convolution (sum over images), or writes it per image
-/// (dw [N, M, ...]) with `perSample`.
+/// Writes dw of a GEMM-based convolution (sum over images), or per image (dw [N, M, ...]) with
+/// `perSample`; dw need not be initialised.
 void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample);
 

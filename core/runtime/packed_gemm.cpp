@@ -1431,9 +1431,17 @@ void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_
     }
 }
 
-void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                int64_t ldb, float* c, int64_t ldc) {
-    if (m <= 0 || n <= 0 || k <= 0) {
+void gemmABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+             int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+    if (m <= 0 || n <= 0) {
+        return;
+    }
+    if (k <= 0) { // an empty sum
+        if (!accumulate) {
+            for (int64_t i = 0; i < m; ++i) {
+                std::fill_n(c + i * ldc, n, 0.0F);
+            }
+        }
         return;
     }
     thread_local ScratchFloats scratch;
@@ -1443,7 +1451,7 @@ void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, co
         packTransposedRowMajorStrips(b + j0 * ldb, ldb, k, count, strips);
     };
     GemmOutput out{c, ldc};
-    out.accumulate = true;
+    out.accumulate = accumulate;
     packedGemm(m, n, k, packedA, pack, out, ConvEpilogue{});
 }
 

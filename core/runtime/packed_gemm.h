@@ -81,11 +81,17 @@ int64_t packedStripsSize(int64_t k, int64_t n);
 void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                     const float* strips, const GemmOutput& out);
 
-/// C [m x n] += A B^T for row-major A [m x k] (row stride lda) and B [n x k] (row stride ldb),
-/// both packed here (B transposed into strips): the weight gradients' dy x^T. Threads as in
-/// packedGemm.
-void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                int64_t ldb, float* c, int64_t ldc);
+/// C [m x n] = A B^T (C += A B^T with `accumulate`) for row-major A [m x k] (row stride lda) and
+/// B [n x k] (row stride ldb), both packed here (B transposed into strips): the weight gradients'
+/// dy x^T. Threads as in packedGemm.
+void gemmABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+             int64_t ldb, float* c, int64_t ldc, bool accumulate);
+
+/// gemmABt adding to C.
+inline void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                       int64_t ldb, float* c, int64_t ldc) {
+    gemmABt(m, n, k, a, lda, b, ldb, c, ldc, true);
+}
 
 /// C = epilogue(A B) for packed A [m x k] and a row-major B [k x n] with row stride ldb, read in
 /// place (columns up to n rounded up to kGemmCols must be readable), on the calling thread. For

@@ -94,9 +94,9 @@ void winogradInputGrad(const Conv2d& p, const float* w, const float* dy, float* 
 /// are their depth) to beat the im2col GEMM.
 bool winogradWeightGradApplies(const Conv2d& p);
 
-/// Adds dw of the convolution `p` (winogradWeightGradApplies) for input x and output gradient dy,
-/// summed over the images or, with `perSample`, per image (dw [N, M, C, 3, 3]); Winograd F(2x2,
-/// 3x3) in the weight-gradient form (winograd_weight_grad.cpp).
+/// Writes dw of the convolution `p` (winogradWeightGradApplies) for input x and output gradient
+/// dy, summed over the images or, with `perSample`, per image (dw [N, M, C, 3, 3]); dw need not
+/// be initialised. Winograd F(2x2, 3x3) in the weight-gradient form (winograd_weight_grad.cpp).
 void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample);
 

@@ -127,9 +127,9 @@ void transformOutputGrad(const Conv2d& p, const TileGrid& grid, const float* dy,
     });
 }
 
-/// dw[m, c] += G^T dU[m][c] G for every (filter, channel), G^T = [1 1/2 1/2 0; 0 1/2 -1/2 0;
+/// dw[m, c] = G^T dU[m][c] G for every (filter, channel), G^T = [1 1/2 1/2 0; 0 1/2 -1/2 0;
 /// 0 1/2 1/2 1].
-void addWeightGrad(const Conv2d& p, const float* du, float* dw) {
+void writeWeightGrad(const Conv2d& p, const float* du, float* dw) {
     const int64_t posStride = positionStride(p.m * p.c);
     parallelFor(p.m, 1, [&](int64_t m0, int64_t m1) {
         for (int64_t m = m0; m < m1; ++m) {
@@ -151,9 +151,9 @@ void addWeightGrad(const Conv2d& p, const float* du, float* dw) {
                 float* g = dw + (m * p.c + c) * 9;
                 for (size_t k = 0; k < 3; ++k) {
                     const auto& [s0, s1, s2, s3] = s[k];
-                    g[k * 3 + 0] += s0 + 0.5F * (s1 + s2);
-                    g[k * 3 + 1] += 0.5F * (s1 - s2);
-                    g[k * 3 + 2] += 0.5F * (s1 + s2) + s3;
+                    g[k * 3 + 0] = s0 + 0.5F * (s1 + s2);
+                    g[k * 3 + 1] = 0.5F * (s1 - s2);
+                    g[k * 3 + 2] = 0.5F * (s1 + s2) + s3;
                 }
             }
         }
@@ -194,20 +194,20 @@ void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
         const bool first = perSample || n == 0;
         parallelFor(kPositions, 1, [&](int64_t pos0, int64_t pos1) {
             for (int64_t pos = pos0; pos < pos1; ++pos) {
-                float* duPos = du + pos * duStride;
-                if (first) {
-                    std::fill(duPos, duPos + p.m * p.c, 0.0F);
-                }
-                gemmAddABt(p.m, p.c, grid.perImage, dm + pos * dmStride, grid.perImage,
-                           v + pos * vStride, grid.perImage, duPos, p.c);
+                gemmABt(p.m, p.c, grid.perImage, dm + pos * dmStride, grid.perImage,
+                        v + pos * vStride, grid.perImage, du + pos * duStride, p.c, !first);
             }
         });
         if (perSample) {
-            addWeightGrad(p, du, dw + n * size);
+            writeWeightGrad(p, du, dw + n * size);
         }
     }
-    if (!perSample && p.n > 0) {
-        addWeightGrad(p, du, dw);
+    if (!perSample) {
+        if (p.n == 0) {
+            std::fill_n(dw, size, 0.0F);
+            return;
+        }
+        writeWeightGrad(p, du, dw);
     }
 }
 

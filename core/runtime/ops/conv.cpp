@@ -357,6 +357,34 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y.result};
 }
 
+/// dw of `p` (summed, or per sample when the caller asks for it).
+Result<Tensor> weightGrad(const OpContext& ctx, const Conv2d& p, const float* dy) {
+    const float* x = ctx.input(0).data<float>();
+    const float* w = ctx.input(1).data<float>();
+    const bool perSample = ctx.wantsPerSample(1);
+    if (perSample && p.n != ctx.perSampleBatch) {
+        return ctx.error(Errc::InvalidArgument, "per-sample weight gradients need the " +
+                                                    std::to_string(ctx.perSampleBatch) +
+                                                    " samples on axis 0 of the input, got " +
+                                                    shapeToString(ctx.input(0).shape()));
+    }
+    Shape shape = ctx.input(1).shape();
+    if (perSample) {
+        shape.insert(shape.begin(), p.n);
+    }
+    // The GEMM and Winograd kernels write every element; the depthwise one adds.
+    Tensor dw =
+        p.isDepthwise() ? Tensor::zeros(graph::DataType::Float, shape) : allocateFloat(shape);
+    if (p.isDepthwise()) {
+        depthwiseConvBackward(p, x, w, dy, nullptr, dw.mutableData<float>(), perSample);
+    } else if (winogradWeightGradApplies(p)) {
+        winogradWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
+    } else {
+        gemmConvWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
+    }
+    return dw;
+}
+
 Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> outputs,
                                 std::span<const Tensor> outputGrads) {
     QS_ASSIGN_OR_RETURN(ConvShape s, inferShape(ctx));
@@ -369,7 +397,6 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
                          "run the unfused graph)");
     }
     const Conv2d p = as2d(s);
-    const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
     const Tensor sumGrad = gradientBeforeClamp(epilogueOf(ctx), outputs[0], outputGrads[0]);
     const float* dy = sumGrad.data<float>();
@@ -394,26 +421,7 @@ Result<std::vector<Tensor>> vjp(const OpContext& ctx, std::span<const Tensor> ou
         grads[0] = convInputGrad(p, ctx.input(0).shape(), w, dy, packed);
     }
     if (ctx.wantsGrad(1)) {
-        const bool perSample = ctx.wantsPerSample(1);
-        if (perSample && p.n != ctx.perSampleBatch) {
-            return ctx.error(Errc::InvalidArgument, "per-sample weight gradients need the " +
-                                                        std::to_string(ctx.perSampleBatch) +
-                                                        " samples on axis 0 of the input, got " +
-                                                        shapeToString(ctx.input(0).shape()));
-        }
-        Shape shape = ctx.input(1).shape();
-        if (perSample) {
-            shape.insert(shape.begin(), p.n);
-        }
-        Tensor dw = Tensor::zeros(graph::DataType::Float, shape);
-        if (p.isDepthwise()) {
-            depthwiseConvBackward(p, x, w, dy, nullptr, dw.mutableData<float>(), perSample);
-        } else if (winogradWeightGradApplies(p)) {
-            winogradWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
-        } else {
-            gemmConvWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
-        }
-        grads[1] = dw;
+        QS_ASSIGN_OR_RETURN(grads[1], weightGrad(ctx, p, dy));
     }
     if (ctx.wantsPerSample(2) || ctx.wantsPerSample(3)) {
         return ctx.error(Errc::Unsupported, "per-sample gradients only for the weight input");

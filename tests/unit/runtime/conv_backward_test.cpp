@@ -143,7 +143,8 @@ TEST_P(ConvBackwardTest, GemmWeightGradMatchesTheDefiningSumSummedAndPerSample) 
         const std::vector<float> dy = randomValues(rng, p.n * p.m * p.outPixels());
         for (const bool perSample : {false, true}) {
             const std::vector<float> expected = directWeightGrad(p, x, dy, perSample);
-            std::vector<float> dw(expected.size(), 0.0F);
+            // dw need not be initialised: whatever it held is overwritten.
+            std::vector<float> dw(expected.size(), std::nanf(""));
             gemmConvWeightGrad(p, x.data(), dy.data(), dw.data(), perSample);
             for (size_t i = 0; i < expected.size(); ++i) {
                 ASSERT_NEAR(dw[i], expected[i], 1e-4 + 1e-5 * std::abs(expected[i]))

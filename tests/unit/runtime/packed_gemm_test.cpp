@@ -190,6 +190,20 @@ TEST_P(GemmAddABtTest, AddsAtimesBTransposedToC) {
                 }
             }
         }
+        // Written instead of added to: C's columns held NaN before, its padding stays.
+        std::vector<float> c = c0;
+        for (int64_t i = 0; i < g.m; ++i) {
+            std::fill_n(c.begin() + i * ldc, g.n, std::nanf(""));
+        }
+        gemmABt(g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc, false);
+        for (int64_t i = 0; i < g.m; ++i) {
+            for (int64_t j = 0; j < ldc; ++j) {
+                const auto at = static_cast<size_t>(i * ldc + j);
+                const double want = j < g.n ? expected[at] - c0[at] : c0[at];
+                ASSERT_NEAR(c[at], want, 1e-4 * (1.0 + std::sqrt(static_cast<double>(g.k))))
+                    << "written, row " << i << " column " << j;
+            }
+        }
     }
     setNumThreads(threadsBefore);
 }
