@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -414,6 +415,24 @@ std::vector<std::vector<size_t>> targetsByTensor(size_t values,
     return of;
 }
 
+/// True for weight targets when every one that the executor can hand over as row sums of
+/// squares (Executor::weightGradComesAsRowSquares) needs no more of its per-sample gradient:
+/// per-tensor scores, or per-channel ones whose channel axis is the weight's axis 0.
+bool rowSquaresServe(const runtime::Executor& executor, std::span<const EstimatorTarget> targets,
+                     std::span<const int64_t> axes, HessianScoresGranularity granularity) {
+    if (targets.empty() || !targets[0].weights ||
+        granularity == HessianScoresGranularity::PerElement) {
+        return false;
+    }
+    for (size_t t = 0; t < targets.size(); ++t) {
+        if (granularity == HessianScoresGranularity::PerOutputChannel && axes[t] != 0 &&
+            executor.weightGradComesAsRowSquares(targets[t].tensor)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /// One Rademacher seed per Y value, sample b's rows drawn from rngs[b].
 std::vector<std::pair<ValueId, Tensor>> drawSeeds(const HessianOutputs& outputs,
                                                   const std::vector<Shape>& shapes,
@@ -433,12 +452,27 @@ std::vector<std::pair<ValueId, Tensor>> drawSeeds(const HessianOutputs& outputs,
     return seeds;
 }
 
-/// Folds iteration `it`'s g of target t into the running means of its samples.
+/// The scores of one sample from its row sums of squares (BackwardOptions::perSampleRowSquares:
+/// `rows` of them, one per index along the weight's axis 0, which rowSquaresServe made the
+/// channel axis of per-channel scores).
+void reduceRowSquares(HessianScoresGranularity granularity, const double* rowSquares, int64_t rows,
+                      std::vector<double>& scores) {
+    if (granularity == HessianScoresGranularity::PerTensor) {
+        scores[0] = std::accumulate(rowSquares, rowSquares + rows, 0.0);
+        return;
+    }
+    std::copy(rowSquares, rowSquares + rows, scores.begin());
+}
+
+/// Folds iteration `it`'s g of target t into the running means of its samples: g is the
+/// target's gradient [B, ...shape], or (Double) its per-sample row sums of squares [B, shape[0]].
 Result<void> accumulate(const Tensor& g, const EstimatorTarget& target, size_t t, int64_t axis,
                         HessianScoresGranularity granularity, int it, int64_t batch,
                         BatchScores& result) {
     const Shape& shape = result.shapes[t];
-    const int64_t per = runtime::shapeNumElements(shape);
+    const bool rowSquares = g.defined() && g.dtype() == graph::DataType::Double;
+    const int64_t per =
+        rowSquares ? (shape.empty() ? 1 : shape[0]) : runtime::shapeNumElements(shape);
     if (g.defined() && g.numElements() != per * batch) {
         return Error(Errc::Internal, "gradient " + runtime::shapeToString(g.shape()) +
                                          " does not hold " + std::to_string(batch) +
@@ -453,7 +487,9 @@ Result<void> accumulate(const Tensor& g, const EstimatorTarget& target, size_t t
         for (int64_t b = b0; b < b1; ++b) {
             std::vector<double>& mean = result.scores[t][static_cast<size_t>(b)];
             squares.assign(mean.size(), 0.0);
-            if (g.defined()) { // no path from this target to Y: the score stays 0
+            if (rowSquares) {
+                reduceRowSquares(granularity, g.data<double>() + b * per, per, squares);
+            } else if (g.defined()) { // no path from this target to Y: the score stays 0
                 reduceSquares(granularity, g.data<float>() + b * per, shape, axis, squares);
             }
             for (size_t i = 0; i < mean.size(); ++i) {
@@ -500,6 +536,7 @@ Result<BatchScores> estimateBatch(const runtime::Executor& executor,
     const runtime::BackwardOptions backward{
         .keep = keep,
         .perSampleBatch = weights ? batch : 0,
+        .perSampleRowSquares = rowSquaresServe(executor, targets, axes, settings.granularity),
         .onGradient = [&](ValueId id, const Tensor& g) -> Result<void> {
             for (const size_t t : targetsOf[id.index()]) {
                 QS_TRY(

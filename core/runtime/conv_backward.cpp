@@ -8,6 +8,7 @@
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/scratch.h"
+#include "core/runtime/sum_of_squares.h"
 #include "core/runtime/winograd.h"
 
 #include <Eigen/Core>
@@ -305,20 +306,31 @@ void groupProduct(const Conv2d& p, const float* dy, int64_t n, int64_t grp, cons
     }
 }
 
-/// Fewer images than threads: each group's columns built once (channels split), the GEMM on
-/// every thread.
+/// Image n's dw into `out` (added to it with `accumulate`) when the images are fewer than the
+/// threads: each group's columns built once (channels split), the GEMM on every thread.
+void sharedColumnsWeightGrad(const Conv2d& p, const float* x, const float* dy, int64_t n,
+                             float* out, bool accumulate) {
+    ScratchFloats& col = columnScratch();
+    for (int64_t grp = 0; grp < p.group; ++grp) {
+        const float* xg = groupInput(p, x, n, grp);
+        const float* columns = columnsAreTheImage(p) ? xg : parallelIm2col(p, xg, col);
+        groupProduct(p, dy, n, grp, columns, out, grp * p.mg(), (grp + 1) * p.mg(), accumulate);
+    }
+}
+
 void weightGradSharedColumns(const Conv2d& p, const float* x, const float* dy, float* dw,
                              bool perSample) {
-    ScratchFloats& col = columnScratch();
     for (int64_t n = 0; n < p.n; ++n) {
-        float* out = perSample ? dw + n * p.m * p.colRows() : dw;
-        for (int64_t grp = 0; grp < p.group; ++grp) {
-            const float* xg = groupInput(p, x, n, grp);
-            const float* columns = columnsAreTheImage(p) ? xg : parallelIm2col(p, xg, col);
-            groupProduct(p, dy, n, grp, columns, out, grp * p.mg(), (grp + 1) * p.mg(),
-                         !perSample && n > 0);
-        }
+        sharedColumnsWeightGrad(p, x, dy, n, perSample ? dw + n * p.m * p.colRows() : dw,
+                                !perSample && n > 0);
     }
+}
+
+/// A scratch dw of one image per thread, reused: weights-mode sweeps reduce one per image and
+/// Conv (a fresh one took page faults each time).
+float* imageWeightGradScratch(const Conv2d& p) {
+    thread_local ScratchFloats dw;
+    return dw.get(static_cast<size_t>(p.m * p.colRows()));
 }
 
 /// Image n's dw into `out` (added to it with `accumulate`), on the calling thread.
@@ -379,6 +391,33 @@ void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
             dw[i] += sum[static_cast<size_t>(i)];
         }
     }
+}
+
+void rowSumsOfSquares(const float* dw, int64_t rows, int64_t depth, double* out) {
+    parallelFor(rows, 16, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            out[r] = sumOfSquares(dw + r * depth, depth);
+        }
+    });
+}
+
+void gemmConvWeightGradRowSquares(const Conv2d& p, const float* x, const float* dy,
+                                  double* squares) {
+    if (p.n < numThreads()) {
+        float* dw = imageWeightGradScratch(p);
+        for (int64_t n = 0; n < p.n; ++n) {
+            sharedColumnsWeightGrad(p, x, dy, n, dw, false);
+            rowSumsOfSquares(dw, p.m, p.colRows(), squares + n * p.m);
+        }
+        return;
+    }
+    parallelFor(p.n, 1, [&](int64_t begin, int64_t end) {
+        float* dw = imageWeightGradScratch(p);
+        for (int64_t n = begin; n < end; ++n) {
+            imageWeightGrad(p, x, dy, n, dw, false);
+            rowSumsOfSquares(dw, p.m, p.colRows(), squares + n * p.m); // inline: inside a chunk
+        }
+    });
 }
 
 int64_t gemmInputGradWeightsSize(int64_t filters, int64_t depth, int64_t group) {

@@ -22,6 +22,16 @@ Tensor gradientBeforeClamp(const ConvEpilogue& e, const Tensor& output, const Te
 void gemmConvWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample);
 
+/// out[r] = the sum of squares of row r of dw [rows x depth], in double, rows on the threads.
+void rowSumsOfSquares(const float* dw, int64_t rows, int64_t depth, double* out);
+
+/// Per image n and filter m, the sum of squares of image n's dw[m] (squares [N, M], in double):
+/// what a per-tensor or per-output-channel weights-mode Hessian reads of the per-sample weight
+/// gradients, each image's dw computed into a per-thread scratch instead of a [N, M, ...]
+/// tensor that would be written out and read back.
+void gemmConvWeightGradRowSquares(const Conv2d& p, const float* x, const float* dy,
+                                  double* squares);
+
 /// Floats packGemmInputGradWeights writes for Conv weights [filters, depth] in `group` groups.
 int64_t gemmInputGradWeightsSize(int64_t filters, int64_t depth, int64_t group);
 

@@ -1148,6 +1148,7 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     ctx.traceNote = noteOf(trace, step, m_order.size());
     ctx.perSampleMask = perSample;
     ctx.perSampleBatch = options.perSampleBatch;
+    ctx.rowSquaresMask = rowSquaresMask(node, perSample, options.perSampleRowSquares);
     RunStats* stats = options.stats;
     const auto opStart = std::chrono::steady_clock::now();
     QS_ASSIGN_OR_RETURN(std::vector<Tensor> inputGrads,
@@ -1161,6 +1162,27 @@ Result<bool> Executor::backwardStep(size_t step, const ForwardTrace& trace,
     releaseOutputGrads();
     accumulateInputGrads(node, mask, inputGrads, grads);
     return true;
+}
+
+bool Executor::weightGradComesAsRowSquares(ValueId weight) const {
+    if (!weight.valid() || weight.index() >= m_graph.numValues()) {
+        return false;
+    }
+    const graph::Value& value = m_graph.value(weight);
+    const std::vector<ValueId>& outputs = m_graph.outputs();
+    if (!value.isInitializer() || value.consumers.size() != 1 || value.consumers[0].port != 1 ||
+        std::find(outputs.begin(), outputs.end(), weight) != outputs.end()) {
+        return false; // a graph output's own seed would be added to the squares
+    }
+    const auto step = std::find(m_order.begin(), m_order.end(), value.consumers[0].node);
+    return step != m_order.end() &&
+           m_ops[static_cast<size_t>(step - m_order.begin())]->perSampleRowSquares;
+}
+
+uint64_t Executor::rowSquaresMask(const graph::Node& node, uint64_t perSample, bool asked) const {
+    const bool reduced = asked && node.inputs.size() > 1 && ((perSample >> 1) & 1U) != 0 &&
+                         weightGradComesAsRowSquares(node.inputs[1]);
+    return reduced ? uint64_t{1} << 1 : 0;
 }
 
 std::vector<std::vector<ValueId>> Executor::handOverPlan(std::span<const ValueId> keep) const {

@@ -80,6 +80,12 @@ struct BackwardOptions {
     /// need). Only ops whose OpDef has perSampleWeightGrads (Conv, ConvTranspose, Gemm, MatMul)
     /// can give it; any other consumer of a kept initializer is an error naming the node.
     int64_t perSampleBatch = 0;
+    /// With perSampleBatch: each kept initializer for which weightGradComesAsRowSquares() holds
+    /// comes instead as its per-sample row sums of squares, Double [B, dim 0] (per sample and
+    /// filter, the sum of the gradient's squares over every other axis): all that per-tensor and
+    /// per-output-channel weight scores read, without the [B, ...weight] tensor written out and
+    /// read back.
+    bool perSampleRowSquares = false;
     RunStats* stats = nullptr; ///< with stats->profile set, times each op type's VJP
     /// When set, each kept value's gradient goes here instead of into the result: once per kept
     /// value, as soon as every consumer's VJP has added to it (undefined when none reached it);
@@ -122,6 +128,11 @@ public:
                                          std::span<const std::pair<graph::ValueId, Tensor>> seeds,
                                          const BackwardOptions& options) const;
 
+    /// True when `weight` is an initializer read by one node alone, as the weight input (1) of an
+    /// op whose VJP can reduce it to row sums of squares (Conv): BackwardOptions::
+    /// perSampleRowSquares then applies to it.
+    bool weightGradComesAsRowSquares(graph::ValueId weight) const;
+
     /// backward() keeping `keep` (empty: everything reached).
     Result<std::vector<Tensor>> backward(const ForwardTrace& trace,
                                          std::span<const std::pair<graph::ValueId, Tensor>> seeds,
@@ -160,6 +171,8 @@ private:
     /// Back-propagates through one step, asking its VJP only for the gradients of `wanted`
     /// inputs, and releases its outputs' gradients but the `retained` ones; false when no
     /// gradient reached it or none of its inputs' is wanted.
+    /// OpContext::rowSquaresMask of `node` when BackwardOptions::perSampleRowSquares is `asked`.
+    uint64_t rowSquaresMask(const graph::Node& node, uint64_t perSample, bool asked) const;
     Result<bool> backwardStep(size_t step, const ForwardTrace& trace, std::vector<Tensor>& grads,
                               const std::vector<bool>& retained, const std::vector<bool>& wanted,
                               const BackwardOptions& options) const;

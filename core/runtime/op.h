@@ -64,6 +64,11 @@ struct OpContext {
     /// the samples being axis 0 of the data input (only ops with perSampleWeightGrads see it).
     uint64_t perSampleMask = 0;
     int64_t perSampleBatch = 0;
+    /// Bit i set (input i per sample too): return, instead of input i's per-sample gradient, its
+    /// row sums of squares, Double [perSampleBatch, dim 0 of input i]: per sample and index along
+    /// axis 0, the sum of the gradient's squares over every other axis (only ops whose OpDef has
+    /// perSampleRowSquares see it).
+    uint64_t rowSquaresMask = 0;
     /// Bit i set: output i's gradient is handed over, held by nothing else, so the VJP may
     /// write an input's gradient of the same shape into it instead of a new buffer (an
     /// element-wise mask then reads and writes one stream less, and touches no fresh pages).
@@ -81,6 +86,10 @@ struct OpContext {
     }
 
     bool wantsGrad(size_t index) const { return index < 64 && ((gradMask >> index) & 1U) != 0; }
+
+    bool wantsRowSquares(size_t index) const {
+        return wantsPerSample(index) && ((rowSquaresMask >> index) & 1U) != 0;
+    }
 
     bool wantsPerSample(size_t index) const {
         return wantsGrad(index) && index < 64 && ((perSampleMask >> index) & 1U) != 0;
@@ -147,6 +156,8 @@ struct OpDef {
     SampleFn samples = nullptr;    ///< random cases for the registry tests
     /// The VJP honours OpContext::perSampleMask for its weight input (see BackwardOptions).
     bool perSampleWeightGrads = false;
+    /// The VJP honours OpContext::rowSquaresMask for its weight input (input 1).
+    bool perSampleRowSquares = false;
     /// How far `forward` may stray from `reference`, relative to the output's rms, beyond the
     /// per-element bound every op meets: for kernels whose rounding scales with the magnitudes
     /// they sum rather than with the result (Winograd F(4x4, 3x3) sums in a transformed basis).

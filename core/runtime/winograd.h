@@ -100,4 +100,9 @@ bool winogradWeightGradApplies(const Conv2d& p);
 void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
                         bool perSample);
 
+/// Per image n and filter m, the sum of squares of image n's dw[m] (squares [N, M], in double),
+/// as gemmConvWeightGradRowSquares does (conv_backward.h), for winogradWeightGradApplies.
+void winogradWeightGradRowSquares(const Conv2d& p, const float* x, const float* dy,
+                                  double* squares);
+
 } // namespace qs::runtime

@@ -6,6 +6,7 @@
 // than the im2col GEMM. Weight-mode Hessian sweeps (pruning importance, HAWQ traces) spend most of
 // their time here.
 
+#include "core/runtime/conv_backward.h"
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/scratch.h"
@@ -166,6 +167,7 @@ struct WeightGradScratch {
     ScratchFloats v;  ///< [pos][channel][tile]
     ScratchFloats dm; ///< [pos][filter][tile]
     ScratchFloats du; ///< [pos][filter][channel]
+    ScratchFloats dw; ///< one image's dw, for its row sums of squares
 };
 
 } // namespace
@@ -174,18 +176,24 @@ bool winogradWeightGradApplies(const Conv2d& p) {
     return winogradApplies(p) && TileGrid(p, 2).perImage >= 49;
 }
 
-void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
-                        bool perSample) {
+namespace {
+
+/// winogradWeightGrad's work: dw written (summed, or per image with `perSample`) when `squares`
+/// is null, else per image the row sums of squares of its dw (squares [N, M]), each image's dw
+/// written to a scratch and reduced there.
+void weightGradImages(const Conv2d& p, const float* x, const float* dy, float* dw, bool perSample,
+                      double* squares) {
     const TileGrid grid(p, 2);
     thread_local WeightGradScratch scratch;
     const int64_t vStride = positionStride(p.c * grid.perImage);
     const int64_t dmStride = positionStride(p.m * grid.perImage);
     const int64_t duStride = positionStride(p.m * p.c);
+    const int64_t size = p.m * p.c * 9;
     // Pointers, not the thread_local itself: the threads below must see the caller's buffers.
     float* v = scratch.v.get(static_cast<size_t>(kPositions * vStride));
     float* dm = scratch.dm.get(static_cast<size_t>(kPositions * dmStride));
     float* du = scratch.du.get(static_cast<size_t>(kPositions * duStride));
-    const int64_t size = p.m * p.c * 9;
+    float* imageDw = squares != nullptr ? scratch.dw.get(static_cast<size_t>(size)) : nullptr;
     for (int64_t n = 0; n < p.n; ++n) {
         transformInput(p, grid, x + n * p.c * p.h * p.w, v);
         transformOutputGrad(p, grid, dy + n * p.m * p.oh * p.ow, dm);
@@ -198,17 +206,32 @@ void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float*
                         v + pos * vStride, grid.perImage, du + pos * duStride, p.c, !first);
             }
         });
-        if (perSample) {
+        if (squares != nullptr) {
+            writeWeightGrad(p, du, imageDw);
+            rowSumsOfSquares(imageDw, p.m, p.c * 9, squares + n * p.m);
+        } else if (perSample) {
             writeWeightGrad(p, du, dw + n * size);
         }
     }
-    if (!perSample) {
+    if (squares == nullptr && !perSample) {
         if (p.n == 0) {
             std::fill_n(dw, size, 0.0F);
             return;
         }
         writeWeightGrad(p, du, dw);
     }
+}
+
+} // namespace
+
+void winogradWeightGrad(const Conv2d& p, const float* x, const float* dy, float* dw,
+                        bool perSample) {
+    weightGradImages(p, x, dy, dw, perSample, nullptr);
+}
+
+void winogradWeightGradRowSquares(const Conv2d& p, const float* x, const float* dy,
+                                  double* squares) {
+    weightGradImages(p, x, dy, nullptr, true, squares);
 }
 
 } // namespace qs::runtime

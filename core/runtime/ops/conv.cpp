@@ -357,7 +357,8 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     return std::vector<Tensor>{y.result};
 }
 
-/// dw of `p` (summed, or per sample when the caller asks for it).
+/// dw of `p` (summed, or per sample when the caller asks for it, or per sample reduced to its
+/// row sums of squares: OpContext::rowSquaresMask).
 Result<Tensor> weightGrad(const OpContext& ctx, const Conv2d& p, const float* dy) {
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
@@ -367,6 +368,16 @@ Result<Tensor> weightGrad(const OpContext& ctx, const Conv2d& p, const float* dy
                                                     std::to_string(ctx.perSampleBatch) +
                                                     " samples on axis 0 of the input, got " +
                                                     shapeToString(ctx.input(0).shape()));
+    }
+    if (ctx.wantsRowSquares(1) && !p.isDepthwise()) {
+        Tensor squares = Tensor::allocate(graph::DataType::Double, {p.n, p.m});
+        double* out = squares.mutableData<double>();
+        if (winogradWeightGradApplies(p)) {
+            winogradWeightGradRowSquares(p, x, dy, out);
+        } else {
+            gemmConvWeightGradRowSquares(p, x, dy, out);
+        }
+        return squares;
     }
     Shape shape = ctx.input(1).shape();
     if (perSample) {
@@ -381,6 +392,13 @@ Result<Tensor> weightGrad(const OpContext& ctx, const Conv2d& p, const float* dy
         winogradWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
     } else {
         gemmConvWeightGrad(p, x, dy, dw.mutableData<float>(), perSample);
+    }
+    if (ctx.wantsRowSquares(1)) { // depthwise: a few floats per filter, reduced here
+        Tensor squares = Tensor::allocate(graph::DataType::Double, {p.n, p.m});
+        const int64_t rows = p.n * p.m;
+        rowSumsOfSquares(dw.data<float>(), rows, rows == 0 ? 0 : dw.numElements() / rows,
+                         squares.mutableData<double>());
+        return squares;
     }
     return dw;
 }
@@ -447,6 +465,7 @@ const OpDef kConv{.opType = "Conv",
                   .vjp = vjp,
                   .samples = samples,
                   .perSampleWeightGrads = true,
+                  .perSampleRowSquares = true,
                   // Winograd F(4x4, 3x3): a few 1e-6 of the rms (winograd.h), with a margin.
                   .roundingOfRms = 3e-5};
 

@@ -207,5 +207,92 @@ TEST(ConvBackward, SweepsWithTheExecutorsPackedDxWeightsMatchTheDefiningSum) {
     }
 }
 
+/// x [-1, 16, 14, 14] -> Conv 3x3 (24 filters; dw by Winograd: 49 tiles) -> depthwise 3x3 ->
+/// Conv 1x1 stride 2 in two groups (dw by the GEMM) -> two Convs 1x1 sharing ws, whose gradient
+/// sums both and so comes whole.
+graph::Graph makeRowSquaresChain(std::mt19937& rng) {
+    graph::GraphBuilder b(13);
+    const auto weight = [&](const std::string& name, std::vector<int64_t> dims) {
+        int64_t count = 1;
+        for (const int64_t d : dims) {
+            count *= d;
+        }
+        const std::vector<float> values = randomValues(rng, count);
+        return b.weight(name, dims, values);
+    };
+    const graph::ValueId x = b.input("x", {-1, 16, 14, 14});
+    const graph::ValueId a = b.op("Conv", "a", {x, weight("wa", {24, 16, 3, 3})},
+                                  {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}});
+    const graph::ValueId d =
+        b.op("Conv", "d", {a, weight("wd", {24, 1, 3, 3})},
+             {{"pads", std::vector<int64_t>{1, 1, 1, 1}, {}}, {"group", int64_t{24}, {}}});
+    const graph::ValueId c =
+        b.op("Conv", "c", {d, weight("wc", {20, 12, 1, 1})},
+             {{"group", int64_t{2}, {}}, {"strides", std::vector<int64_t>{2, 2}, {}}});
+    const graph::ValueId shared = weight("ws", {20, 20, 1, 1});
+    const graph::ValueId e = b.op("Conv", "e", {c, shared});
+    b.output(b.op("Conv", "f", {e, shared}));
+    return b.take();
+}
+
+// BackwardOptions::perSampleRowSquares: each Conv weight read by one node comes as its
+// per-sample row sums of squares (Winograd, depthwise and grouped strided GEMM dw alike), equal
+// to those of the whole per-sample gradient; a weight two Convs share comes whole. Batch 3 splits
+// the images over the threads, batch 1 shares each image's columns between them.
+TEST_P(ConvBackwardTest, PerSampleRowSquaresAreThoseOfTheWholePerSampleGradients) {
+    const int threadsBefore = numThreads();
+    setNumThreads(GetParam());
+    std::mt19937 rng(35);
+    auto exec = Executor::create(makeRowSquaresChain(rng));
+    ASSERT_TRUE(exec.ok()) << exec.error().toString();
+    const graph::Graph& g = exec->graph();
+    const std::vector<graph::ValueId> weights = {*g.findValue("wa"), *g.findValue("wd"),
+                                                 *g.findValue("wc"), *g.findValue("ws")};
+    for (const graph::ValueId w : weights) {
+        EXPECT_EQ(exec->weightGradComesAsRowSquares(w), g.value(w).name != "ws") << g.value(w).name;
+    }
+    EXPECT_FALSE(exec->weightGradComesAsRowSquares(*g.findValue("x")));
+    for (const int64_t batch : {3, 1}) {
+        SCOPED_TRACE("batch " + std::to_string(batch));
+        const Tensor x =
+            Tensor::fromVector<float>({batch, 16, 14, 14}, randomValues(rng, batch * 16 * 14 * 14));
+        auto trace = exec->forwardForBackward(std::span(&x, 1));
+        ASSERT_TRUE(trace.ok()) << trace.error().toString();
+        const Tensor& y = trace->values[g.outputs()[0].index()];
+        const std::pair<graph::ValueId, Tensor> seed{
+            g.outputs()[0],
+            Tensor::fromVector<float>(y.shape(), randomValues(rng, y.numElements()))};
+        BackwardOptions options{.keep = weights, .perSampleBatch = batch};
+        auto whole = exec->backward(*trace, std::span(&seed, 1), options);
+        options.perSampleRowSquares = true;
+        auto squares = exec->backward(*trace, std::span(&seed, 1), options);
+        ASSERT_TRUE(whole.ok() && squares.ok())
+            << (whole.ok() ? squares.error() : whole.error()).toString();
+        for (const graph::ValueId w : weights) {
+            const Tensor& full = (*whole)[w.index()];
+            const Tensor& got = (*squares)[w.index()];
+            const std::string name = g.value(w).name;
+            if (!exec->weightGradComesAsRowSquares(w)) {
+                ASSERT_EQ(got.shape(), full.shape()) << name;
+                continue;
+            }
+            const int64_t rows = full.dim(1); // [batch, filters, ...]
+            ASSERT_EQ(got.dtype(), graph::DataType::Double) << name;
+            ASSERT_EQ(got.shape(), (Shape{batch, rows})) << name;
+            const int64_t depth = full.numElements() / (batch * rows);
+            for (int64_t r = 0; r < batch * rows; ++r) {
+                double want = 0.0;
+                for (int64_t i = 0; i < depth; ++i) {
+                    const double v = full.data<float>()[r * depth + i];
+                    want += v * v;
+                }
+                ASSERT_NEAR(got.data<double>()[r], want, 1e-9 * (1.0 + want))
+                    << name << " row " << r;
+            }
+        }
+    }
+    setNumThreads(threadsBefore);
+}
+
 } // namespace
 } // namespace qs::runtime
