@@ -1413,13 +1413,43 @@ void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda
 
 // Each strip gathers kGemmCols rows of B (zero past n), a block of depth at a time so that the
 // block's strip rows stay in L1 while the rows of B stream by.
+namespace {
+
+/// The depth [0, returned) of one full strip (rows `rows` of B, ldb apart) packed eight rows by
+/// eight of depth at a time, transposed in registers: each store writes eight columns of one
+/// depth row, where packTransposedRowMajorStrips's loop stores one float at a time, strided (the
+/// weight gradients' x^T: 7 % of a weights-mode sweep).
+int64_t packTransposedBlocks(const float* rows, int64_t ldb, int64_t k, float* strip) {
+    int64_t done = 0;
+#if defined(__AVX2__)
+    for (; done + 8 <= k; done += 8) {
+        for (int64_t half = 0; half < kGemmCols; half += 8) {
+            const Vectors8 t = transposeRegisters8x8(rows + half * ldb + done, ldb);
+            for (int64_t kk = 0; kk < 8; ++kk) {
+                _mm256_storeu_ps(strip + (done + kk) * kGemmCols + half, t.v[kk]);
+            }
+        }
+    }
+#else
+    (void)rows;
+    (void)ldb;
+    (void)k;
+    (void)strip;
+#endif
+    return done;
+}
+
+} // namespace
+
 void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n,
                                   float* strips) {
     constexpr int64_t kDepthChunk = 64;
     for (int64_t s = 0; s * kGemmCols < n; ++s) {
         float* strip = strips + s * k * kGemmCols;
         const int64_t width = std::min(kGemmCols, n - s * kGemmCols);
-        for (int64_t k0 = 0; k0 < k; k0 += kDepthChunk) {
+        const int64_t done =
+            width == kGemmCols ? packTransposedBlocks(b + s * kGemmCols * ldb, ldb, k, strip) : 0;
+        for (int64_t k0 = done; k0 < k; k0 += kDepthChunk) {
             const int64_t k1 = std::min(k, k0 + kDepthChunk);
             for (int64_t jj = 0; jj < kGemmCols; ++jj) {
                 const float* row = jj < width ? b + (s * kGemmCols + jj) * ldb : nullptr;
