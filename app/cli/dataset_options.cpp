@@ -8,8 +8,10 @@ namespace qs::cli {
 
 namespace {
 /// "--input,--calib-npy" when the command names the option its own way, else the canonical name.
+/// `canonical`, and `name` as its alias when that is another flag: a request's default names are
+/// words for messages ("the batch size"), which CLI11 would take for a positional argument.
 std::string flags(const std::string& name, const std::string& canonical) {
-    return name == canonical ? canonical : name + "," + canonical;
+    return name == canonical || !name.starts_with("--") ? canonical : name + "," + canonical;
 }
 } // namespace
 

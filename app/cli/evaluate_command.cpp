@@ -38,6 +38,7 @@ struct EvaluateOptions {
                                               .images = "--calib-images",
                                               .random = "--calib-random",
                                               .samples = "--calib-samples",
+                                              .batch = "--calib-batch",
                                               .labels = "--labels-npy"}};
     int64_t batch = 0;
     std::string outputName;

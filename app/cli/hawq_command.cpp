@@ -50,7 +50,8 @@ struct HawqOptions {
     runtime::DatasetRequest dataset{.names = {.npy = "--calib-npy",
                                               .images = "--calib-images",
                                               .random = "--calib-random",
-                                              .samples = "--samples"}};
+                                              .samples = "--samples",
+                                              .batch = "--calib-batch"}};
     std::string tracesIn;
     std::string tracesOut;
     std::string setupOut;

@@ -43,7 +43,8 @@ struct HessianOptions {
     runtime::DatasetRequest dataset{.names = {.npy = "--calib-npy",
                                               .images = "--calib-images",
                                               .random = "--calib-random",
-                                              .samples = "--samples"}};
+                                              .samples = "--samples",
+                                              .batch = "--calib-batch"}};
     int threads = 0;
     std::string sampleRange;
     std::vector<std::string> merge;
