@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 namespace qs::runtime {
@@ -32,23 +33,34 @@ struct ChannelSlice {
 
 /// What one node's VJP derives from a forward trace alone and keeps for the next backward sweeps
 /// over the same trace (MaxPool: where each window's maximum sits), so that a Hessian estimate's
-/// tens of sweeps derive it once. The VJP checks a kept note against the inputs it is handed
-/// before trusting it. Thread-safe.
+/// tens of sweeps derive it once. A note of another type reads as none; the VJP checks a kept
+/// note against the inputs it is handed before trusting it. Thread-safe.
 class TraceNote {
 public:
-    std::shared_ptr<const void> get() const {
+    template <typename T>
+    std::shared_ptr<const T> get() const {
         const std::lock_guard lock(m_mutex);
-        return m_note;
+        return m_type != nullptr && *m_type == typeid(T) ? std::static_pointer_cast<const T>(m_note)
+                                                         : nullptr;
     }
 
-    void set(std::shared_ptr<const void> note) {
+    /// Whether a note of any type is kept.
+    bool holds() const {
+        const std::lock_guard lock(m_mutex);
+        return m_note != nullptr;
+    }
+
+    template <typename T>
+    void set(std::shared_ptr<const T> note) {
         const std::lock_guard lock(m_mutex);
         m_note = std::move(note);
+        m_type = &typeid(T);
     }
 
 private:
     mutable std::mutex m_mutex;
     std::shared_ptr<const void> m_note;
+    const std::type_info* m_type = nullptr;
 };
 
 /// What a kernel sees: the node (attributes), its inputs (absent optional inputs are undefined

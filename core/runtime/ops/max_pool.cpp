@@ -328,13 +328,13 @@ void scatterToHits(const PoolShape& s, const MaxPoolHits& found, const float* dy
 /// The positions kept on `note` for x and y, else found now and kept there.
 std::shared_ptr<const MaxPoolHits> hitsFor(const PoolShape& s, const Tensor& x, const Tensor& y,
                                            TraceNote& note) {
-    auto kept = std::static_pointer_cast<const MaxPoolHits>(note.get());
+    std::shared_ptr<const MaxPoolHits> kept = note.get<MaxPoolHits>();
     if (kept != nullptr && kept->x.rawData() == x.rawData() && kept->y.rawData() == y.rawData() &&
         kept->x.shape() == x.shape() && kept->y.shape() == y.shape()) {
         return kept;
     }
     std::shared_ptr<const MaxPoolHits> found = findHits(s, x, y);
-    note.set(found);
+    note.set<MaxPoolHits>(found);
     return found;
 }
 

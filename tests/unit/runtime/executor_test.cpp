@@ -661,7 +661,8 @@ TEST(Executor, MaxPoolSweepsReuseTheMaximaPositionsOfTheirTraceOnly) {
         same(dxOf(*trace, seed), dxOf(bare, seed), "sweep with seed " + std::to_string(seed));
         bool noted = false;
         for (const TraceNote& note : *trace->notes) {
-            noted = noted || note.get() != nullptr;
+            noted = noted || note.holds();
+            EXPECT_EQ(note.get<int>(), nullptr) << "a note of another type must read as none";
         }
         EXPECT_TRUE(noted) << "no note kept after a sweep";
     }
