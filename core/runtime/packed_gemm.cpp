@@ -1411,8 +1411,6 @@ void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda
     productOverStrips(m, n, k, panels, inPlace, true, out, ConvEpilogue{});
 }
 
-// Each strip gathers kGemmCols rows of B (zero past n), a block of depth at a time so that the
-// block's strip rows stay in L1 while the rows of B stream by.
 namespace {
 
 /// The depth [0, returned) of one full strip (rows `rows` of B, ldb apart) packed eight rows by
@@ -1441,6 +1439,8 @@ int64_t packTransposedBlocks(const float* rows, int64_t ldb, int64_t k, float* s
 
 } // namespace
 
+// Each strip gathers kGemmCols rows of B (zero past n), a block of depth at a time so that the
+// block's strip rows stay in L1 while the rows of B stream by.
 void packTransposedRowMajorStrips(const float* b, int64_t ldb, int64_t k, int64_t n,
                                   float* strips) {
     constexpr int64_t kDepthChunk = 64;

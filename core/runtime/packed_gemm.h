@@ -87,12 +87,6 @@ void gemmPrepackedB(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda
 void gemmABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float* c, int64_t ldc, bool accumulate);
 
-/// gemmABt adding to C.
-inline void gemmAddABt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                       int64_t ldb, float* c, int64_t ldc) {
-    gemmABt(m, n, k, a, lda, b, ldb, c, ldc, true);
-}
-
 /// C = epilogue(A B) for packed A [m x k] and a row-major B [k x n] with row stride ldb, read in
 /// place (columns up to n rounded up to kGemmCols must be readable), on the calling thread. For
 /// a B that stays in cache, such as a block of Winograd-transformed tiles; ldb should not be a

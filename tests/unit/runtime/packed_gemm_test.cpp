@@ -169,7 +169,7 @@ TEST_P(GemmAddABtTest, AddsAtimesBTransposedToC) {
         for (const bool nested : {false, true}) {
             std::vector<float> c = c0;
             const auto run = [&] {
-                gemmAddABt(g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+                gemmABt(g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc, true);
             };
             if (nested) {
                 parallelFor(2, 1, [&](int64_t begin, int64_t) {
