@@ -10,6 +10,7 @@
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/processor_support.h"
+#include "core/runtime/shallow_conv.h"
 #include "core/runtime/type_dispatch.h"
 #include "core/runtime/winograd.h"
 
@@ -387,17 +388,23 @@ void Executor::planLifetimes() {
 
 namespace {
 
-/// Whether the Conv kernel will run `node` (weights `w`) through Winograd, decided from the
-/// attributes alone (the kernel decides again from the same fields).
-bool runsAsWinograd(const graph::Node& node, const Tensor& w) {
-    if (w.rank() != 4) {
-        return false;
+/// The fields of the Conv kernel's geometry that `node` (weights `w`) fixes alone: kernel,
+/// strides, dilations, channels and group (a 1-D convolution as one row); none for other ranks.
+std::optional<Conv2d> weightGeometry(const graph::Node& node, const Tensor& w) {
+    if (w.rank() != 3 && w.rank() != 4) {
+        return std::nullopt;
     }
-    const auto pair = [&node](std::string_view name) {
+    const bool flat = w.rank() == 3;
+    const auto pair = [&node, flat](std::string_view name) {
         std::vector<int64_t> v = node.intsAttr(name);
-        return v.empty() ? std::array<int64_t, 2>{1, 1}
-                         : (v.size() == 2 ? std::array<int64_t, 2>{v[0], v[1]}
-                                          : std::array<int64_t, 2>{0, 0});
+        if (v.empty()) {
+            return std::array<int64_t, 2>{1, 1};
+        }
+        if (flat && v.size() == 1) {
+            return std::array<int64_t, 2>{1, v[0]};
+        }
+        return v.size() == 2 && !flat ? std::array<int64_t, 2>{v[0], v[1]}
+                                      : std::array<int64_t, 2>{0, 0};
     };
     const auto strides = pair("strides");
     const auto dilations = pair("dilations");
@@ -405,13 +412,20 @@ bool runsAsWinograd(const graph::Node& node, const Tensor& w) {
     p.m = w.dim(0);
     p.c = w.dim(1) * node.intAttr("group", 1);
     p.group = node.intAttr("group", 1);
-    p.kh = w.dim(2);
-    p.kw = w.dim(3);
+    p.kh = flat ? 1 : w.dim(2);
+    p.kw = flat ? w.dim(2) : w.dim(3);
     p.sh = strides[0];
     p.sw = strides[1];
     p.dh = dilations[0];
     p.dw = dilations[1];
-    return winogradApplies(p);
+    return p;
+}
+
+/// Whether the Conv kernels run `node` (weights `w`) through Winograd (forward, or dx's
+/// convolution in a backward sweep), decided from the attributes alone.
+bool runsAsWinograd(const graph::Node& node, const Tensor& w) {
+    const std::optional<Conv2d> geometry = weightGeometry(node, w);
+    return geometry && w.rank() == 4 && winogradApplies(*geometry);
 }
 
 /// A MatMul's or Gemm's 2-D weight B as the packed GEMM's strips of B [k x n] (of B^T when
@@ -466,6 +480,10 @@ void Executor::prepackWeights() {
         if (!w.defined() || w.dtype() != DataType::Float || w.rank() < 3 || w.rank() > 4 ||
             group <= 0 || w.dim(0) % group != 0 || (w.dim(1) == 1 && w.dim(0) == group)) {
             continue;
+        }
+        const std::optional<Conv2d> geometry = weightGeometry(node, w);
+        if (geometry && shallowConvApplies(*geometry)) {
+            continue; // the direct kernel reads the weights as they are
         }
         if (runsAsWinograd(node, w)) {
             Tensor packed = allocateFloat({winogradWeightsSize(w.dim(0), w.dim(1))});

@@ -105,8 +105,9 @@ int64_t ceilDiv(int64_t a, int64_t b) {
 }
 
 /// Floats a source row may be written past its end (whole vectors); each plane of the copy ends
-/// in this much slack, so that threads filling neighbouring planes never overlap.
-constexpr int64_t kRowSlack = 8;
+/// in this much slack, so that threads filling neighbouring planes never overlap, and so that the
+/// shallow kernel's whole-vector loads from a row's last entries stay inside the copy.
+constexpr int64_t kRowSlack = 16;
 
 int64_t roundUp8(int64_t n) {
     return (n + 7) / 8 * 8;

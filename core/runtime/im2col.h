@@ -61,6 +61,16 @@ public:
     /// layout of packed_gemm.h. Thread-safe.
     void packStrips(int64_t p0, int64_t p1, float* strips) const;
 
+    /// Entry (row r, output pixel t runLength() + u, u < runLength()) of the im2col matrix sits
+    /// at data()[rowOffsets()[r] + t rowStep() + u]: runs of runLength() contiguous pixels.
+    const float* data() const { return m_data; }
+
+    const std::vector<int64_t>& rowOffsets() const { return m_rowOffsets; }
+
+    int64_t rowStep() const { return m_rowStep; }
+
+    int64_t runLength() const { return m_runLength; }
+
 private:
     const float* m_data = nullptr;
     std::vector<int64_t> m_rowOffsets; ///< per im2col row (c, i, j)

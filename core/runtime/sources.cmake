@@ -20,6 +20,7 @@ add_library(qs_runtime_ops OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/im2col.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_kernels.cpp
   ${CMAKE_CURRENT_LIST_DIR}/depthwise_wide.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shallow_conv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/max_pool_wide.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_backward.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conv_samples.cpp

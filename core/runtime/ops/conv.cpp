@@ -22,6 +22,7 @@
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/runtime/scratch.h"
+#include "core/runtime/shallow_conv.h"
 #include "core/runtime/winograd.h"
 
 #include <Eigen/Core>
@@ -332,6 +333,11 @@ Result<std::vector<Tensor>> forward(const OpContext& ctx) {
     ConvOutput y = convOutput(ctx, s, e, p);
     const float* x = ctx.input(0).data<float>();
     const float* w = ctx.input(1).data<float>();
+    if (shallowConvApplies(p)) {
+        e.tail = &tail;
+        shallowConv2d(p, x, w, e, y.data);
+        return std::vector<Tensor>{y.result};
+    }
     if (winogradApplies(p)) {
         QS_TRY(winogradForward(ctx, p, e, y.data));
         if (p.yImageStride == 0) {

@@ -2,6 +2,7 @@
 #include "core/runtime/batching.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/op_util.h"
+#include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
 #include "core/support/assert.h"
 
@@ -694,7 +695,9 @@ TEST(Executor, ReleasingPackedWeightsKeepsTheForwardAndRefusesGradients) {
         const auto bytesOf = [&g](const char* name) {
             return g.value(*g.findValue(name)).initializer->bytes().size();
         };
-        EXPECT_EQ(bytesOf("w1"), 0U); // GEMM panels (4 input channels: not Winograd)
+        // The shallow kernel reads w1 (depth 36) as it is where it runs (AVX-512), else GEMM
+        // panels replace it (4 input channels: not Winograd).
+        EXPECT_EQ(bytesOf("w1"), wideGemmKernelActive() ? 4U * 4U * 9U * 4U : 0U);
         EXPECT_EQ(g.value(*g.findValue("w1")).initializer->dims(),
                   (std::vector<int64_t>{4, 4, 3, 3}));
         EXPECT_EQ(bytesOf("w2"), sharedW2 ? 4U * 4U * 4U : 0U); // GEMM panels
@@ -717,7 +720,13 @@ TEST(Executor, ReleasingPackedWeightsKeepsTheForwardAndRefusesGradients) {
                 EXPECT_EQ((*got)[o].data<float>()[i], (*expected)[o].data<float>()[i]) << i;
             }
         }
+        // Gradients are refused once any weight was released (with w2 shared and w1 read as it
+        // is, none was).
         auto trace = releasing->forwardWithTrace(std::span(&x, 1));
+        if (bytesOf("w1") != 0 && bytesOf("w2") != 0) {
+            EXPECT_TRUE(trace.ok()) << trace.error().toString();
+            continue;
+        }
         ASSERT_FALSE(trace.ok());
         EXPECT_NE(trace.error().message().find("released its packed Conv weights"),
                   std::string::npos);
