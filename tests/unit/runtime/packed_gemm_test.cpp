@@ -6,6 +6,7 @@
 
 #include "core/runtime/packed_gemm.h"
 #include "core/runtime/parallel.h"
+#include "tests/unit/runtime/random_vector.h"
 
 #include <gtest/gtest.h>
 
@@ -18,14 +19,7 @@
 namespace qs::runtime {
 namespace {
 
-std::vector<float> randomVector(std::mt19937& rng, int64_t size) {
-    std::uniform_real_distribution<float> uniform(-1.0F, 1.0F);
-    std::vector<float> v(static_cast<size_t>(size));
-    for (float& x : v) {
-        x = uniform(rng);
-    }
-    return v;
-}
+using test::randomVector;
 
 struct GemmCase {
     int64_t m;

@@ -8,6 +8,7 @@
 #include "core/runtime/parallel.h"
 #include "core/runtime/shallow_conv.h"
 #include "tests/unit/runtime/direct_conv.h"
+#include "tests/unit/runtime/random_vector.h"
 
 #include <gtest/gtest.h>
 
@@ -44,14 +45,7 @@ Conv2d geometry(const Case& k) {
     return p;
 }
 
-std::vector<float> randomVector(std::mt19937& rng, int64_t size) {
-    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-    std::vector<float> v(static_cast<size_t>(size));
-    for (float& x : v) {
-        x = dist(rng);
-    }
-    return v;
-}
+using test::randomVector;
 
 /// clamp(conv(x, w) + bias + residual, lo, hi), then the tail: the defining sum in double.
 std::vector<float> expectedOutput(const Conv2d& p, const std::vector<float>& x,

@@ -4,6 +4,7 @@
 #include "core/runtime/parallel.h"
 #include "core/runtime/winograd.h"
 #include "tests/unit/runtime/direct_conv.h"
+#include "tests/unit/runtime/random_vector.h"
 
 #include <gtest/gtest.h>
 
@@ -77,14 +78,7 @@ std::vector<float> directConv(const Conv2d& p, const std::vector<float>& x,
     return y;
 }
 
-std::vector<float> randomVector(std::mt19937& rng, int64_t size) {
-    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-    std::vector<float> v(static_cast<size_t>(size));
-    for (float& x : v) {
-        x = dist(rng);
-    }
-    return v;
-}
+using test::randomVector;
 
 /// The error bound against the defining sum: F(4x4, 3x3)'s transforms scale by up to 8 and its
 /// weight transform by 1/6 and 1/24, so it rounds several times more than F(2x2, 3x3).
