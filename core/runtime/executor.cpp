@@ -483,7 +483,7 @@ void Executor::prepackWeights() {
         }
         const std::optional<Conv2d> geometry = weightGeometry(node, w);
         if (geometry && shallowConvApplies(*geometry)) {
-            continue; // the direct kernel reads the weights as they are
+            continue; // the shallow kernel reads the weights as they are
         }
         if (runsAsWinograd(node, w)) {
             Tensor packed = allocateFloat({winogradWeightsSize(w.dim(0), w.dim(1))});

@@ -195,10 +195,6 @@ BlockFn blockFor(int64_t channels) {
         return block<4>;
     case 5:
         return block<5>;
-    case 6:
-        return block<6>;
-    case 7:
-        return block<7>;
     default:
         return block<kBlockChannels>;
     }
