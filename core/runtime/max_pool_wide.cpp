@@ -122,6 +122,76 @@ void poolSegmentOf(const WindowRows& rows, const Segment& s, const wide_rows::In
     }
 }
 
+/// The window geometry of one plane's output rows.
+struct PlaneRows {
+    int64_t h = 0;
+    int64_t w = 0;
+    int64_t oh = 0;
+    int64_t ow = 0;
+    int64_t strideH = 0;
+    int64_t kh = 0;
+    int64_t padTop = 0;
+};
+
+/// A whole plane whose output rows are one segment (at most 64 outputs: SqueezeNet's
+/// 111 -> 55, 55 -> 27 and 27 -> 13 layers): the rows in a loop here, each input row folded through
+/// masked loads (a masked load never touches its other lanes, so no bounds are checked), then
+/// poolSegment's shuffles per chunk. Row by row through poolSegmentOf, the call and a bounds check
+/// per load cost more than the maxima on small planes: the 27 x 27 layer took 0.062 ms against
+/// ONNX Runtime's 0.027 at one thread.
+template <int kChunks, int kKw>
+__attribute__((target("avx512f"))) void segmentPlane(const float* xp, const PlaneRows& d,
+                                                     const Segment& s, float* yp) {
+    constexpr int kVectors = 2 * kChunks + (kKw == 3 ? 1 : 0);
+    const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t oy = 0; oy < d.oh; ++oy) {
+        const int64_t top = oy * d.strideH - d.padTop;
+        const int64_t r1 = std::min(d.h, top + d.kh);
+        // NOLINTNEXTLINE(*-avoid-c-arrays): every index is a constant once unrolled: registers
+        __m512 folded[kVectors];
+#pragma GCC unroll 9
+        for (int v = 0; v < kVectors; ++v) {
+            folded[v] = lowest;
+        }
+        for (int64_t r = std::max<int64_t>(0, top); r < r1; ++r) {
+            const float* row = xp + r * d.w + s.inputColumn0;
+#pragma GCC unroll 9
+            for (int v = 0; v < kVectors; ++v) {
+                const auto lanes = static_cast<__mmask16>(s.loads[static_cast<size_t>(v)]);
+                folded[v] =
+                    maxLanes(_mm512_mask_loadu_ps(lowest, lanes, row + v * kLanes), folded[v]);
+            }
+        }
+#pragma GCC unroll 4
+        for (int c = 0; c < kChunks; ++c) {
+            const __m512 even = wide_rows::evenLanes(folded[2 * c], folded[2 * c + 1]);
+            __m512 m = maxLanes(even, wide_rows::oddLanes(folded[2 * c], folded[2 * c + 1]));
+            if constexpr (kKw == 3) {
+                m = maxLanes(m, wide_rows::shiftLanes(folded[2 * c + 2], even, 1));
+            }
+            wide_rows::storeLanes(wide_rows::laneMask(0, s.outputs - c * kLanes),
+                                  yp + oy * d.ow + c * kLanes, m);
+        }
+    }
+}
+
+using PlaneFn = void (*)(const float*, const PlaneRows&, const Segment&, float*);
+
+/// segmentPlane for a segment of `outputs` outputs and windows `kw` wide.
+template <int kKw>
+PlaneFn segmentPlaneFor(int64_t outputs) {
+    switch ((outputs + kLanes - 1) / kLanes) {
+    case 1:
+        return segmentPlane<1, kKw>;
+    case 2:
+        return segmentPlane<2, kKw>;
+    case 3:
+        return segmentPlane<3, kKw>;
+    default:
+        return segmentPlane<kSegmentChunks, kKw>;
+    }
+}
+
 } // namespace
 
 bool maxPool2dWide(const PoolShape& s, const float* x, float* y) {
@@ -139,6 +209,16 @@ bool maxPool2dWide(const PoolShape& s, const float* x, float* y) {
     const int64_t oh = g.output[0];
     const int64_t ow = g.output[1];
     const std::vector<Segment> segments = segmentsOf(w, ow, g.padsBegin[1]);
+    if (segments.size() == 1) {
+        const PlaneRows rows{h, w, oh, ow, g.strides[0], g.kernel[0], g.padsBegin[0]};
+        const PlaneFn plane = g.kernel[1] == 3 ? segmentPlaneFor<3>(ow) : segmentPlaneFor<2>(ow);
+        parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t index = begin; index < end; ++index) {
+                plane(x + index * s.inSize, rows, segments[0], y + index * s.outSize);
+            }
+        });
+        return true;
+    }
     const wide_rows::InputBounds in{x, x + s.planes * s.inSize};
     parallelFor(s.planes, 1, [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
