@@ -177,7 +177,7 @@ __attribute__((target("avx512f"))) void segmentPlane(const float* xp, const Plan
 
 using PlaneFn = void (*)(const float*, const PlaneRows&, const Segment&, float*);
 
-/// segmentPlane for a segment of `outputs` outputs and windows `kw` wide.
+/// segmentPlane for a segment of `outputs` outputs and windows kKw wide.
 template <int kKw>
 PlaneFn segmentPlaneFor(int64_t outputs) {
     switch ((outputs + kLanes - 1) / kLanes) {
