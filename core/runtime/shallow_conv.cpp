@@ -200,14 +200,23 @@ BlockFn blockFor(int64_t channels) {
     }
 }
 
-/// Blocks of spots [first, last) of one image, every output channel of each block before the
-/// next (the block's input stays in cache), then the tail over the pixels they wrote.
+/// Blocks a span holds: one group of filters runs over a span's blocks before the next group
+/// (the span's input stays in L2 meanwhile).
+constexpr int64_t kSpanBlocks = 32;
+
+/// Blocks of spots [first, last) of one image, span by span, each span one group of filters
+/// after the other, then the tail over the pixels they wrote. Every group of each block in turn
+/// instead wrote to all the filters' planes at once: SqueezeNet's stem (64 planes of 12321
+/// outputs) took 6-8 ms at two threads and batch 8 that way, against 3.3-3.9 through the GEMM.
 void runBlocks(const Conv2d& p, const ImageArgs& a, const std::vector<VectorSpot>& spots,
                int64_t first, int64_t last, const FusedTail* tail) {
-    for (int64_t b = first; b < last; ++b) {
-        const VectorSpot* at = spots.data() + b * kBlockVectors;
+    for (int64_t span = first; span < last; span += kSpanBlocks) {
+        const int64_t spanEnd = std::min(last, span + kSpanBlocks);
         for (int64_t m0 = 0; m0 < p.m; m0 += kBlockChannels) {
-            blockFor(std::min<int64_t>(kBlockChannels, p.m - m0))(a, at, m0);
+            const BlockFn run = blockFor(std::min<int64_t>(kBlockChannels, p.m - m0));
+            for (int64_t b = span; b < spanEnd; ++b) {
+                run(a, spots.data() + b * kBlockVectors, m0);
+            }
         }
     }
     if (tail == nullptr || tail->empty() || first >= last) {
